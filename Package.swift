@@ -1,0 +1,157 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Language features every target opts into, as the server packages we build on do.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "vicinity",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "vicinity", targets: ["vicinity"]),
+        .library(name: "GeoCore", targets: ["GeoCore"]),
+        .library(name: "VicinityCore", targets: ["VicinityCore"]),
+        .library(name: "VicinitySpatiaLite", targets: ["VicinitySpatiaLite"]),
+        .library(name: "VicinityHTTP", targets: ["VicinityHTTP"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
+    ],
+    targets: [
+        // MARK: System libraries (Debian: libproj-dev, libspatialite-dev; see Scripts/setup.sh)
+        .systemLibrary(
+            name: "CProj",
+            pkgConfig: "proj",
+            providers: [.apt(["libproj-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSpatiaLite",
+            pkgConfig: "spatialite",
+            providers: [.apt(["libspatialite-dev"])]
+        ),
+
+        // MARK: Layers, top to bottom of the design's dependency order
+        .target(
+            name: "GeoCore",
+            dependencies: ["CProj"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "VicinityCore",
+            dependencies: ["GeoCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "VicinityImport",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                .product(name: "CSV", package: "CSV.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "VicinitySpatiaLite",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                "CSpatiaLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "VicinityHTTP",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "vicinity",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                "VicinityImport",
+                "VicinitySpatiaLite",
+                "VicinityHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
+        .executableTarget(
+            name: "vicinity-bench",
+            dependencies: ["GeoCore", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        /// Seeded randomness and geometry helpers shared by the test targets.
+        .target(
+            name: "GeoTestSupport",
+            dependencies: ["GeoCore"],
+            path: "Tests/GeoTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GeoCoreTests",
+            dependencies: ["GeoCore", "GeoTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VicinityCoreTests",
+            dependencies: ["GeoCore", "VicinityCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StoreContractTests",
+            dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VicinityImportTests",
+            dependencies: ["GeoCore", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VicinityHTTPTests",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                "VicinityHTTP",
+                "VicinitySpatiaLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,92 @@
+import GeoCore
+
+/// Turns a position into words people use: "Around Hall of Science", and whether it is on campus.
+public struct LabelRule: Hashable, Sendable {
+    /// Within this distance of the closest place, a position is "Around" it. 100 m: the two independent
+    /// sources of CSULB building positions shipped in Data/ disagree by up to 98 m for the same building
+    /// (median 16.5 m), so a tighter threshold would call people "away" from a building they stand in.
+    public var around: Distance
+    /// Within this distance, the label names the closest place with distance and direction; beyond it, a place
+    /// is too far to be a landmark for where someone is.
+    public var landmark: Distance
+
+    public static let standard = LabelRule(around: .meters(100), landmark: .meters(1000))
+
+    public init(around: Distance, landmark: Distance) {
+        self.around = around
+        self.landmark = landmark
+    }
+
+    public func label(closest: PlaceHit?, onCampus: Bool?) -> String {
+        if let closest, closest.distance <= around {
+            return "Around \(closest.place.name)"
+        }
+        if let closest, closest.distance <= landmark {
+            let prefix = onCampus == true ? "On campus, " : ""
+            let metres = Int(closest.distance.meters.rounded())
+            return "\(prefix)\(metres) m \(closest.bearing.opposite.compassPoint) of \(closest.place.name)"
+        }
+        return onCampus == true ? "On campus" : "Away from known places"
+    }
+}
+
+extension Bearing {
+    /// The reverse direction: where the observer is as seen from the place.
+    public var opposite: Bearing { Bearing(degrees: degrees + 180) }
+}
+
+/// Where a position is, in the terms the apps show.
+public struct Whereabouts: Hashable, Sendable {
+    /// The closest place (of the requested categories), if the store has any.
+    public var closest: PlaceHit?
+    public var label: String
+    /// True or false against the loaded campus boundaries; nil when none is loaded.
+    public var onCampus: Bool?
+    /// The campuses containing the position.
+    public var campuses: [Campus]
+}
+
+/// Answers "where am I?" and "what is near me?" from the stores, with the service's rules applied.
+public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
+    public let places: Places
+    public let campuses: Campuses
+    public let labelRule: LabelRule
+
+    public init(places: Places, campuses: Campuses, labelRule: LabelRule = .standard) {
+        self.places = places
+        self.campuses = campuses
+        self.labelRule = labelRule
+    }
+
+    public func whereabouts(of position: Coordinate, categories: Set<Category> = []) async throws -> Whereabouts {
+        let closest = try await places.closest(to: position, categories: categories)
+        let loaded = try await campuses.campuses()
+        let containing = loaded.filter { $0.boundary.contains(position) }
+        let onCampus: Bool? = loaded.isEmpty ? nil : !containing.isEmpty
+        return Whereabouts(
+            closest: closest,
+            label: labelRule.label(closest: closest, onCampus: onCampus),
+            onCampus: onCampus,
+            campuses: containing
+        )
+    }
+}
+
+/// Which places count as temples for the horoscope flow's "go and remove the bad luck" advice.
+public struct TempleCategories: Hashable, Sendable {
+    public var categories: Set<Category>
+
+    /// Buddhist temples and shrines: where Thai custom goes to make merit after a bad fortune. Churches,
+    /// mosques and other places of worship in the data are not recommended by default; operators can widen
+    /// the set.
+    public static let standard = TempleCategories(categories: ["buddhist_temple", "shrine"])
+
+    public init(categories: Set<Category>) { self.categories = categories }
+}
+
+extension Category: ExpressibleByStringLiteral {
+    /// For literals in code, which are written already normalised.
+    public init(stringLiteral value: String) {
+        do { try self.init(value) } catch { preconditionFailure("invalid category literal \(value): \(error)") }
+    }
+}

@@ -1,0 +1,135 @@
+import GeoCore
+
+/// A search radius as the service accepts it: more than 0 m and at most 50 km.
+public struct SearchRadius: Hashable, Sendable {
+    public let distance: Distance
+
+    /// 1000 m: the walking distance the apps ask about when they say nothing else.
+    public static let standard = SearchRadius(uncheckedMeters: 1000)
+    /// 50 km keeps a single query's candidate set bounded on city-scale data.
+    public static let maximum = Distance(meters: 50_000)
+
+    public init(meters: Double) throws(ValidationError) {
+        guard meters.isFinite, meters > 0, meters <= Self.maximum.meters else {
+            throw ValidationError(field: "radius", message: "must be a number of metres in (0, \(Int(Self.maximum.meters))]")
+        }
+        distance = Distance(meters: meters)
+    }
+
+    private init(uncheckedMeters: Double) { distance = Distance(meters: uncheckedMeters) }
+}
+
+/// How many results one query may return: 1 to 500.
+public struct ResultLimit: Hashable, Sendable {
+    public let value: Int
+
+    public static let maximum = 500
+    public static let standard = ResultLimit(unchecked: 20)
+
+    public init(_ value: Int) throws(ValidationError) {
+        guard (1...Self.maximum).contains(value) else {
+            throw ValidationError(field: "limit", message: "must be an integer in [1, \(Self.maximum)]")
+        }
+        self.value = value
+    }
+
+    private init(unchecked: Int) { value = unchecked }
+}
+
+/// "What is within `radius` of `centre`?", optionally only of some categories (empty means all).
+public struct NearbyQuery: Hashable, Sendable {
+    public var centre: Coordinate
+    public var radius: SearchRadius
+    public var categories: Set<Category>
+    public var limit: ResultLimit
+
+    public init(
+        centre: Coordinate,
+        radius: SearchRadius = .standard,
+        categories: Set<Category> = [],
+        limit: ResultLimit = .standard
+    ) {
+        self.centre = centre
+        self.radius = radius
+        self.categories = categories
+        self.limit = limit
+    }
+}
+
+/// Name or alias search: case-insensitive substring, optionally within some categories.
+public struct PlaceSearch: Hashable, Sendable {
+    public var text: String
+    public var categories: Set<Category>
+    public var limit: ResultLimit
+
+    public init(text: String, categories: Set<Category> = [], limit: ResultLimit = .standard) {
+        self.text = text
+        self.categories = categories
+        self.limit = limit
+    }
+}
+
+/// A place as seen from a point: how far, and in which direction.
+public struct PlaceHit: Hashable, Sendable {
+    public var place: Place
+    public var distance: Distance
+    public var bearing: Bearing
+
+    public init(place: Place, from centre: Coordinate) {
+        self.place = place
+        distance = haversineDistance(from: centre, to: place.coordinate)
+        bearing = initialBearing(from: centre, to: place.coordinate)
+    }
+}
+
+/// What an upsert did, row by row.
+public struct UpsertSummary: Hashable, Sendable {
+    public var inserted: Int
+    public var updated: Int
+    public var unchanged: Int
+
+    public init(inserted: Int = 0, updated: Int = 0, unchanged: Int = 0) {
+        self.inserted = inserted
+        self.updated = updated
+        self.unchanged = unchanged
+    }
+
+    public var total: Int { inserted + updated + unchanged }
+}
+
+/// Where a place is, without the rest of it: what stores rank before they load whole places.
+public struct PlaceLocation: Hashable, Sendable {
+    public var id: PlaceID
+    public var coordinate: Coordinate
+
+    public init(id: PlaceID, coordinate: Coordinate) {
+        self.id = id
+        self.coordinate = coordinate
+    }
+}
+
+/// The one ranking every store applies to the candidates its index chose, so that all stores agree to the
+/// last metre: haversine distance from GeoCore, nearest first, ties broken by id.
+public enum Ranking {
+    /// The candidates within `radius` of `centre` (all of them when `radius` is nil), nearest first,
+    /// at most `limit`.
+    public static func nearest<Candidates: Sequence<PlaceLocation>>(
+        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, limit: Int
+    ) -> [PlaceLocation] {
+        var hits: [(distance: Double, location: PlaceLocation)] = []
+        for location in candidates {
+            let distance = haversineDistance(from: centre, to: location.coordinate)
+            if radius.map({ distance <= $0 }) ?? true { hits.append((distance.meters, location)) }
+        }
+        guard limit > 0 else { return [] }
+        if limit == 1 { return hits.min(by: precedes).map { [$0.location] } ?? [] }
+        return hits.sorted(by: precedes).prefix(limit).map(\.location)
+    }
+
+    /// Order by distance, then by id so that equal distances come out the same in every store.
+    static func precedes(
+        _ a: (distance: Double, location: PlaceLocation), _ b: (distance: Double, location: PlaceLocation)
+    ) -> Bool {
+        a.distance != b.distance ? a.distance < b.distance : a.location.id < b.location.id
+    }
+}

@@ -1,0 +1,74 @@
+import GeoCore
+
+/// Where places live. Stores pick candidates with whatever index they have; `Ranking` orders them, so every
+/// store gives the same answer for the same data.
+public protocol PlaceStore: Sendable {
+    /// Inserts new places and replaces changed ones by id, all or nothing. Re-sending an identical place
+    /// changes nothing and counts as unchanged. `progress` is told how many of the places are done.
+    func upsert(_ places: [Place], progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?) async throws -> UpsertSummary
+
+    /// What `upsert` would do with these places, changing nothing.
+    func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary
+
+    func place(id: PlaceID) async throws -> Place?
+
+    /// Places whose name or alias contains the text, case-insensitively; best (exact, then prefix) first.
+    func search(_ search: PlaceSearch) async throws -> [Place]
+
+    /// Places within the radius, nearest first.
+    func nearby(_ query: NearbyQuery) async throws -> [PlaceHit]
+
+    /// The nearest place of the given categories (any when empty), wherever it is; nil only when the store
+    /// holds no such place.
+    func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit?
+
+    func count() async throws -> Int
+
+    /// Every distinct category with its number of places.
+    func categories() async throws -> [Category: Int]
+}
+
+extension PlaceStore {
+    public func upsert(_ places: [Place]) async throws -> UpsertSummary {
+        try await upsert(places, progress: nil)
+    }
+}
+
+/// Where campus boundaries live.
+public protocol CampusStore: Sendable {
+    func upsert(_ campuses: [Campus]) async throws -> UpsertSummary
+    func campuses() async throws -> [Campus]
+    /// The campuses whose boundary contains the point.
+    func campuses(containing point: Coordinate) async throws -> [Campus]
+}
+
+/// The result of an upsert that was refused as a whole: each row's problem, nothing written.
+public struct BatchError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Problem: Hashable, Sendable {
+        /// Index of the row in the batch.
+        public var index: Int
+        public var message: String
+    }
+
+    public var problems: [Problem]
+
+    public init(problems: [Problem]) { self.problems = problems }
+
+    public var description: String {
+        problems.map { "row \($0.index): \($0.message)" }.joined(separator: "\n")
+    }
+}
+
+/// Checks a batch's rules that no single place can: ids are unique within the batch.
+public func validateBatch(_ places: [Place]) throws(BatchError) {
+    var firstIndex: [PlaceID: Int] = [:]
+    var problems: [BatchError.Problem] = []
+    for (index, place) in places.enumerated() {
+        if let first = firstIndex[place.id] {
+            problems.append(.init(index: index, message: "id \(place.id) repeats row \(first)"))
+        } else {
+            firstIndex[place.id] = index
+        }
+    }
+    if !problems.isEmpty { throw BatchError(problems: problems) }
+}

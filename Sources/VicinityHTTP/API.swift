@@ -1,0 +1,174 @@
+import Foundation
+import GeoCore
+import Hummingbird
+import Logging
+import Prometheus
+import VicinityCore
+
+/// How `/v1/distance` measures.
+enum DistanceMethod: String, CaseIterable {
+    /// On the sphere of GeoCore's `Earth.meanRadius`: what every other distance of the service uses.
+    case haversine
+    /// On the WGS84 ellipsoid (Karney), for clients that want survey-grade figures.
+    case geodesic
+}
+
+/// `/health`'s answer; a struct rather than JSON values so that the count is written as an integer.
+struct HealthBody: Encodable {
+    var status = "ok"
+    var places: Int
+}
+
+/// The endpoints' logic: read the request with `QueryParameters`, ask VicinityCore, write the wire form.
+/// Errors are thrown as they are and turned into HTTP by `Problem(for:)` alone.
+struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
+    let locator: Locator<Places, Campuses>
+    let options: HTTPOptions
+    let metrics: PrometheusCollectorRegistry
+    let openAPIDocument: ByteBuffer?
+
+    func respond(to endpoint: Endpoint, request: Request, context: some RequestContext) async throws -> Response {
+        switch endpoint {
+        case .nearbyPlaces: try await nearbyPlaces(request)
+        case .closestPlace: try await closestPlace(request)
+        case .searchPlaces: try await searchPlaces(request)
+        case .place: try await place(request, context: context)
+        case .recommendedTemples: try await recommendedTemples(request)
+        case .distance: try distance(request)
+        case .health: try await health(context: context)
+        case .metrics: metricsText()
+        case .openAPIDocument: try openAPI(context: context)
+        }
+    }
+
+    // MARK: Places
+
+    func nearbyPlaces(_ request: Request) async throws -> Response {
+        var query = QueryParameters(request.uri.query)
+        let centre = query.coordinate()
+        let radius = query.radius()
+        let categories = query.categories()
+        let limit = query.limit()
+        try query.finish()
+        let hits = try await locator.places.nearby(
+            NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit))
+        return try Wire.list(
+            "places", hits.map { ($0.place, Wire.hit($0)) }, as: Representation(accept: request.headers[.accept]))
+    }
+
+    func closestPlace(_ request: Request) async throws -> Response {
+        var query = QueryParameters(request.uri.query)
+        let position = query.coordinate()
+        let categories = query.categories()
+        try query.finish()
+        let whereabouts = try await locator.whereabouts(of: try query.checked(position), categories: categories)
+        guard let closest = whereabouts.closest else { throw APIError.noPlaceToBeClosestTo }
+        let body: [String: JSONValue] = [
+            "place": .object(Wire.place(closest.place)),
+            "distance_m": .number(closest.distance.meters),
+            "bearing_deg": .number(closest.bearing.degrees),
+            "label": .string(whereabouts.label),
+            "on_campus": whereabouts.onCampus.map(JSONValue.bool) ?? .null,
+            "campuses": .array(whereabouts.campuses.map {
+                .object(["id": .string($0.id.rawValue), "name": .string($0.name)])
+            }),
+        ]
+        return try WireEncoding.response(body)
+    }
+
+    func searchPlaces(_ request: Request) async throws -> Response {
+        var query = QueryParameters(request.uri.query)
+        let text = query.text("q", maximumLength: Place.maximumNameLength)
+        let categories = query.categories()
+        let limit = query.limit()
+        try query.finish()
+        let places = try await locator.places.search(
+            PlaceSearch(text: try query.checked(text), categories: categories, limit: limit))
+        return try Wire.list(
+            "places", places.map { ($0, Wire.place($0)) }, as: Representation(accept: request.headers[.accept]))
+    }
+
+    /// An id that is not even well-formed names no place, so it is a 404 like any other unknown id.
+    func place(_ request: Request, context: some RequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        guard let raw = context.parameters.get("id"),
+            let decoded = raw.removingPercentEncoding,
+            let id = try? PlaceID(decoded),
+            let place = try await locator.places.place(id: id)
+        else { throw APIError.placeNotFound }
+        return try WireEncoding.response(PlaceDocument(fields: Wire.place(place), footprint: place.footprint))
+    }
+
+    // MARK: Temples
+
+    func recommendedTemples(_ request: Request) async throws -> Response {
+        var query = QueryParameters(request.uri.query)
+        let centre = query.coordinate()
+        let limit = query.limit()
+        let radius = query.radius()
+        try query.finish()
+        let representation = Representation(accept: request.headers[.accept])
+        // An empty set would mean "every category" to the store; no configured temple category means none.
+        guard !options.temples.categories.isEmpty else { return try Wire.list("temples", [], as: representation) }
+        let hits = try await locator.places.nearby(
+            NearbyQuery(
+                centre: try query.checked(centre), radius: radius, categories: options.temples.categories, limit: limit))
+        return try Wire.list("temples", hits.map { ($0.place, Wire.temple($0)) }, as: representation)
+    }
+
+    // MARK: Geometry
+
+    func distance(_ request: Request) throws -> Response {
+        var query = QueryParameters(request.uri.query)
+        let from = query.point("from")
+        let to = query.point("to")
+        let method = query.choice("method", default: DistanceMethod.haversine)
+        try query.finish()
+        let start = try query.checked(from), end = try query.checked(to)
+        let distance: Distance, bearing: Bearing
+        switch method {
+        case .haversine:
+            distance = haversineDistance(from: start, to: end)
+            bearing = initialBearing(from: start, to: end)
+        case .geodesic:
+            let solution = Geodesic.inverse(from: start, to: end)
+            distance = solution.distance
+            bearing = solution.initialBearing
+        }
+        let body: [String: JSONValue] = [
+            "distance_m": .number(distance.meters),
+            "bearing_deg": .number(bearing.degrees),
+            "method": .string(method.rawValue),
+        ]
+        return try WireEncoding.response(body)
+    }
+
+    // MARK: Operations
+
+    func health(context: some RequestContext) async throws -> Response {
+        let count: Int
+        do {
+            count = try await locator.places.count()
+        } catch {
+            context.logger.error("Health check failed: the place store threw", metadata: ["error": "\(error)"])
+            throw APIError.storeUnavailable
+        }
+        return try WireEncoding.response(HealthBody(places: count))
+    }
+
+    func metricsText() -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+    }
+
+    func openAPI(context: some RequestContext) throws -> Response {
+        guard let openAPIDocument else {
+            context.logger.error("The OpenAPI document is missing from the resource bundle")
+            throw APIError.missingResource("OpenAPI document")
+        }
+        return Response(
+            status: .ok, headers: [.contentType: OpenAPIDocument.mediaType], body: .init(byteBuffer: openAPIDocument))
+    }
+}

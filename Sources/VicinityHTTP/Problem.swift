@@ -1,0 +1,145 @@
+import GeoCore
+import Hummingbird
+import Logging
+import VicinityCore
+
+/// What went wrong in a request, in the terms of this service. `Problem(for:)` is the one place that says
+/// what each of these means in HTTP.
+enum APIError: Error, Sendable {
+    /// Every bad field of the request.
+    case invalidInput([ValidationError])
+    case placeNotFound
+    /// The store holds no place (of the requested categories) to be closest to.
+    case noPlaceToBeClosestTo
+    case storeUnavailable
+    case requestTargetTooLong(limit: Int)
+    case bodyTooLarge(limit: Int)
+    /// A file the service ships with (the OpenAPI document) could not be read.
+    case missingResource(String)
+}
+
+/// An error response in the shape of RFC 9457 problem details (`application/problem+json`).
+///
+/// `type` is always `about:blank`: the status says what kind of problem it is, `detail` says what happened,
+/// and for invalid input `errors` names every bad field.
+struct Problem: HTTPResponseError, Sendable {
+    struct FieldError: Encodable, Hashable, Sendable {
+        var field: String
+        var message: String
+    }
+
+    var status: HTTPResponse.Status
+    var detail: String
+    var errors: [FieldError] = []
+    /// Headers the status requires, such as `Allow` for 405.
+    var headers: HTTPFields = [:]
+
+    static let contentType = "application/problem+json"
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = headers
+        headers[.contentType] = Self.contentType
+        let body = Body(
+            type: "about:blank", title: status.reasonPhrase, status: status.code, detail: detail,
+            errors: errors.isEmpty ? nil : errors)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: try WireEncoding.encode(body)))
+    }
+
+    private struct Body: Encodable {
+        var type: String
+        var title: String
+        var status: Int
+        var detail: String
+        var errors: [FieldError]?
+    }
+}
+
+extension Problem {
+    /// The one mapping from errors to HTTP. Anything not recognised is a 500 whose cause stays in the log.
+    init(for error: any Error, request: Request, context: some RequestContext, routes: [Endpoint], options: HTTPOptions) {
+        switch error {
+        case let problem as Problem:
+            self = problem
+        case let error as APIError:
+            self.init(error)
+        case let error as ValidationError:
+            self.init(APIError.invalidInput([error]))
+        case let error as CoordinateError:
+            self.init(APIError.invalidInput([ValidationError(field: error.field, message: error.description)]))
+        case let error as any HTTPResponseError where error.status == .notFound:
+            // The router found no endpoint: either the path is unknown or the method is wrong for it.
+            self.init(unroutable: request, context: context, routes: routes)
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            self.init(APIError.bodyTooLarge(limit: options.maximumBodyBytes))
+        case let error as any HTTPResponseError where error.status.code < 500:
+            self.init(status: error.status, detail: "The request could not be handled as sent.")
+        default:
+            context.logger.error(
+                "Unexpected error while handling a request",
+                metadata: ["error": "\(String(reflecting: error))", "http.path": "\(LoggedPath(request.uri.path))"])
+            self.init(status: .internalServerError, detail: "An unexpected error occurred; it has been logged.")
+        }
+    }
+
+    init(_ error: APIError) {
+        switch error {
+        case .invalidInput(let errors):
+            let fields = errors.map { FieldError(field: $0.field, message: $0.message) }
+            let names = fields.map(\.field).uniquedInOrder().joined(separator: ", ")
+            self.init(status: .badRequest, detail: "Invalid request parameters: \(names).", errors: fields)
+        case .placeNotFound:
+            self.init(status: .notFound, detail: "No place has this id.")
+        case .noPlaceToBeClosestTo:
+            self.init(status: .notFound, detail: "The store holds no place of the requested categories to be closest to.")
+        case .storeUnavailable:
+            self.init(status: .serviceUnavailable, detail: "The place store is not answering.")
+        case .requestTargetTooLong(let limit):
+            self.init(status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.")
+        case .bodyTooLarge(let limit):
+            // Closing tells the client not to keep streaming a body this server will not read.
+            self.init(
+                status: .contentTooLarge, detail: "The request body may be at most \(limit) bytes.",
+                headers: [.connection: "close"])
+        case .missingResource(let name):
+            self.init(status: .internalServerError, detail: "The service cannot find its \(name); it has been logged.")
+        }
+    }
+
+    private init(unroutable request: Request, context: some RequestContext, routes: [Endpoint]) {
+        let path = request.uri.path
+        let allowed = routes.filter { $0.matches(path: path) }.map(\.method)
+        guard !allowed.isEmpty, !allowed.contains(request.method) else {
+            self.init(status: .notFound, detail: "No endpoint has this path; /openapi.yaml lists them all.")
+            return
+        }
+        if let template = routes.first(where: { $0.matches(path: path) })?.path {
+            // Metrics then count the 405 under the route, not under "NotFound".
+            context.coreContext.endpointPath.value = template
+        }
+        let list = allowed.map(\.rawValue).uniquedInOrder().joined(separator: ", ")
+        self.init(
+            status: .methodNotAllowed, detail: "This endpoint answers \(list) only.", headers: [.allow: list])
+    }
+}
+
+/// The problem middleware: the outermost handler of errors, so that every error leaves as problem+json.
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: [Endpoint]
+    let options: HTTPOptions
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let problem = Problem(for: error, request: request, context: context, routes: routes, options: options)
+            return try problem.response(from: request, context: context)
+        }
+    }
+}
+
+extension Sequence where Element: Hashable {
+    func uniquedInOrder() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}

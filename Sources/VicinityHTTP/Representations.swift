@@ -1,0 +1,143 @@
+import Foundation
+import GeoCore
+import Hummingbird
+import VicinityCore
+
+/// JSON as the service writes it: keys sorted so that responses are byte-for-byte reproducible, slashes
+/// unescaped so that URLs read as URLs.
+enum WireEncoding {
+    static func encode(_ value: some Encodable) throws -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return ByteBuffer(bytes: try encoder.encode(value))
+    }
+
+    static func response(
+        _ value: some Encodable, contentType: String = "application/json", negotiated: Bool = false
+    ) throws -> Response {
+        var headers: HTTPFields = [.contentType: contentType]
+        // Caches must keep the JSON and GeoJSON forms of one URL apart.
+        if negotiated { headers[.vary] = "Accept" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: try encode(value)))
+    }
+}
+
+/// Which form of a list the client asked for.
+enum Representation: Equatable {
+    case json
+    case geoJSON
+
+    static let geoJSONMediaType = "application/geo+json"
+
+    /// GeoJSON when the `Accept` header names `application/geo+json` at least as strongly as
+    /// `application/json`; plain JSON otherwise, including for `*/*` and for types this service does not
+    /// make (a lenient default: every client of this API reads JSON).
+    init(accept: String?) {
+        var geoJSONQuality = 0.0
+        var jsonQuality = 0.0
+        for range in (accept ?? "").split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let type = parts.first else { continue }
+            let quality = parts.dropFirst()
+                .first { $0.hasPrefix("q=") }
+                .flatMap { Double($0.dropFirst(2)) } ?? 1
+            switch type {
+            case Self.geoJSONMediaType: geoJSONQuality = max(geoJSONQuality, quality)
+            case "application/json": jsonQuality = max(jsonQuality, quality)
+            default: break
+            }
+        }
+        self = geoJSONQuality > 0 && geoJSONQuality >= jsonQuality ? .geoJSON : .json
+    }
+}
+
+/// The wire form of places, built once as JSON values so that the JSON list items and the GeoJSON feature
+/// properties carry exactly the same fields.
+enum Wire {
+    static func place(_ place: Place) -> [String: JSONValue] {
+        [
+            "id": .string(place.id.rawValue),
+            "name": .string(place.name),
+            "category": .string(place.category.rawValue),
+            "lat": .number(place.coordinate.latitude),
+            "lon": .number(place.coordinate.longitude),
+            "aliases": .array(place.aliases.map(JSONValue.string)),
+            "attributes": .object(place.attributes.mapValues(JSONValue.string)),
+        ]
+    }
+
+    /// A place with the distance and bearing GeoCore computed from the query's centre.
+    static func hit(_ hit: PlaceHit) -> [String: JSONValue] {
+        place(hit.place).merging([
+            "distance_m": .number(hit.distance.meters),
+            "bearing_deg": .number(hit.bearing.degrees),
+        ]) { _, new in new }
+    }
+
+    static func temple(_ hit: PlaceHit) -> [String: JSONValue] {
+        Wire.hit(hit).merging(["directions_url": .string(DirectionsURL.to(hit.place.coordinate))]) { _, new in new }
+    }
+
+    /// Points at the places, `[lon, lat]` as GeoCore writes them, with `fields` as the properties.
+    static func featureCollection(_ items: [(place: Place, fields: [String: JSONValue])]) -> GeoJSONFeatureCollection {
+        GeoJSONFeatureCollection(features: items.map { item in
+            GeoJSONFeature(id: item.place.id.rawValue, geometry: .point(item.place.coordinate), properties: item.fields)
+        })
+    }
+
+    /// A list under `key` in JSON, or a FeatureCollection, as the client asked.
+    static func list(
+        _ key: String, _ items: [(place: Place, fields: [String: JSONValue])], as representation: Representation
+    ) throws -> Response {
+        switch representation {
+        case .json:
+            try WireEncoding.response([key: JSONValue.array(items.map { .object($0.fields) })], negotiated: true)
+        case .geoJSON:
+            try WireEncoding.response(
+                featureCollection(items), contentType: Representation.geoJSONMediaType, negotiated: true)
+        }
+    }
+}
+
+/// One place with its outline, when it has one, as a GeoJSON geometry under `footprint`.
+struct PlaceDocument: Encodable {
+    var fields: [String: JSONValue]
+    var footprint: MultiPolygon?
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.init(stringValue) }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        for (name, value) in fields { try container.encode(value, forKey: Key(name)) }
+        if let footprint { try container.encode(GeoJSONGeometry.multiPolygon(footprint), forKey: Key("footprint")) }
+    }
+}
+
+/// Links that open directions in the phone's map app.
+///
+/// Google Maps URLs (`https://www.google.com/maps/dir/?api=1&destination=LAT,LON`) are documented as
+/// cross-platform: on Android and iOS they open the Google Maps app when it is installed and the browser
+/// otherwise, and on a desktop they open maps.google.com. A `geo:` URI only works on Android and an Apple
+/// Maps link only opens the map app on Apple devices. The start is left out so that the app uses the
+/// phone's current position.
+enum DirectionsURL {
+    static func to(_ destination: Coordinate) -> String {
+        "https://www.google.com/maps/dir/?api=1&destination="
+            + degrees(destination.latitude) + "%2C" + degrees(destination.longitude)
+    }
+
+    /// Plain decimal notation with at most 7 decimals (about 1 cm), never an exponent, which map apps
+    /// would not read.
+    static func degrees(_ value: Double) -> String {
+        var text = String(format: "%.7f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import GeoCore
+import VicinityCore
+
+/// The mapping between `Place` and a row of the `place` table.
+enum PlaceRow {
+    static let select = "SELECT id, name, category, aliases, attributes, lat, lon, AsBinary(footprint) FROM place"
+
+    static func arguments(for place: Place) -> StatementArguments {
+        let aliases = JSONValue.array(place.aliases.map(JSONValue.string)).text ?? "[]"
+        let attributes = JSONValue.object(place.attributes.mapValues(JSONValue.string)).text ?? "{}"
+        let footprint = place.footprint.map { Data(WKB.encode($0)) }
+        return [
+            place.id.rawValue, place.name, place.category.rawValue, aliases, attributes,
+            searchText(place), place.coordinate.latitude, place.coordinate.longitude, footprint,
+        ]
+    }
+
+    /// Name and aliases folded the way `NameMatch` compares, one per line, for a LIKE pre-filter.
+    static func searchText(_ place: Place) -> String {
+        ([place.name] + place.aliases)
+            .map { NameMatch.fold($0.decomposedStringWithCanonicalMapping) }
+            .joined(separator: "\n")
+    }
+
+    static func place(_ row: Row) throws -> Place {
+        let aliasesText: String = row[3]
+        let attributesText: String = row[4]
+        let decoder = JSONDecoder()
+        let aliases = try decoder.decode([String].self, from: Data(aliasesText.utf8))
+        let attributes = try decoder.decode([String: String].self, from: Data(attributesText.utf8))
+        let footprintBlob: Data? = row[7]
+        return try Place(
+            id: PlaceID(row[0] as String),
+            name: row[1],
+            category: Category(row[2] as String),
+            aliases: aliases,
+            attributes: attributes,
+            coordinate: Coordinate(latitude: row[5], longitude: row[6]),
+            footprint: try footprintBlob.map { try WKB.decodeMultiPolygon(Array($0)) }
+        )
+    }
+}
+
+/// Candidate selection through SpatiaLite's R*Tree on `place.geom`.
+enum SpatialIndex {
+    /// Locations whose index rectangle meets the box. The R*Tree stores rectangles rounded outwards to 32-bit
+    /// floats, so a point inside the box is never missed; extra candidates are removed by exact ranking.
+    static func candidates(_ db: Database, in box: BoundingBox, categories: Set<Category>) throws -> [PlaceLocation] {
+        var result: [PlaceLocation] = []
+        let filter = categoryFilter(categories)
+        let statement = try db.cachedStatement(sql: """
+            SELECT id, lat, lon FROM place
+            WHERE rowid IN (SELECT pkid FROM idx_place_geom WHERE xmin <= ? AND xmax >= ? AND ymin <= ? AND ymax >= ?)
+            \(filter.sql)
+            """)
+        for range in box.longitudeRanges {
+            let arguments: StatementArguments =
+                [range.upperBound, range.lowerBound, box.maxLatitude, box.minLatitude] + filter.arguments
+            let rows = try Row.fetchCursor(statement, arguments: arguments)
+            while let row = try rows.next() { result.append(try location(row)) }
+        }
+        return result
+    }
+
+    /// Every location in the categories, for when there are too few to be worth an index search.
+    static func locations(_ db: Database, categories: Set<Category>) throws -> [PlaceLocation] {
+        let filter = categoryFilter(categories)
+        let statement = try db.cachedStatement(sql: "SELECT id, lat, lon FROM place WHERE 1 \(filter.sql)")
+        return try Row.fetchAll(statement, arguments: filter.arguments).map(location)
+    }
+
+    static func count(_ db: Database, categories: Set<Category>) throws -> Int {
+        let filter = categoryFilter(categories)
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE 1 \(filter.sql)", arguments: filter.arguments) ?? 0
+    }
+
+    private static func categoryFilter(_ categories: Set<Category>) -> (sql: String, arguments: StatementArguments) {
+        guard !categories.isEmpty else { return ("", []) }
+        let sorted = categories.sorted().map(\.rawValue)
+        return ("AND category IN (\(databaseQuestionMarks(count: sorted.count)))", StatementArguments(sorted))
+    }
+
+    private static func location(_ row: Row) throws -> PlaceLocation {
+        try PlaceLocation(id: PlaceID(row[0] as String), coordinate: Coordinate(latitude: row[1], longitude: row[2]))
+    }
+
+    /// Drops the index and its triggers so that a large load does not update the R*Tree row by row.
+    static func disable(_ db: Database, table: String, column: String) throws {
+        try SpatiaLiteCall.require(db, "SELECT DisableSpatialIndex('\(table)', '\(column)')")
+        try db.execute(sql: "DROP TABLE IF EXISTS \"idx_\(table)_\(column)\"")
+    }
+
+    /// Recreates the index, which SpatiaLite fills from the rows in one pass.
+    static func rebuild(_ db: Database, table: String, column: String) throws {
+        try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('\(table)', '\(column)')")
+    }
+}
+
+/// When a batch is large enough that rebuilding the R*Tree once beats updating it row by row.
+enum BulkLoad {
+    static func shouldRebuildIndex(batch: Int, existing: Int) -> Bool {
+        batch >= 1000 && batch * 4 >= existing
+    }
+
+    /// With this many places or fewer in the requested categories, closest() ranks them all directly.
+    static let bruteForceClosestLimit = 5000
+}

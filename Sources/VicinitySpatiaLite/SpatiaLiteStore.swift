@@ -1,0 +1,242 @@
+import Foundation
+import GRDB
+import GeoCore
+import Logging
+import VicinityCore
+
+/// Places and campuses in one SQLite file with SpatiaLite geometry and R*Tree spatial indexes.
+///
+/// The file is a normal SpatiaLite database (WGS84, SRID 4326) that the `spatialite` tool and QGIS open.
+/// Exact latitude and longitude are also kept as plain columns, so reading a place never decodes geometry.
+/// The index only chooses candidates; GeoCore measures and `Ranking` orders, as in every store.
+public final class SpatiaLiteStore: PlaceStore, CampusStore {
+    public let path: String
+    private let pool: DatabasePool
+    private let logger: Logger
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    public init(path: String, logger: Logger) throws {
+        self.path = path
+        self.logger = logger
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SpatiaLiteConnection.initialise(db) }
+        // The writer waits for readers that hold the WAL, instead of failing at once.
+        configuration.busyMode = .timeout(10)
+        configuration.label = "vicinity"
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Schema.migrator.migrate(pool)
+        logger.debug("opened SpatiaLite database", metadata: [
+            "path": "\(path)", "spatialite": "\(SpatiaLiteConnection.libraryVersion)",
+        ])
+    }
+
+    /// SpatiaLite's version, as the library reports it.
+    public var spatiaLiteVersion: String { SpatiaLiteConnection.libraryVersion }
+
+    // MARK: - Places: writes
+
+    public func upsert(
+        _ places: [Place], progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws -> UpsertSummary {
+        try validateBatch(places)
+        let logger = logger
+        return try await pool.write { db in
+            let summary = try Self.apply(places, to: db, mayRebuildIndex: true, progress: progress)
+            logger.debug("upserted places", metadata: [
+                "count": "\(places.count)", "inserted": "\(summary.inserted)", "updated": "\(summary.updated)",
+            ])
+            return summary
+        }
+    }
+
+    public func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary {
+        try validateBatch(places)
+        return try await pool.writeWithoutTransaction { db in
+            var summary = UpsertSummary()
+            try db.inTransaction {
+                summary = try Self.apply(places, to: db, mayRebuildIndex: false, progress: nil)
+                return .rollback
+            }
+            return summary
+        }
+    }
+
+    /// Upserts row by row inside the caller's transaction. A batch large against the table is loaded with
+    /// the spatial index dropped and rebuilt once at the end, rather than updating the R*Tree per row.
+    private static func apply(
+        _ places: [Place], to db: Database, mayRebuildIndex: Bool, progress: (@Sendable (Int, Int) -> Void)?
+    ) throws -> UpsertSummary {
+        let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0
+        let rebuild = mayRebuildIndex && BulkLoad.shouldRebuildIndex(batch: places.count, existing: before)
+        if rebuild { try SpatialIndex.disable(db, table: "place", column: "geom") }
+        let statement = try db.makeStatement(sql: Schema.upsertPlace)
+        var changed = 0
+        let step = max(1, places.count / 100)
+        for (index, place) in places.enumerated() {
+            try statement.execute(arguments: PlaceRow.arguments(for: place))
+            changed += db.changesCount
+            if index % step == step - 1 { progress?(index + 1, places.count) }
+        }
+        if rebuild { try SpatialIndex.rebuild(db, table: "place", column: "geom") }
+        progress?(places.count, places.count)
+        let inserted = (try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0) - before
+        return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)
+    }
+
+    // MARK: - Places: reads
+
+    public func place(id: PlaceID) async throws -> Place? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "\(PlaceRow.select) WHERE id = ?", arguments: [id.rawValue]).map(PlaceRow.place)
+        }
+    }
+
+    public func search(_ search: PlaceSearch) async throws -> [Place] {
+        let needle = NameMatch.fold(search.text.decomposedStringWithCanonicalMapping)
+        guard !needle.isEmpty else { return [] }
+        return try await pool.read { db in
+            var sql = "\(PlaceRow.select) WHERE search_text LIKE ? ESCAPE '\\'"
+            var arguments: StatementArguments = ["%" + Self.escapeLike(needle) + "%"]
+            if !search.categories.isEmpty {
+                sql += " AND category IN (\(databaseQuestionMarks(count: search.categories.count)))"
+                arguments += StatementArguments(search.categories.map(\.rawValue))
+            }
+            let matches = try Row.fetchAll(db, sql: sql, arguments: arguments).map(PlaceRow.place)
+            return NameMatch.rank(matches, matching: search)
+        }
+    }
+
+    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
+        try await pool.read { db in
+            let box = BoundingBox(around: query.centre, radius: query.radius.distance)
+            let candidates = try SpatialIndex.candidates(db, in: box, categories: query.categories)
+            let ranked = Ranking.nearest(
+                candidates, to: query.centre, within: query.radius.distance, limit: query.limit.value)
+            return try Self.load(db, ranked).map { PlaceHit(place: $0, from: query.centre) }
+        }
+    }
+
+    public func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit? {
+        try await pool.read { db in
+            guard let location = try Self.closestLocation(db, to: centre, categories: categories) else { return nil }
+            return try Self.load(db, [location]).first.map { PlaceHit(place: $0, from: centre) }
+        }
+    }
+
+    /// Expanding search: query the index with a growing radius until a candidate lies within it. A candidate
+    /// at distance d ≤ r is the global nearest once every place within r has been seen, which the box
+    /// guarantees. When a category filter leaves few places, ranking them all is cheaper than expanding.
+    private static func closestLocation(
+        _ db: Database, to centre: Coordinate, categories: Set<Category>
+    ) throws -> PlaceLocation? {
+        if !categories.isEmpty,
+            try SpatialIndex.count(db, categories: categories) <= BulkLoad.bruteForceClosestLimit
+        {
+            let all = try SpatialIndex.locations(db, categories: categories)
+            return Ranking.nearest(all, to: centre, within: nil, limit: 1).first
+        }
+        var radius = Distance.meters(ClosestSearch.initialRadiusMeters)
+        while true {
+            let box = BoundingBox(around: centre, radius: radius)
+            let candidates = try SpatialIndex.candidates(db, in: box, categories: categories)
+            if let best = Ranking.nearest(candidates, to: centre, within: radius, limit: 1).first { return best }
+            if box.longitudeRanges == [-180...180] && box.minLatitude <= -90 && box.maxLatitude >= 90 {
+                // The box already covered the globe: whatever it held is all there is.
+                return Ranking.nearest(candidates, to: centre, within: nil, limit: 1).first
+            }
+            radius = radius * 2
+        }
+    }
+
+    public func count() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0 }
+    }
+
+    public func categories() async throws -> [Category: Int] {
+        try await pool.read { db in
+            var result: [Category: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT category, count(*) FROM place GROUP BY category") {
+                result[try Category(row[0] as String)] = row[1]
+            }
+            return result
+        }
+    }
+
+    /// Loads whole places for ranked locations, keeping their order.
+    private static func load(_ db: Database, _ locations: [PlaceLocation]) throws -> [Place] {
+        guard !locations.isEmpty else { return [] }
+        let rows = try Row.fetchAll(
+            db, sql: "\(PlaceRow.select) WHERE id IN (\(databaseQuestionMarks(count: locations.count)))",
+            arguments: StatementArguments(locations.map(\.id.rawValue)))
+        let byID = Dictionary(try rows.map { let place = try PlaceRow.place($0); return (place.id, place) }) { a, _ in a }
+        return locations.compactMap { byID[$0.id] }
+    }
+
+    private static func escapeLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+    }
+
+    // MARK: - Maintenance
+
+    /// Checks the file and every spatial index against its table; returns the problems found (none: healthy).
+    public func integrityProblems() async throws -> [String] {
+        try await pool.read { db in
+            var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+            for (table, column) in [("place", "geom"), ("campus", "boundary")] {
+                if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
+                    problems.append("spatial index \(table).\(column) does not match its table")
+                }
+            }
+            return problems
+        }
+    }
+
+    // MARK: - Campuses
+
+    public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
+        try await pool.write { db in
+            var summary = UpsertSummary()
+            let statement = try db.makeStatement(sql: Schema.upsertCampus)
+            for campus in campuses {
+                let existed = try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM campus WHERE id = ?", arguments: [campus.id.rawValue]) ?? false
+                try statement.execute(arguments: [campus.id.rawValue, campus.name, Data(WKB.encode(campus.boundary))])
+                if !existed { summary.inserted += 1 } else if db.changesCount > 0 { summary.updated += 1 } else { summary.unchanged += 1 }
+            }
+            return summary
+        }
+    }
+
+    public func campuses() async throws -> [Campus] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name, AsBinary(boundary) FROM campus ORDER BY id").map(Self.campus)
+        }
+    }
+
+    public func campuses(containing point: Coordinate) async throws -> [Campus] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, name, AsBinary(boundary) FROM campus
+                WHERE rowid IN (SELECT pkid FROM idx_campus_boundary
+                                WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2)
+                ORDER BY id
+                """, arguments: [point.longitude, point.latitude])
+            .map(Self.campus)
+            .filter { $0.boundary.contains(point) }
+        }
+    }
+
+    private static func campus(_ row: Row) throws -> Campus {
+        let blob: Data = row[2]
+        return try Campus(id: PlaceID(row[0] as String), name: row[1], boundary: WKB.decodeMultiPolygon(Array(blob)))
+    }
+}
+
+/// Constants of the search strategies, each with its reason.
+enum ClosestSearch {
+    /// The first radius of the expanding closest-place search: the service's standard 1000 m radius, where
+    /// most campus queries find their answer in one index probe.
+    static let initialRadiusMeters = 1000.0
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import GeoCore
+import VicinityCore
+import VicinitySpatiaLite
+
+struct Nearby: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the places within a radius, nearest first.")
+
+    @OptionGroup var position: PositionOptions
+
+    @Option(help: "Radius in metres, (0, 50000].")
+    var radius: Double = SearchRadius.standard.distance.meters
+
+    @OptionGroup var category: CategoryOptions
+
+    @Option(help: "At most this many places, [1, 500].")
+    var limit: Int = ResultLimit.standard.value
+
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws { _ = try query() }
+
+    private func query() throws -> NearbyQuery {
+        do {
+            return NearbyQuery(
+                centre: try position.coordinate(), radius: try SearchRadius(meters: radius),
+                categories: try category.categories(), limit: try ResultLimit(limit))
+        } catch let error as VicinityCore.ValidationError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func run() async throws {
+        let query = try query()
+        let hits = try await database.openStore().nearby(query)
+        if output.json {
+            try Output.printJSON(["places": hits.map(PlaceHitJSON.init)])
+        } else if hits.isEmpty {
+            print("No places within \(Output.metres(query.radius.distance)) of \(query.centre).")
+        } else {
+            Output.printTable(hits)
+        }
+    }
+}
+
+struct Closest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the closest place and where the position is.")
+
+    @OptionGroup var position: PositionOptions
+    @OptionGroup var category: CategoryOptions
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let centre = try position.coordinate()
+        let store = try database.openStore()
+        let whereabouts = try await Locator(places: store, campuses: store)
+            .whereabouts(of: centre, categories: try category.categories())
+        guard let closest = whereabouts.closest else {
+            Console.error("The database \(store.path) holds no places\(try category.categories().isEmpty ? "" : " of that category"); import some first.")
+            throw ExitCode(1)
+        }
+        if output.json {
+            try Output.printJSON(ClosestJSON(
+                place: PlaceHitJSON(closest), distance_m: closest.distance.meters,
+                bearing_deg: closest.bearing.degrees, label: whereabouts.label, on_campus: whereabouts.onCampus))
+        } else {
+            print(whereabouts.label)
+            Output.printTable([closest])
+            if let onCampus = whereabouts.onCampus { print("on campus: \(onCampus ? "yes" : "no")") }
+        }
+    }
+}
+
+/// The CLI's JSON uses the HTTP contract's field names.
+struct PlaceHitJSON: Encodable {
+    let id: String, name: String, category: String, lat: Double, lon: Double, distance_m: Double, bearing_deg: Double
+
+    init(_ hit: PlaceHit) {
+        id = hit.place.id.rawValue
+        name = hit.place.name
+        category = hit.place.category.rawValue
+        lat = hit.place.coordinate.latitude
+        lon = hit.place.coordinate.longitude
+        distance_m = hit.distance.meters
+        bearing_deg = hit.bearing.degrees
+    }
+}
+
+struct ClosestJSON: Encodable {
+    let place: PlaceHitJSON, distance_m: Double, bearing_deg: Double, label: String, on_campus: Bool?
+
+    enum CodingKeys: CodingKey { case place, distance_m, bearing_deg, label, on_campus }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(distance_m, forKey: .distance_m)
+        try container.encode(bearing_deg, forKey: .bearing_deg)
+        try container.encode(label, forKey: .label)
+        try container.encode(on_campus, forKey: .on_campus)  // null, not absent, when no campus is loaded
+    }
+}
+
+enum Output {
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    static func metres(_ distance: Distance) -> String {
+        distance.meters < 10 ? String(format: "%.1f m", distance.meters) : "\(Int(distance.meters.rounded())) m"
+    }
+
+    static func printTable(_ hits: [PlaceHit]) {
+        let rows = hits.map { hit in
+            [metres(hit.distance), String(format: "%03d° %@", Int(hit.bearing.degrees.rounded()) % 360, hit.bearing.compassPoint),
+             hit.place.name, hit.place.category.rawValue, hit.place.id.rawValue]
+        }
+        let header = ["distance", "bearing", "name", "category", "id"]
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            print(row.indices.map { column in
+                let cell = row[column]
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? padding + cell : cell + padding
+            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+        }
+    }
+}

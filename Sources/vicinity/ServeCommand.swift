@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import VicinityCore
+import VicinityHTTP
+import VicinitySpatiaLite
+
+/// `vicinity serve`: the HTTP service over the SpatiaLite store, until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP service.",
+        discussion: """
+            Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
+            VICINITY_TEMPLE_CATEGORIES, VICINITY_LOG_LEVEL. A command-line option wins over the environment. \
+            SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
+            """
+    )
+
+    static let defaultHost = "127.0.0.1"
+    static let defaultPort = 8080
+
+    @Option(help: ArgumentHelp(
+        "Address to listen on.", discussion: "Default: $VICINITY_HOST, else \(defaultHost).", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp(
+        "TCP port to listen on (0 picks a free one).", discussion: "Default: $VICINITY_PORT, else \(defaultPort).",
+        valueName: "port"))
+    var port: Int?
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(name: .customLong("temple-categories"), help: ArgumentHelp(
+        "Comma-separated categories that /v1/temples/recommended answers with.",
+        discussion: "Default: $VICINITY_TEMPLE_CATEGORIES, else \(Self.standardTempleList).",
+        valueName: "list"))
+    var templeCategories: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp(
+        "trace, debug, info, notice, warning, error or critical.",
+        discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
+    var logLevel: String?
+
+    private static var standardTempleList: String {
+        TempleCategories.standard.categories.map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    /// The options with the environment and defaults applied, each checked.
+    struct Settings {
+        var host: String
+        var port: Int
+        var temples: TempleCategories
+        var logLevel: Logger.Level
+    }
+
+    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
+        let host = host ?? environment["VICINITY_HOST"] ?? Self.defaultHost
+        guard !host.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("--host (or VICINITY_HOST) must not be empty")
+        }
+
+        let port: Int
+        if let given = self.port {
+            port = given
+        } else if let text = environment["VICINITY_PORT"] {
+            guard let parsed = Int(text) else { throw ValidationError("VICINITY_PORT must be a port number, not \"\(text)\"") }
+            port = parsed
+        } else {
+            port = Self.defaultPort
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("the port must be in 0...65535, not \(port)") }
+
+        let list = templeCategories ?? environment["VICINITY_TEMPLE_CATEGORIES"] ?? Self.standardTempleList
+        var categories: Set<VicinityCore.Category> = []
+        for word in list.split(separator: ",") where !word.trimmingCharacters(in: .whitespaces).isEmpty {
+            do { categories.insert(try VicinityCore.Category(String(word))) } catch {
+                throw ValidationError("temple category \"\(word)\": \(error.message)")
+            }
+        }
+        // An empty set would recommend nothing; refuse it rather than serve an endpoint that never answers.
+        guard !categories.isEmpty else { throw ValidationError("--temple-categories needs at least one category") }
+
+        let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
+            throw ValidationError("unknown log level \"\(levelText)\"")
+        }
+        return Settings(host: host, port: port, temples: TempleCategories(categories: categories), logLevel: level)
+    }
+
+    func validate() throws {
+        _ = try settings()
+    }
+
+    func run() async throws {
+        let settings = try settings()
+
+        // The executable is the one place that picks logging and metrics backends, once per process.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "vicinity")
+
+        let store = try database.openStore(logger: logger)
+        let places = try await store.count()
+        let app = buildApplication(
+            locator: Locator(places: store, campuses: store),
+            options: HTTPOptions(temples: settings.temples),
+            host: settings.host,
+            port: settings.port,
+            metrics: registry,
+            logger: logger
+        )
+        let temples = settings.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
+        print("Vicinity serving http://\(settings.host):\(settings.port) from \(store.path) (\(places) places; temples: \(temples))")
+        try await app.runService()
+        logger.info("Vicinity stopped")
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Vicinity: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vicinity",
+        abstract: "Answers \"what is near me?\" over an embedded SpatiaLite database.",
+        subcommands: [Import.self, Nearby.self, Closest.self]
+    )
+}

@@ -1,0 +1,279 @@
+import Foundation
+import GeoCore
+import GeoTestSupport
+import Logging
+import Testing
+import VicinityCore
+import VicinityImport
+import VicinitySpatiaLite
+
+/// The stores under test. Every test in this file runs against each, so that the SpatiaLite store is held
+/// to the in-memory reference and both to brute force.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory, spatiaLite
+    var testDescription: String { rawValue }
+
+    func make() throws -> StoreUnderTest {
+        switch self {
+        case .inMemory: return StoreUnderTest(store: InMemoryStore(), file: nil)
+        case .spatiaLite:
+            let file = TemporaryFile()
+            return StoreUnderTest(store: try SpatiaLiteStore(path: file.path, logger: Logger(label: "test")), file: file)
+        }
+    }
+}
+
+struct StoreUnderTest {
+    let store: any PlaceStore & CampusStore
+    let file: TemporaryFile?
+}
+
+/// A database path in the temporary folder, removed with its WAL files when the test is done.
+final class TemporaryFile: Sendable {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-\(UUID().uuidString).sqlite").path
+    deinit {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
+
+/// Places for the property tests: a real sample of GeoNames populated places (every polar and near-antimeridian
+/// one, and every hundredth of the rest), plus seeded points scattered at known distances around centres near
+/// the antimeridian and the poles, where no populated places are.
+enum Fixture {
+    static let geonames: [Place] = {
+        guard let url = Bundle.module.url(forResource: "geonames-sample", withExtension: "csv", subdirectory: "Fixtures"),
+            let file = try? PlaceFileReader.read(path: url.path)
+        else { preconditionFailure("the GeoNames sample fixture is missing or invalid") }
+        return file.places
+    }()
+
+    static let categories: [VicinityCore.Category] = ["populated_place", "scatter_a", "scatter_b"]
+
+    static let scattered: [Place] = {
+        var generator = SeededGenerator(seed: 2026)
+        var places: [Place] = []
+        for cluster in 0..<48 {
+            let centre = randomCentre(using: &generator, kind: cluster)
+            for index in 0..<25 {
+                let distance = [50.0, 900, 1100, 20_000, 60_000][index % 5] * Double.random(in: 0...1, using: &generator)
+                let point = destination(from: centre, distance: distance, bearing: Double.random(in: 0..<360, using: &generator))
+                places.append(makePlace("scatter-\(cluster)-\(index)", category: categories[1 + index % 2], at: point))
+            }
+        }
+        return places
+    }()
+
+    static var all: [Place] { geonames + scattered }
+
+    static func makePlace(_ id: String, name: String? = nil, category: VicinityCore.Category, at point: Coordinate) -> Place {
+        do {
+            return try Place(id: PlaceID(id), name: name ?? id, category: category, coordinate: point)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}
+
+/// The oracle: every place measured, filtered and sorted, with no index and no shared ranking code.
+enum BruteForce {
+    static func nearby(_ places: [Place], _ query: NearbyQuery) -> [(id: String, distance: Double)] {
+        var hits: [(id: String, distance: Double)] = []
+        for place in places where query.categories.isEmpty || query.categories.contains(place.category) {
+            let distance = haversineDistance(from: query.centre, to: place.coordinate).meters
+            if distance <= query.radius.distance.meters { hits.append((place.id.rawValue, distance)) }
+        }
+        hits.sort { a, b in a.distance != b.distance ? a.distance < b.distance : a.id < b.id }
+        return Array(hits.prefix(query.limit.value))
+    }
+
+    static func closest(_ places: [Place], to centre: Coordinate, categories: Set<VicinityCore.Category>) -> (id: String, distance: Double)? {
+        var best: (id: String, distance: Double)?
+        for place in places where categories.isEmpty || categories.contains(place.category) {
+            let candidate = (id: place.id.rawValue, distance: haversineDistance(from: centre, to: place.coordinate).meters)
+            guard let current = best else { best = candidate; continue }
+            if candidate.distance < current.distance || (candidate.distance == current.distance && candidate.id < current.id) {
+                best = candidate
+            }
+        }
+        return best
+    }
+}
+
+@Suite("Place store contract")
+struct StoreContractTests {
+    @Test("nearby() equals brute force for thousands of random centres, radii, categories and limits",
+          arguments: StoreKind.allCases)
+    func nearbyMatchesBruteForce(kind: StoreKind) async throws {
+        let subject = try kind.make()
+        let places = Fixture.all
+        let summary = try await subject.store.upsert(places)
+        #expect(summary.inserted == places.count)
+        var generator = SeededGenerator(seed: 99)
+        for index in 0..<2500 {
+            // Half the centres sit on a fixture point, so that many queries have hits near their edge.
+            let centre = index % 2 == 0
+                ? places[Int.random(in: 0..<places.count, using: &generator)].coordinate
+                : randomCentre(using: &generator, kind: index)
+            let radius = try SearchRadius(meters: [1.0, 100, 1000, 10_000, 50_000][index % 5] * Double.random(in: 0.01...1, using: &generator))
+            let categories: Set<VicinityCore.Category> = index % 3 == 0 ? [] : [Fixture.categories[index % 3], Fixture.categories[0]]
+            let limit = try ResultLimit([1, 5, 20, 500][index % 4])
+            let query = NearbyQuery(centre: centre, radius: radius, categories: categories, limit: limit)
+            let hits = try await subject.store.nearby(query)
+            let expected = BruteForce.nearby(places, query)
+            #expect(hits.map(\.place.id.rawValue) == expected.map(\.id), "query \(index): \(query)")
+            #expect(hits.map(\.distance.meters) == expected.map(\.distance))
+        }
+    }
+
+    @Test("closest() equals the brute-force minimum everywhere, including the poles and the antimeridian",
+          arguments: StoreKind.allCases)
+    func closestMatchesBruteForce(kind: StoreKind) async throws {
+        let subject = try kind.make()
+        let places = Fixture.all
+        _ = try await subject.store.upsert(places)
+        var generator = SeededGenerator(seed: 123)
+        for index in 0..<1500 {
+            let centre = randomCentre(using: &generator, kind: index)
+            let categories: Set<VicinityCore.Category> = index % 4 == 0 ? [Fixture.categories[1]] : []
+            let hit = try await subject.store.closest(to: centre, categories: categories)
+            let expected = BruteForce.closest(places, to: centre, categories: categories)
+            #expect(hit?.place.id.rawValue == expected?.id, "centre \(centre)")
+            #expect(hit?.distance.meters == expected?.distance)
+        }
+    }
+
+    @Test("an empty store has no closest place and nothing nearby", arguments: StoreKind.allCases)
+    func emptyStore(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        let centre = try Coordinate(latitude: 33.7830, longitude: -118.1141)
+        #expect(try await store.closest(to: centre, categories: []) == nil)
+        #expect(try await store.nearby(NearbyQuery(centre: centre)).isEmpty)
+        #expect(try await store.count() == 0)
+    }
+
+    @Test("a query with no place within the radius returns an empty list, and an unmatched category finds nothing",
+          arguments: StoreKind.allCases)
+    func emptyResults(kind: StoreKind) async throws {
+        let subject = try kind.make()
+        _ = try await subject.store.upsert(Fixture.geonames)
+        // Point Nemo, the ocean pole of inaccessibility (48°52.6′S 123°23.6′W): nothing within 50 km.
+        let nemo = try Coordinate(latitude: -(48 + 52.6 / 60), longitude: -(123 + 23.6 / 60))
+        #expect(try await subject.store.nearby(NearbyQuery(centre: nemo, radius: SearchRadius(meters: 50_000))).isEmpty)
+        #expect(try await subject.store.closest(to: nemo, categories: ["no_such_category"]) == nil)
+    }
+
+    @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: StoreKind.allCases)
+    func upsertCounts(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        let places = Array(Fixture.geonames.prefix(50))
+        #expect(try await store.upsert(places) == UpsertSummary(inserted: 50))
+        #expect(try await store.upsert(places) == UpsertSummary(unchanged: 50))
+        var changed = places
+        changed[3].name = "Renamed"
+        changed[7].coordinate = try Coordinate(latitude: 0, longitude: 0)
+        #expect(try await store.plannedUpsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await store.place(id: places[3].id)?.name == places[3].name, "a planned upsert changes nothing")
+        #expect(try await store.upsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await store.place(id: places[3].id)?.name == "Renamed")
+        let moved = try await store.nearby(NearbyQuery(centre: Coordinate(latitude: 0, longitude: 0), radius: SearchRadius(meters: 1)))
+        #expect(moved.map(\.place.id) == [places[7].id], "the spatial index follows a moved place")
+        #expect(try await store.count() == 50)
+    }
+
+    @Test("a batch with a repeated id is refused whole and changes nothing", arguments: StoreKind.allCases)
+    func duplicateIDs(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        let places = Array(Fixture.geonames.prefix(5))
+        await #expect(throws: BatchError.self) { try await store.upsert(places + [places[2]]) }
+        #expect(try await store.count() == 0)
+    }
+
+    @Test("a large batch rebuilds the index and a small one updates it live; both are queryable",
+          arguments: StoreKind.allCases)
+    func bulkThenLive(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        _ = try await store.upsert(Fixture.geonames)
+        let few = Array(Fixture.scattered.prefix(10))
+        #expect(try await store.upsert(few).inserted == 10)
+        for place in few {
+            let hit = try await store.closest(to: place.coordinate, categories: [place.category])
+            #expect(hit?.distance == .zero)
+        }
+    }
+
+    @Test("places come back exactly as stored, footprints with holes included", arguments: StoreKind.allCases)
+    func roundTrip(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        let outer = [(33.7829, -118.1146), (33.7829, -118.1136), (33.7822, -118.1136), (33.7822, -118.1146), (33.7829, -118.1146)]
+        let inner = [(33.7827, -118.1143), (33.7827, -118.1140), (33.7824, -118.1140), (33.7824, -118.1143), (33.7827, -118.1143)]
+        let footprint = MultiPolygon(try Polygon(
+            exterior: outer.map { try Coordinate(latitude: $0.0, longitude: $0.1) },
+            holes: [inner.map { try Coordinate(latitude: $0.0, longitude: $0.1) }]))
+        // Hall of Science, CSULB, as in Data/csulb-buildings.csv; the footprint is a test shape around it.
+        let place = try Place(
+            id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", aliases: ["HSCI", "Café"],
+            attributes: ["code": "HSCI", "note": "quote \" and \\ backslash"],
+            coordinate: Coordinate(latitude: 33.77972, longitude: -118.112085), footprint: footprint)
+        _ = try await store.upsert([place])
+        #expect(try await store.place(id: place.id) == place)
+        #expect(try await store.place(id: PlaceID("missing")) == nil)
+        #expect(try await store.upsert([place]) == UpsertSummary(unchanged: 1))
+    }
+
+    @Test("search finds names and aliases without regard to case or accents, exact matches first",
+          arguments: StoreKind.allCases)
+    func search(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        let coordinate = try Coordinate(latitude: 33.78, longitude: -118.11)
+        let places = [
+            try Place(id: PlaceID("a"), name: "Library Annex", category: "academic", coordinate: coordinate),
+            try Place(id: PlaceID("b"), name: "University Library", category: "academic", aliases: ["LIB"], coordinate: coordinate),
+            try Place(id: PlaceID("c"), name: "Library", category: "retail", coordinate: coordinate),
+            try Place(id: PlaceID("d"), name: "Café Sixty-Nine", category: "retail", aliases: ["CAFÉ"], coordinate: coordinate),
+            try Place(id: PlaceID("e"), name: "100% Science_Lab", category: "academic", coordinate: coordinate),
+        ]
+        _ = try await store.upsert(places)
+        let library = try await store.search(PlaceSearch(text: "LIBRARY"))
+        #expect(library.map(\.id.rawValue) == ["c", "a", "b"])
+        #expect(try await store.search(PlaceSearch(text: "library", categories: ["academic"])).map(\.id.rawValue) == ["a", "b"])
+        #expect(try await store.search(PlaceSearch(text: "cafe")).map(\.id.rawValue) == ["d"])
+        #expect(try await store.search(PlaceSearch(text: "lib")).map(\.id.rawValue) == ["b", "c", "a"])
+        #expect(try await store.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
+        #expect(try await store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
+        #expect(try await store.search(PlaceSearch(text: "zzz")).isEmpty)
+        #expect(try await store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
+    }
+
+    @Test("campuses containing a point are found by their boundary, holes excluded", arguments: StoreKind.allCases)
+    func campuses(kind: StoreKind) async throws {
+        let store = try kind.make().store
+        func point(_ lat: Double, _ lon: Double) throws -> Coordinate { try Coordinate(latitude: lat, longitude: lon) }
+        let boundary = MultiPolygon(try Polygon(
+            exterior: [point(33.77, -118.12), point(33.77, -118.10), point(33.79, -118.10), point(33.79, -118.12), point(33.77, -118.12)],
+            holes: [[point(33.775, -118.115), point(33.775, -118.113), point(33.777, -118.113), point(33.777, -118.115), point(33.775, -118.115)]]))
+        let campus = try Campus(id: PlaceID("test-campus"), name: "Test campus", boundary: boundary)
+        #expect(try await store.upsert([campus]) == UpsertSummary(inserted: 1))
+        #expect(try await store.upsert([campus]) == UpsertSummary(unchanged: 1))
+        #expect(try await store.campuses() == [campus])
+        #expect(try await store.campuses(containing: point(33.78, -118.11)) == [campus])
+        #expect(try await store.campuses(containing: point(33.776, -118.114)).isEmpty)
+        #expect(try await store.campuses(containing: point(13.74, 100.49)).isEmpty)
+    }
+}
+
+@Suite("SpatiaLite file")
+struct SpatiaLiteFileTests {
+    @Test("the database survives reopening and keeps healthy spatial indexes after bulk and live loads")
+    func reopen() async throws {
+        let file = TemporaryFile()
+        do {
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            _ = try await store.upsert(Fixture.geonames)
+            _ = try await store.upsert(Array(Fixture.scattered.prefix(20)))
+            #expect(try await store.integrityProblems().isEmpty)
+        }
+        let reopened = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        #expect(try await reopened.count() == Fixture.geonames.count + 20)
+        #expect(try await reopened.integrityProblems().isEmpty)
+    }
+}

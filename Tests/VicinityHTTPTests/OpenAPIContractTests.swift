@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VicinityCore
+import VicinityHTTP
+
+/// The operations an OpenAPI document declares, read from its `paths:` block.
+///
+/// A line parser is enough for the document's own layout: path keys sit two spaces in and end with `:`,
+/// operations sit four spaces in under them. Anything else under a path (parameters, summary) is skipped.
+enum OpenAPIPaths {
+    static let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+    static func operations(in yaml: String) -> Set<String> {
+        var operations: Set<String> = []
+        var inPaths = false
+        var currentPath: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            let indent = line.prefix { $0 == " " }.count
+            let content = line.dropFirst(indent)
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            if indent == 0 {
+                inPaths = content == "paths:"
+                currentPath = nil
+                continue
+            }
+            guard inPaths, content.hasSuffix(":") else { continue }
+            let key = String(content.dropLast()).trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+            if indent == 2 {
+                currentPath = key
+            } else if indent == 4, let currentPath, methods.contains(key) {
+                operations.insert("\(key.uppercased()) \(currentPath)")
+            }
+        }
+        return operations
+    }
+}
+
+@Suite("OpenAPI document and router agree")
+struct OpenAPIContractTests {
+    @Test("every registered route is in openapi.yaml and every documented operation is registered")
+    func routerMatchesDocument() async throws {
+        let store = InMemoryStore()
+        let router = buildRouter(locator: Locator(places: store, campuses: store), metrics: sharedRegistry)
+        let registered = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
+
+        let document = try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/openapi.yaml", method: .get).text
+        }
+        let documented = OpenAPIPaths.operations(in: document)
+
+        #expect(registered.count == Endpoint.allCases.count)
+        #expect(registered.subtracting(documented).isEmpty, "registered but not documented: \(registered.subtracting(documented).sorted())")
+        #expect(documented.subtracting(registered).isEmpty, "documented but not registered: \(documented.subtracting(registered).sorted())")
+    }
+
+    @Test("the path parser reads operations and ignores other keys, so the contract test can fail")
+    func parserReadsOperations() {
+        let yaml = """
+            openapi: 3.1.0
+            paths:
+              /v1/places/{id}:
+                parameters: []
+                get:
+                  summary: x
+                  responses:
+                    '200':
+                      description: ok
+              '/health':
+                get:
+                  responses: {}
+                post:
+                  responses: {}
+            components:
+              schemas:
+                get:
+                  type: object
+            """
+        #expect(OpenAPIPaths.operations(in: yaml) == ["GET /v1/places/{id}", "GET /health", "POST /health"])
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GeoCore
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import VicinityCore
+import VicinityHTTP
+
+@Suite("Operations endpoints and request logs")
+struct OperationsTests {
+    @Test("health asks the store and reports how many places it holds")
+    func healthy() async throws {
+        let store = try await store(csulbRows, bangkokRows)
+        let count = try await store.count()
+        #expect(count == 14)
+        try await withApp(store) { client in
+            let response = try await client.execute(uri: "/health", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/json")
+            #expect(response.text == #"{"places":14,"status":"ok"}"#)
+        }
+    }
+
+    @Test("health is a 503 problem when the store fails, with the cause logged")
+    func unhealthy() async throws {
+        let logs = LogRecorder()
+        try await withApp(places: FailingStore(), campuses: FailingStore(), logs: logs) { client in
+            let response = try await client.execute(uri: "/health", method: .get)
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.headers[.contentType] == "application/problem+json")
+            #expect(try response.decoded(as: ProblemWire.self).status == 503)
+            #expect(!response.text.contains("secret"))
+        }
+        #expect(logs.records.contains { $0.level == .error && ($0.metadata["error"] ?? "").contains("secret.sqlite") })
+    }
+
+    @Test("metrics expose request counts and latency histograms per route in Prometheus text format")
+    func metrics() async throws {
+        let store = try await store(csulbRows)
+        try await withApp(store) { client in
+            _ = try await client.execute(uri: "/v1/places/nearby?lat=33.779842&lon=-118.112526", method: .get)
+            _ = try await client.execute(uri: "/v1/places/nearby?lat=91&lon=0", method: .get)
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+            let lines = response.text.split(separator: "\n")
+            let route = #"http_route="/v1/places/nearby""#
+            #expect(lines.contains { $0.hasPrefix("hb_requests{") && $0.contains(route) && $0.contains(#"http_response_status_code="200""#) })
+            #expect(lines.contains { $0.hasPrefix("hb_requests{") && $0.contains(route) && $0.contains(#"http_response_status_code="400""#) })
+            #expect(lines.contains { $0.hasPrefix("http_server_request_duration_bucket{") && $0.contains(route) })
+            #expect(lines.contains("# TYPE http_server_request_duration histogram"))
+        }
+    }
+
+    @Test("the OpenAPI document is served as application/yaml")
+    func openAPIServed() async throws {
+        try await withApp(InMemoryStore()) { client in
+            let response = try await client.execute(uri: "/openapi.yaml", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/yaml")
+            #expect(response.text.hasPrefix("openapi: 3.1"))
+        }
+    }
+
+    @Test("each request is logged once with method, path, route, status and duration, never its query string")
+    func requestLogs() async throws {
+        let logs = LogRecorder()
+        let store = try await store(csulbRows)
+        try await withApp(store, logs: logs) { client in
+            _ = try await client.execute(
+                uri: "/v1/places/nearby?lat=33.779842&lon=-118.112526&token=hunter2", method: .get)
+            _ = try await client.execute(uri: "/v1/places/csulb-hsci", method: .get)
+        }
+        let requests = logs.records.filter { $0.message == "Request handled" }
+        #expect(requests.map { $0.metadata["http.path"] } == ["/v1/places/nearby", "/v1/places/csulb-hsci"])
+        #expect(requests.map { $0.metadata["http.status"] } == ["400", "200"])
+        #expect(requests.map { $0.metadata["http.route"] } == ["/v1/places/nearby", "/v1/places/{id}"])
+        #expect(requests.allSatisfy { $0.metadata["http.method"] == "GET" && $0.metadata["duration_ms"] != nil })
+        #expect(requests.allSatisfy { $0.metadata["hb.request.id"] != nil })
+        let everything = logs.records.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(!everything.contains("hunter2"))
+        #expect(!everything.contains("33.779842"))
+    }
+}

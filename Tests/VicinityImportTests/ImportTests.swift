@@ -1,0 +1,188 @@
+import Foundation
+import GeoCore
+import Logging
+import Testing
+import VicinityCore
+import VicinityImport
+import VicinitySpatiaLite
+
+private func fixture(_ name: String) throws -> String {
+    let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"))
+    return url.path
+}
+
+/// A temporary SpatiaLite database for a test, removed afterwards.
+private final class TemporaryStore {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-import-\(UUID().uuidString).sqlite").path
+    lazy var store: SpatiaLiteStore = {
+        do { return try SpatiaLiteStore(path: path, logger: Logger(label: "test")) } catch {
+            preconditionFailure("cannot open a temporary store: \(error)")
+        }
+    }()
+    deinit { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+}
+
+@Suite("CSV import")
+struct CSVImportTests {
+    @Test("the shipped CSULB buildings file imports every row with codes and aliases searchable")
+    func goodCSV() async throws {
+        let file = try PlaceFileReader.read(path: try fixture("csulb-buildings.csv"))
+        #expect(file.places.count == 91)
+        let hall = try #require(file.places.first { $0.id.rawValue == "csulb-hsci" })
+        #expect(hall.name == "Hall of Science")
+        #expect(hall.aliases.contains("HSCI"))
+        #expect(hall.attributes["code"] == "HSCI")
+        #expect(hall.attributes["kind"] == "building")
+        #expect(hall.attributes["lat"] == nil, "position columns are not repeated as attributes")
+        let temporary = TemporaryStore()
+        #expect(try await temporary.store.upsert(file.places) == UpsertSummary(inserted: 91))
+        #expect(try await temporary.store.search(PlaceSearch(text: "hsci")).map(\.id.rawValue) == ["csulb-hsci"])
+    }
+
+    @Test("re-importing the same file changes nothing")
+    func idempotent() async throws {
+        let temporary = TemporaryStore()
+        let places = try PlaceFileReader.read(path: try fixture("csulb-buildings.csv")).places
+        _ = try await temporary.store.upsert(places)
+        let again = try PlaceFileReader.read(path: try fixture("csulb-buildings.csv")).places
+        #expect(try await temporary.store.upsert(again) == UpsertSummary(unchanged: 91))
+    }
+
+    @Test("a file with several bad rows reports every one with its line and imports nothing")
+    func badRows() throws {
+        // Real rows from Data/csulb-buildings.csv, five of them broken on purpose.
+        let csv = """
+            id,name,category,lat,lon,code
+            csulb-anac,Anna W. Ngai Alumni Center,administrative,33.781891,-118.116859,ANAC
+            csulb-as,Academic Services,administrative,north,-118.114067,AS
+            csulb-bac,,athletic,33.786331,-118.114876,BAC
+            csulb-bbs,Beach Building Services,administrative,91.783669,-118.108528,BBS
+            csulb-anac,Anna W. Ngai Alumni Center,administrative,33.781891,-118.116859,ANAC
+            csulb-hsci,Hall of Science,academic,33.77972
+            ,Hall of Science,academic,33.77972,-118.112085,HSCI
+            """
+        #expect {
+            try PlaceFileReader.read(data: Data(csv.utf8), format: .csv)
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            let lines = error.problems.map(\.location)
+            return lines == ["line 3", "line 4", "line 5", "line 7", "line 8", "line 6"]
+                && error.problems[0].message.contains("lat")
+                && error.problems[1].message.contains("name")
+                && error.problems[2].message.contains("latitude 91.783669")
+                && error.problems[3].message.contains("fields")
+                && error.problems[4].message.contains("id")
+                && error.problems[5].message.contains("repeats line 2")
+                && error.summary == nil
+        }
+    }
+
+    @Test("a bad file leaves the database exactly as it was")
+    func badFileChangesNothing() async throws {
+        let temporary = TemporaryStore()
+        let places = try PlaceFileReader.read(path: try fixture("csulb-buildings.csv")).places
+        _ = try await temporary.store.upsert(places)
+        var text = try String(contentsOfFile: try fixture("csulb-buildings.csv"), encoding: .utf8)
+        text = text.replacingOccurrences(of: "Hall of Science,academic,33.77972", with: "Hall of Science,academic,xx")
+        #expect(throws: ImportError.self) { try PlaceFileReader.read(data: Data(text.utf8), format: .csv) }
+        #expect(try await temporary.store.count() == 91)
+        #expect(try await temporary.store.place(id: PlaceID("csulb-hsci")) == places.first { $0.id.rawValue == "csulb-hsci" })
+    }
+
+    @Test("a missing category column is refused unless a category is given for the whole file")
+    func categoryColumn() throws {
+        let csv = "id,name,lat,lon\nth-bkk-001,Wat Pho,13.746549,100.492766\n"
+        #expect(throws: ImportError.self) { try PlaceFileReader.read(data: Data(csv.utf8), format: .csv) }
+        let file = try PlaceFileReader.read(data: Data(csv.utf8), format: .csv, category: "buddhist_temple")
+        #expect(file.places.map(\.category) == ["buddhist_temple"])
+    }
+
+    @Test("easting and northing in metres in a CSV are refused as projected coordinates")
+    func projectedCSV() throws {
+        // Wat Nong Din Daeng in UTM 47N metres, from Data/nakhon-pathom-religious-places.csv (utm47n_x, utm47n_y).
+        let csv = "id,name,category,lat,lon\nnp-lm-1244,Wat Nong Din Daeng,buddhist_temple,1525496.362,607091.891\n"
+        #expect {
+            try PlaceFileReader.read(data: Data(csv.utf8), format: .csv)
+        } throws: { error in
+            (error as? ImportError)?.summary?.contains("projected metres") == true
+        }
+    }
+}
+
+@Suite("GeoJSON import")
+struct GeoJSONImportTests {
+    @Test("OpenStreetMap building footprints with holes and a MultiPolygon import with a position inside each footprint")
+    func footprints() async throws {
+        let file = try PlaceFileReader.read(path: try fixture("ucsb-buildings-osm.geojson"), category: "building")
+        #expect(file.places.count == 161)
+        #expect(file.warnings == ["23 feature(s) have no name; their id is used as the name"])
+        let withFootprints = file.places.filter { $0.footprint != nil }
+        #expect(withFootprints.count == 161)
+        #expect(file.places.compactMap(\.footprint).reduce(0) { $0 + $1.polygons.reduce(0) { $0 + $1.holes.count } } == 18)
+        #expect(file.places.filter { ($0.footprint?.polygons.count ?? 0) > 1 }.count == 1)
+        for place in file.places {
+            #expect(place.footprint?.contains(place.coordinate) == true, "\(place.id) position is outside its footprint")
+        }
+        let msrb = try #require(file.places.first { $0.name == "Marine Science Research Building" })
+        #expect(msrb.id.rawValue == "relation/2925039")
+        #expect(msrb.attributes["building"] == "university")
+        #expect(msrb.aliases.contains("MSRB"))
+
+        let temporary = TemporaryStore()
+        #expect(try await temporary.store.upsert(file.places) == UpsertSummary(inserted: 161))
+        let again = try PlaceFileReader.read(path: try fixture("ucsb-buildings-osm.geojson"), category: "building")
+        #expect(try await temporary.store.upsert(again.places) == UpsertSummary(unchanged: 161))
+        #expect(try await temporary.store.place(id: msrb.id) == msrb)
+    }
+
+    @Test("the Nakhon Pathom landmarks in UTM metres without a CRS are refused as not degrees, every feature listed")
+    func utmRefused() throws {
+        #expect {
+            try PlaceFileReader.read(path: try fixture("nakhon-pathom-landmarks-utm47n.geojson"), category: "landmark")
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.summary?.contains("1043 of 1043") == true
+                && error.summary?.contains("projected metres") == true
+                && error.problems.count == 1043
+                && error.problems[0].location == "feature 0"
+        }
+    }
+
+    @Test("features without an id, without a category or with a LineString are each reported")
+    func badFeatures() throws {
+        // Positions of Wat Pho and Wat Arun from Data/bangkok-temples.csv.
+        let json = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","id":"th-bkk-001","properties":{"name":"Wat Pho","category":"buddhist_temple"},"geometry":{"type":"Point","coordinates":[100.492766,13.746549]}},
+              {"type":"Feature","properties":{"name":"Wat Arun","category":"buddhist_temple"},"geometry":{"type":"Point","coordinates":[100.4884902150277,13.743862227153713]}},
+              {"type":"Feature","id":"th-bkk-005","properties":{"name":"Wat Arun"},"geometry":{"type":"Point","coordinates":[100.4884902150277,13.743862227153713]}},
+              {"type":"Feature","id":"line","properties":{"name":"Path","category":"path"},"geometry":{"type":"LineString","coordinates":[[100.492766,13.746549],[100.4884902150277,13.743862227153713]]}},
+              {"type":"Feature","id":"th-bkk-001","properties":{"name":"Wat Pho","category":"buddhist_temple"},"geometry":{"type":"Point","coordinates":[100.492766,13.746549]}}
+            ]}
+            """
+        #expect {
+            try PlaceFileReader.read(data: Data(json.utf8), format: .geojson)
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.problems.map(\.location) == ["feature 1", "feature 2", "feature 3", "feature 4"]
+                && error.problems[0].message.contains("id")
+                && error.problems[1].message.contains("category")
+                && error.problems[2].message.contains("LineString")
+                && error.problems[3].message.contains("repeats feature 0")
+        }
+    }
+
+    @Test("a campus file becomes campuses that contain the positions inside them")
+    func campusFile() throws {
+        let json = """
+            {"type":"Feature","id":"test-campus","properties":{"name":"Test campus"},
+             "geometry":{"type":"Polygon","coordinates":[[[-118.12,33.77],[-118.10,33.77],[-118.10,33.79],[-118.12,33.79],[-118.12,33.77]]]}}
+            """
+        let campuses = try CampusFileReader.read(data: Data(json.utf8))
+        #expect(campuses.map(\.name) == ["Test campus"])
+        #expect(campuses[0].boundary.contains(try Coordinate(latitude: 33.77972, longitude: -118.112085)))
+        #expect(throws: ImportError.self) {
+            try CampusFileReader.read(data: Data(#"{"type":"FeatureCollection","features":[]}"#.utf8))
+        }
+    }
+}
