@@ -144,11 +144,11 @@ struct StoreContractTests {
 
     @Test("an empty store has no closest place and nothing nearby", arguments: StoreKind.allCases)
     func emptyStore(kind: StoreKind) async throws {
-        let store = try kind.make().store
+        let subject = try kind.make()
         let centre = try Coordinate(latitude: 33.7830, longitude: -118.1141)
-        #expect(try await store.closest(to: centre, categories: []) == nil)
-        #expect(try await store.nearby(NearbyQuery(centre: centre)).isEmpty)
-        #expect(try await store.count() == 0)
+        #expect(try await subject.store.closest(to: centre, categories: []) == nil)
+        #expect(try await subject.store.nearby(NearbyQuery(centre: centre)).isEmpty)
+        #expect(try await subject.store.count() == 0)
     }
 
     @Test("a query with no place within the radius returns an empty list, and an unmatched category finds nothing",
@@ -164,66 +164,69 @@ struct StoreContractTests {
 
     @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: StoreKind.allCases)
     func upsertCounts(kind: StoreKind) async throws {
-        let store = try kind.make().store
+        let subject = try kind.make()
         let places = Array(Fixture.geonames.prefix(50))
-        #expect(try await store.upsert(places) == UpsertSummary(inserted: 50))
-        #expect(try await store.upsert(places) == UpsertSummary(unchanged: 50))
+        #expect(try await subject.store.upsert(places) == UpsertSummary(inserted: 50))
+        #expect(try await subject.store.upsert(places) == UpsertSummary(unchanged: 50))
         var changed = places
         changed[3].name = "Renamed"
         changed[7].coordinate = try Coordinate(latitude: 0, longitude: 0)
-        #expect(try await store.plannedUpsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
-        #expect(try await store.place(id: places[3].id)?.name == places[3].name, "a planned upsert changes nothing")
-        #expect(try await store.upsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
-        #expect(try await store.place(id: places[3].id)?.name == "Renamed")
-        let moved = try await store.nearby(NearbyQuery(centre: Coordinate(latitude: 0, longitude: 0), radius: SearchRadius(meters: 1)))
+        #expect(try await subject.store.plannedUpsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await subject.store.place(id: places[3].id)?.name == places[3].name, "a planned upsert changes nothing")
+        #expect(try await subject.store.upsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await subject.store.place(id: places[3].id)?.name == "Renamed")
+        let moved = try await subject.store.nearby(NearbyQuery(centre: Coordinate(latitude: 0, longitude: 0), radius: SearchRadius(meters: 1)))
         #expect(moved.map(\.place.id) == [places[7].id], "the spatial index follows a moved place")
-        #expect(try await store.count() == 50)
+        #expect(try await subject.store.count() == 50)
     }
 
     @Test("a batch with a repeated id is refused whole and changes nothing", arguments: StoreKind.allCases)
     func duplicateIDs(kind: StoreKind) async throws {
-        let store = try kind.make().store
+        let subject = try kind.make()
         let places = Array(Fixture.geonames.prefix(5))
-        await #expect(throws: BatchError.self) { try await store.upsert(places + [places[2]]) }
-        #expect(try await store.count() == 0)
+        await #expect(throws: BatchError.self) { try await subject.store.upsert(places + [places[2]]) }
+        #expect(try await subject.store.count() == 0)
     }
 
     @Test("a large batch rebuilds the index and a small one updates it live; both are queryable",
           arguments: StoreKind.allCases)
     func bulkThenLive(kind: StoreKind) async throws {
-        let store = try kind.make().store
-        _ = try await store.upsert(Fixture.geonames)
+        let subject = try kind.make()
+        _ = try await subject.store.upsert(Fixture.geonames)
         let few = Array(Fixture.scattered.prefix(10))
-        #expect(try await store.upsert(few).inserted == 10)
+        #expect(try await subject.store.upsert(few).inserted == 10)
         for place in few {
-            let hit = try await store.closest(to: place.coordinate, categories: [place.category])
+            let hit = try await subject.store.closest(to: place.coordinate, categories: [place.category])
             #expect(hit?.distance == .zero)
         }
     }
 
     @Test("places come back exactly as stored, footprints with holes included", arguments: StoreKind.allCases)
     func roundTrip(kind: StoreKind) async throws {
-        let store = try kind.make().store
-        let outer = [(33.7829, -118.1146), (33.7829, -118.1136), (33.7822, -118.1136), (33.7822, -118.1146), (33.7829, -118.1146)]
-        let inner = [(33.7827, -118.1143), (33.7827, -118.1140), (33.7824, -118.1140), (33.7824, -118.1143), (33.7827, -118.1143)]
-        let footprint = MultiPolygon(try Polygon(
-            exterior: outer.map { try Coordinate(latitude: $0.0, longitude: $0.1) },
-            holes: [inner.map { try Coordinate(latitude: $0.0, longitude: $0.1) }]))
-        // Hall of Science, CSULB, as in Data/csulb-buildings.csv; the footprint is a test shape around it.
+        let subject = try kind.make()
+        // Hall of Science, CSULB, as in Data/csulb-buildings.csv. Its footprint here is synthetic: a 80 m square
+        // with a 20 m square hole, centred on the building's point (no outline of it is shipped).
+        let hall = try Coordinate(latitude: 33.779842, longitude: -118.112526)
+        func square(_ halfSide: Double) -> [Coordinate] {
+            let diagonal = halfSide * 2.0.squareRoot()
+            let corners = [45.0, 135, 225, 315].map { destination(from: hall, distance: diagonal, bearing: $0) }
+            return corners + [corners[0]]
+        }
+        let footprint = MultiPolygon(try Polygon(exterior: square(40), holes: [square(10)]))
         let place = try Place(
             id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", aliases: ["HSCI", "Café"],
             attributes: ["code": "HSCI", "note": "quote \" and \\ backslash"],
-            coordinate: Coordinate(latitude: 33.77972, longitude: -118.112085), footprint: footprint)
-        _ = try await store.upsert([place])
-        #expect(try await store.place(id: place.id) == place)
-        #expect(try await store.place(id: PlaceID("missing")) == nil)
-        #expect(try await store.upsert([place]) == UpsertSummary(unchanged: 1))
+            coordinate: hall, footprint: footprint)
+        _ = try await subject.store.upsert([place])
+        #expect(try await subject.store.place(id: place.id) == place)
+        #expect(try await subject.store.place(id: PlaceID("missing")) == nil)
+        #expect(try await subject.store.upsert([place]) == UpsertSummary(unchanged: 1))
     }
 
     @Test("search finds names and aliases without regard to case or accents, exact matches first",
           arguments: StoreKind.allCases)
     func search(kind: StoreKind) async throws {
-        let store = try kind.make().store
+        let subject = try kind.make()
         let coordinate = try Coordinate(latitude: 33.78, longitude: -118.11)
         let places = [
             try Place(id: PlaceID("a"), name: "Library Annex", category: "academic", coordinate: coordinate),
@@ -232,32 +235,34 @@ struct StoreContractTests {
             try Place(id: PlaceID("d"), name: "Café Sixty-Nine", category: "retail", aliases: ["CAFÉ"], coordinate: coordinate),
             try Place(id: PlaceID("e"), name: "100% Science_Lab", category: "academic", coordinate: coordinate),
         ]
-        _ = try await store.upsert(places)
-        let library = try await store.search(PlaceSearch(text: "LIBRARY"))
+        _ = try await subject.store.upsert(places)
+        let library = try await subject.store.search(PlaceSearch(text: "LIBRARY"))
         #expect(library.map(\.id.rawValue) == ["c", "a", "b"])
-        #expect(try await store.search(PlaceSearch(text: "library", categories: ["academic"])).map(\.id.rawValue) == ["a", "b"])
-        #expect(try await store.search(PlaceSearch(text: "cafe")).map(\.id.rawValue) == ["d"])
-        #expect(try await store.search(PlaceSearch(text: "lib")).map(\.id.rawValue) == ["b", "c", "a"])
-        #expect(try await store.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
-        #expect(try await store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
-        #expect(try await store.search(PlaceSearch(text: "zzz")).isEmpty)
-        #expect(try await store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
+        #expect(try await subject.store.search(PlaceSearch(text: "library", categories: ["academic"])).map(\.id.rawValue) == ["a", "b"])
+        #expect(try await subject.store.search(PlaceSearch(text: "cafe")).map(\.id.rawValue) == ["d"])
+        #expect(try await subject.store.search(PlaceSearch(text: "lib")).map(\.id.rawValue) == ["b", "c", "a"])
+        #expect(try await subject.store.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
+        #expect(try await subject.store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
+        #expect(try await subject.store.search(PlaceSearch(text: "zzz")).isEmpty)
+        #expect(try await subject.store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
     }
 
     @Test("campuses containing a point are found by their boundary, holes excluded", arguments: StoreKind.allCases)
     func campuses(kind: StoreKind) async throws {
-        let store = try kind.make().store
+        let subject = try kind.make()
         func point(_ lat: Double, _ lon: Double) throws -> Coordinate { try Coordinate(latitude: lat, longitude: lon) }
         let boundary = MultiPolygon(try Polygon(
             exterior: [point(33.77, -118.12), point(33.77, -118.10), point(33.79, -118.10), point(33.79, -118.12), point(33.77, -118.12)],
             holes: [[point(33.775, -118.115), point(33.775, -118.113), point(33.777, -118.113), point(33.777, -118.115), point(33.775, -118.115)]]))
         let campus = try Campus(id: PlaceID("test-campus"), name: "Test campus", boundary: boundary)
-        #expect(try await store.upsert([campus]) == UpsertSummary(inserted: 1))
-        #expect(try await store.upsert([campus]) == UpsertSummary(unchanged: 1))
-        #expect(try await store.campuses() == [campus])
-        #expect(try await store.campuses(containing: point(33.78, -118.11)) == [campus])
-        #expect(try await store.campuses(containing: point(33.776, -118.114)).isEmpty)
-        #expect(try await store.campuses(containing: point(13.74, 100.49)).isEmpty)
+        #expect(try await subject.store.upsert([campus]) == UpsertSummary(inserted: 1))
+        #expect(try await subject.store.upsert([campus]) == UpsertSummary(unchanged: 1))
+        #expect(try await subject.store.campuses() == [campus])
+        // The boundary is a synthetic rectangle; the points are Hall of Science (inside), Academic Services
+        // (inside the hole) and Wat Pho (far away), as in Data/.
+        #expect(try await subject.store.campuses(containing: point(33.779842, -118.112526)) == [campus])
+        #expect(try await subject.store.campuses(containing: point(33.776985, -118.114067)).isEmpty)
+        #expect(try await subject.store.campuses(containing: point(13.746549, 100.492766)).isEmpty)
     }
 }
 

@@ -58,8 +58,8 @@ struct CSVImportTests {
             csulb-bac,,athletic,33.786331,-118.114876,BAC
             csulb-bbs,Beach Building Services,administrative,91.783669,-118.108528,BBS
             csulb-anac,Anna W. Ngai Alumni Center,administrative,33.781891,-118.116859,ANAC
-            csulb-hsci,Hall of Science,academic,33.77972
-            ,Hall of Science,academic,33.77972,-118.112085,HSCI
+            csulb-hsci,Hall of Science,academic,33.779842
+            ,Hall of Science,academic,33.779842,-118.112526,HSCI
             """
         #expect {
             try PlaceFileReader.read(data: Data(csv.utf8), format: .csv)
@@ -83,7 +83,7 @@ struct CSVImportTests {
         let places = try PlaceFileReader.read(path: try fixture("csulb-buildings.csv")).places
         _ = try await temporary.store.upsert(places)
         var text = try String(contentsOfFile: try fixture("csulb-buildings.csv"), encoding: .utf8)
-        text = text.replacingOccurrences(of: "Hall of Science,academic,33.77972", with: "Hall of Science,academic,xx")
+        text = text.replacingOccurrences(of: "Hall of Science,academic,33.779842", with: "Hall of Science,academic,xx")
         #expect(throws: ImportError.self) { try PlaceFileReader.read(data: Data(text.utf8), format: .csv) }
         #expect(try await temporary.store.count() == 91)
         #expect(try await temporary.store.place(id: PlaceID("csulb-hsci")) == places.first { $0.id.rawValue == "csulb-hsci" })
@@ -180,7 +180,7 @@ struct GeoJSONImportTests {
             """
         let campuses = try CampusFileReader.read(data: Data(json.utf8))
         #expect(campuses.map(\.name) == ["Test campus"])
-        #expect(campuses[0].boundary.contains(try Coordinate(latitude: 33.77972, longitude: -118.112085)))
+        #expect(campuses[0].boundary.contains(try Coordinate(latitude: 33.779842, longitude: -118.112526)))
         #expect(throws: ImportError.self) {
             try CampusFileReader.read(data: Data(#"{"type":"FeatureCollection","features":[]}"#.utf8))
         }
