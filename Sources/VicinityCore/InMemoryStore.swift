@@ -109,8 +109,14 @@ public final class InMemoryStore: PlaceStore, CampusStore {
 /// Name search rules shared by every store: a case- and diacritic-insensitive substring of the name or an
 /// alias; exact matches first, then prefixes, then the rest, each group by name then id.
 public enum NameMatch {
-    /// The folded form stores compare: lower case, accents removed.
-    public static func fold(_ text: String) -> String {
+    /// The folded form stores compare: lower case, accents removed. Canonical decomposition first, so that
+    /// "é" becomes "e" plus a combining accent that is then dropped; ASCII text skips that work.
+    public static func folded(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
+        return fold(decomposed(text))
+    }
+
+    static func fold(_ text: String) -> String {
         String(String.UnicodeScalarView(text.lowercased().unicodeScalars.filter {
             $0.properties.generalCategory != .nonspacingMark
         }))
@@ -119,15 +125,15 @@ public enum NameMatch {
     /// 0 for an exact match, 1 for a prefix, 2 for a substring, nil for no match.
     public static func rank(of place: Place, folded needle: String) -> Int? {
         ([place.name] + place.aliases).compactMap { name -> Int? in
-            let folded = fold(decomposed(name))
-            if folded == needle { return 0 }
-            if folded.hasPrefix(needle) { return 1 }
-            return folded.contains(needle) ? 2 : nil
+            let candidate = folded(name)
+            if candidate == needle { return 0 }
+            if candidate.hasPrefix(needle) { return 1 }
+            return candidate.contains(needle) ? 2 : nil
         }.min()
     }
 
     public static func rank(_ places: some Sequence<Place>, matching search: PlaceSearch) -> [Place] {
-        let needle = fold(decomposed(search.text))
+        let needle = folded(search.text)
         return places
             .filter { search.categories.isEmpty || search.categories.contains($0.category) }
             .compactMap { place in rank(of: place, folded: needle).map { (rank: $0, place: place) } }

@@ -14,7 +14,7 @@ public struct PlaceID: Hashable, Comparable, Sendable, CustomStringConvertible {
             throw ValidationError(field: "id", message: "must be at most \(Self.maximumLength) characters")
         }
         guard rawValue.trimmingSpaces == rawValue,
-            !rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            !rawValue.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else {
             throw ValidationError(field: "id", message: "must not contain control characters or surrounding spaces")
         }

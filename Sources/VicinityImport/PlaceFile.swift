@@ -97,7 +97,9 @@ enum CSVPlaces {
         var projected: [String] = []
         var line = 2
         var rows = 0
-        while let row = reader.next() {
+        var categoryCache: [String: Category] = [:]
+        while let rawRow = reader.next() {
+            let row = rawRow.map(trimmed)
             rows += 1
             let location = "line \(line)"
             defer { line += 1 + row.reduce(0) { $0 + $1.filter { $0 == "\n" }.count } }
@@ -106,10 +108,15 @@ enum CSVPlaces {
                 problems.append(ImportProblem(location: location, message: "has \(row.count) fields, the header has \(header.count)"))
                 continue
             }
-            func value(_ name: String) -> String { column[name].map { row[$0].trimmingCharacters(in: .whitespaces) } ?? "" }
+            func value(_ name: String) -> String { column[name].map { row[$0] } ?? "" }
             var rowProblems: [String] = []
             let id = capture(&rowProblems) { () throws(ValidationError) in try PlaceID(value("id")) }
-            let category = override ?? capture(&rowProblems) { () throws(ValidationError) in try Category(value("category")) }
+            let categoryText = value("category")
+            let category = override ?? categoryCache[categoryText] ?? capture(&rowProblems) { () throws(ValidationError) in
+                let category = try Category(categoryText)
+                categoryCache[categoryText] = category
+                return category
+            }
             let latitude = Double(value("lat")), longitude = Double(value("lon"))
             if latitude == nil { rowProblems.append("lat: \"\(value("lat"))\" is not a number") }
             if longitude == nil { rowProblems.append("lon: \"\(value("lon"))\" is not a number") }
@@ -128,8 +135,7 @@ enum CSVPlaces {
             }
             var attributes: [String: String] = [:]
             for (name, index) in column where !["id", "name", "category", "lat", "lon", "aliases"].contains(name) {
-                let text = row[index].trimmingCharacters(in: .whitespaces)
-                if !text.isEmpty { attributes[name] = text }
+                if !row[index].isEmpty { attributes[name] = row[index] }
             }
             if let id, let category, let coordinate {
                 let place = capture(&rowProblems) { () throws(ValidationError) in
@@ -152,6 +158,14 @@ enum CSVPlaces {
         }
         return PlaceFile(places: entries.map(\.place), warnings: [])
     }
+}
+
+/// Trims spaces and tabs around a field; most fields have none, so they are returned without copying.
+func trimmed(_ field: String) -> String {
+    guard let first = field.unicodeScalars.first, let last = field.unicodeScalars.last,
+        first == " " || first == "\t" || last == " " || last == "\t"
+    else { return field }
+    return field.trimmingCharacters(in: .whitespaces)
 }
 
 /// Runs a validating initialiser, turning its error into a row problem.

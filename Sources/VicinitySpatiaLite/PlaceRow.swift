@@ -20,7 +20,7 @@ enum PlaceRow {
     /// Name and aliases folded the way `NameMatch` compares, one per line, for a LIKE pre-filter.
     static func searchText(_ place: Place) -> String {
         ([place.name] + place.aliases)
-            .map { NameMatch.fold($0.decomposedStringWithCanonicalMapping) }
+            .map(NameMatch.folded)
             .joined(separator: "\n")
     }
 

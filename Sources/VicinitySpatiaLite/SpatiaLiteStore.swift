@@ -92,7 +92,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     }
 
     public func search(_ search: PlaceSearch) async throws -> [Place] {
-        let needle = NameMatch.fold(search.text.decomposedStringWithCanonicalMapping)
+        let needle = NameMatch.folded(search.text)
         guard !needle.isEmpty else { return [] }
         return try await pool.read { db in
             var sql = "\(PlaceRow.select) WHERE search_text LIKE ? ESCAPE '\\'"
