@@ -5,8 +5,9 @@ import Hummingbird
 enum OpenAPIDocument {
     static let mediaType = "application/yaml"
 
-    /// Read once when the router is built; nil when the resource bundle is missing, which the endpoint
-    /// then reports as a logged server error instead of failing every other route.
+    /// Read once when the router is built, so that a missing document shows at start-up rather than on the
+    /// first request. The resource bundle (`vicinity_VicinityHTTP.resources`) must sit beside the executable;
+    /// SwiftPM puts it there, and an install must copy it along.
     static func load() -> ByteBuffer? {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
             let data = try? Data(contentsOf: url)

@@ -106,15 +106,16 @@ extension Problem {
     }
 
     private init(unroutable request: Request, context: some RequestContext, routes: [Endpoint]) {
-        let path = request.uri.path
-        let allowed = routes.filter { $0.matches(path: path) }.map(\.method)
+        let matching = routes.filter { $0.matches(path: request.uri.path) }
+        let allowed = matching.map(\.method)
         guard !allowed.isEmpty, !allowed.contains(request.method) else {
             self.init(status: .notFound, detail: "No endpoint has this path; /openapi.yaml lists them all.")
             return
         }
-        if let template = routes.first(where: { $0.matches(path: path) })?.path {
-            // Metrics then count the 405 under the route, not under "NotFound".
-            context.coreContext.endpointPath.value = template
+        // Metrics then count the 405 under the route, not under "NotFound"; a literal path beats a template,
+        // as in the router.
+        if let route = matching.min(by: { $0.path.filter { $0 == "{" }.count < $1.path.filter { $0 == "{" }.count }) {
+            context.coreContext.endpointPath.value = route.path
         }
         let list = allowed.map(\.rawValue).uniquedInOrder().joined(separator: ", ")
         self.init(

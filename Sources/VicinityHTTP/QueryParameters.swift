@@ -1,7 +1,6 @@
+import Foundation
 import GeoCore
 import VicinityCore
-
-import Foundation
 
 /// A request's query string, read parameter by parameter with the service's input rules.
 ///
@@ -13,6 +12,8 @@ struct QueryParameters {
     /// Parameter names in the order they first appear, so that errors about unknown names come out stably.
     private var names: [String] = []
     private var consumed: Set<String> = []
+    /// Names whose value could not be decoded; already reported, so not "required" as well.
+    private var undecodable: Set<String> = []
     private(set) var errors: [ValidationError] = []
 
     init(_ query: String?) {
@@ -26,6 +27,7 @@ struct QueryParameters {
             guard let value = Self.decode(parts.count > 1 ? parts[1] : "") else {
                 errors.append(ValidationError(field: name, message: "is not valid percent-encoded UTF-8"))
                 consumed.insert(name)
+                undecodable.insert(name)
                 continue
             }
             if values[name] == nil { names.append(name) }
@@ -53,10 +55,13 @@ struct QueryParameters {
         return value.isEmpty ? nil : value
     }
 
+    /// Like `single`, and absent or empty is an error. A repeated or undecodable parameter is already
+    /// reported as such.
     mutating func required(_ name: String) -> String? {
-        let wasGiven = values[name]?.count == 1
+        let givenOnce = values[name]?.count == 1
+        let missing = values[name] == nil && !undecodable.contains(name)
         guard let value = single(name) else {
-            if wasGiven || values[name] == nil { errors.append(ValidationError(field: name, message: "is required")) }
+            if givenOnce || missing { errors.append(ValidationError(field: name, message: "is required")) }
             return nil
         }
         return value

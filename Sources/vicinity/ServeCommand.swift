@@ -27,7 +27,7 @@ struct Serve: AsyncParsableCommand {
     var host: String?
 
     @Option(help: ArgumentHelp(
-        "TCP port to listen on (0 picks a free one).", discussion: "Default: $VICINITY_PORT, else \(defaultPort).",
+        "TCP port to listen on.", discussion: "Default: $VICINITY_PORT, else \(defaultPort).",
         valueName: "port"))
     var port: Int?
 
@@ -71,7 +71,7 @@ struct Serve: AsyncParsableCommand {
         } else {
             port = Self.defaultPort
         }
-        guard (0...65535).contains(port) else { throw ValidationError("the port must be in 0...65535, not \(port)") }
+        guard (1...65535).contains(port) else { throw ValidationError("the port must be in 1...65535, not \(port)") }
 
         let list = templeCategories ?? environment["VICINITY_TEMPLE_CATEGORIES"] ?? Self.standardTempleList
         var categories: Set<VicinityCore.Category> = []

@@ -64,6 +64,12 @@ struct ErrorResponseTests {
                 .init(field: "lat", message: "must be given at most once"),
                 .init(field: "radious", message: "is not a parameter of this endpoint"),
             ])
+
+            // A required parameter that cannot be decoded is reported once, not also as missing.
+            let undecodable: ProblemWire = try await client.execute(
+                uri: "/v1/places/closest?lat=%FF&lon=-118.112526", method: .get
+            ).decoded()
+            #expect(undecodable.errors == [.init(field: "lat", message: "is not valid percent-encoded UTF-8")])
         }
     }
 

@@ -1,21 +1,41 @@
+import Foundation
+import GeoCore
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 import VicinityCore
 import VicinityHTTP
+import VicinitySpatiaLite
 
 @Suite("Over a real socket")
 struct LiveServerTests {
-    @Test("the application buildApplication returns serves requests and problems over HTTP/1.1")
+    @Test("the server on an ephemeral port over a temporary SpatiaLite database answers as the store does")
     func liveServer() async throws {
-        let store = try await store(csulbRows)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-live-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try SpatiaLiteStore(path: path, logger: Logger(label: "test"))
+        _ = try await store.upsert(try places(fromCSV: csulbRows) + places(fromCSV: bangkokRows))
         let app = buildApplication(
-            locator: Locator(places: store, campuses: store), metrics: sharedRegistry, logger: LogRecorder().logger)
+            locator: Locator(places: store, campuses: store), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        let expected = try await store.nearby(NearbyQuery(centre: Spot.hallOfScience, radius: SearchRadius(meters: 500)))
+
         try await app.test(.live) { client in
             let health = try await client.execute(uri: "/health", method: .get)
             #expect(health.status == .ok)
-            #expect(health.text == #"{"places":6,"status":"ok"}"#)
+            #expect(health.text == #"{"places":14,"status":"ok"}"#)
             #expect(health.headers[.server] == "Vicinity")
+
+            let nearby = try await client.execute(uri: "/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=500", method: .get)
+            #expect(nearby.status == .ok)
+            let body = try JSONDecoder().decode(NearbyBody.self, from: Data(nearby.text.utf8))
+            #expect(body.places.map(\.id) == expected.map(\.place.id.rawValue))
+            #expect(body.places.map(\.distance_m) == expected.map(\.distance.meters))
+            #expect(!body.places.isEmpty)
+
+            let temples = try await client.execute(uri: "/v1/temples/recommended?lat=13.746549&lon=100.492766&limit=3", method: .get)
+            #expect(temples.status == .ok)
+            #expect(temples.text.contains("\"th-bkk-001\""))
 
             let wrongMethod = try await client.execute(uri: "/v1/places/nearby", method: .post)
             #expect(wrongMethod.status == .methodNotAllowed)
@@ -30,5 +50,13 @@ struct LiveServerTests {
                 uri: "/health", method: .get, body: ByteBuffer(repeating: 0x78, count: 64 * 1024 + 1))
             #expect(largeBody.status == .contentTooLarge)
         }
+    }
+
+    private struct NearbyBody: Decodable {
+        struct Hit: Decodable {
+            let id: String
+            let distance_m: Double
+        }
+        let places: [Hit]
     }
 }

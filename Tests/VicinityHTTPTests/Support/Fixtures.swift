@@ -8,6 +8,7 @@ import Prometheus
 import Synchronization
 import VicinityCore
 import VicinityHTTP
+import VicinityImport
 
 /// Rows copied verbatim from Data/csulb-buildings.csv (header and six buildings).
 let csulbRows = """
@@ -47,33 +48,10 @@ enum Spot {
     }
 }
 
-/// Reads the fixture CSV the way Data/README.md describes the importer: five fixed columns, `code` and
-/// `aliases` (`|`-separated) as aliases, every other non-empty column as an attribute. The fixture rows hold
-/// no quoted fields, so splitting on commas is exact for them.
+/// Reads fixture rows with the importer the service uses.
 func places(fromCSV text: String) throws -> [Place] {
-    let lines = text.split(whereSeparator: \.isNewline).map(String.init)
-    let header = lines[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-    return try lines.dropFirst().map { line in
-        let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        let row = Dictionary(uniqueKeysWithValues: zip(header, cells))
-        let aliases = [row["code"]].compactMap { $0 } + (row["aliases"]?.split(separator: "|").map(String.init) ?? [])
-        let fixed: Set<String> = ["id", "name", "category", "lat", "lon", "code", "aliases"]
-        let attributes = row.filter { !fixed.contains($0.key) && !$0.value.isEmpty }
-        guard let latitude = Double(row["lat"] ?? ""), let longitude = Double(row["lon"] ?? "") else {
-            throw FixtureError.badRow(line)
-        }
-        return try Place(
-            id: PlaceID(row["id"] ?? ""),
-            name: row["name"] ?? "",
-            category: VicinityCore.Category(row["category"] ?? ""),
-            aliases: aliases.filter { !$0.isEmpty },
-            attributes: attributes,
-            coordinate: Coordinate(latitude: latitude, longitude: longitude)
-        )
-    }
+    try PlaceFileReader.read(data: Data(text.utf8), format: .csv).places
 }
-
-enum FixtureError: Error { case badRow(String) }
 
 /// An in-memory store loaded with the given fixture CSVs.
 func store(_ csvs: String...) async throws -> InMemoryStore {

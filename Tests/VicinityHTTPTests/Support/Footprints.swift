@@ -2,8 +2,8 @@ import Foundation
 import GeoCore
 import VicinityCore
 
-/// One feature copied verbatim from ../shared/data/samples/ucsb-buildings-osm.geojson (OpenStreetMap, ODbL):
-/// a building with a footprint and an id that holds a slash.
+/// One feature copied verbatim from ucsb-buildings-osm.geojson, the import tests' fixture (OpenStreetMap, ODbL;
+/// provenance in Data/README.md): a building with a footprint and an id that holds a slash.
 let pavilionGymFeature = """
     {"type": "Feature", "properties": {"category": "Main Campus", "details": "Athletics Facility", "@id": "way/32274168", "building": "yes", "leisure": "sports_centre", "name": "UCSB Pavillion Gym", "website": "recreation.sa.ucsb.edu/facilities", "image": "https://s3-media1.fl.yelpcdn.com/bphoto/Rsh9KPSQ1Z78wxIb8jhmvw/o.jpg"}, "geometry": {"type": "Polygon", "coordinates": [[[-119.8491453, 34.4192433], [-119.8491476, 34.4189299], [-119.8487303, 34.4189279], [-119.848728, 34.4192412], [-119.8491453, 34.4192433]]]}, "id": "way/32274168"}
     """
