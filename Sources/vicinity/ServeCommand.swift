@@ -118,7 +118,11 @@ struct Serve: AsyncParsableCommand {
             logger: logger
         )
         let temples = settings.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
-        print("Vicinity serving http://\(settings.host):\(settings.port) from \(store.path) (\(places) places; temples: \(temples))")
+        let port = settings.port == 0 ? "<ephemeral port>" : String(settings.port)
+        // Written straight to the file descriptor: print() is block-buffered when standard output is not a
+        // terminal, and the line should reach the log now, not when the buffer fills.
+        let line = "Vicinity serving http://\(settings.host):\(port) from \(store.path) (\(places) places; temples: \(temples))\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
         try await app.runService()
         logger.info("Vicinity stopped")
     }

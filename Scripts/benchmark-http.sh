@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# HTTP throughput and latency of a release build on loopback, with wrk, against the shipped data:
+#   Scripts/benchmark-http.sh [SECONDS_PER_RUN]     default 10
+# For each endpoint and 1, 16 and 64 connections (wrk on 2 threads, 1 for a single connection), prints requests/s and p99 latency.
+# Query positions cycle through every CSULB building in Data/csulb-buildings.csv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-10}"
+port="${VICINITY_BENCH_PORT:-18080}"
+Scripts/setup.sh >/dev/null
+swift build -c release --product vicinity >/dev/null
+work="$(mktemp -d)"
+trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
+.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+
+# A Lua script that walks wrk's requests through the building positions.
+{
+    echo "positions = {"
+    awk -F, 'NR > 1 { printf "  \"lat=%s&lon=%s\",\n", $4, $5 }' Data/csulb-buildings.csv
+    echo "}"
+    cat <<'LUA'
+counter = 0
+base = os.getenv("VICINITY_BENCH_PATH")
+request = function()
+  counter = counter + 1
+  local position = positions[(counter % #positions) + 1]
+  local separator = string.find(base, "?", 1, true) and "&" or "?"
+  return wrk.format("GET", base .. separator .. position)
+end
+LUA
+} > "$work/positions.lua"
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
+printf "%-48s %6s %12s %10s\n" endpoint conns "requests/s" "p99"
+run() {
+    local label="$1" path="$2" connections="$3" script=()
+    [ "$label" != "/health" ] && script=(-s "$work/positions.lua")
+    local out
+    local threads=$(( connections < 2 ? 1 : 2 ))
+    out=$(VICINITY_BENCH_PATH="$path" wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "${script[@]}" "http://127.0.0.1:$port$path")
+    local rps p99 errors
+    rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
+    p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
+    errors=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
+    printf "%-48s %6s %12s %10s%s\n" "$label" "$connections" "$rps" "$p99" "${errors:+  (non-2xx: $errors)}"
+}
+for connections in 1 16 64; do
+    run "/health" "/health" "$connections"
+    run "/v1/places/closest" "/v1/places/closest" "$connections"
+    run "/v1/places/nearby?radius=1000&limit=20" "/v1/places/nearby?radius=1000&limit=20" "$connections"
+done
