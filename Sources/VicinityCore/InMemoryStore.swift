@@ -19,17 +19,7 @@ public final class InMemoryStore: PlaceStore, CampusStore {
         _ places: [Place], progress: (@Sendable (Int, Int) -> Void)?
     ) async throws -> UpsertSummary {
         try validateBatch(places)
-        let summary = state.withLock { state in
-            var summary = UpsertSummary()
-            for place in places {
-                switch state.places.updateValue(place, forKey: place.id) {
-                case nil: summary.inserted += 1
-                case place: summary.unchanged += 1
-                default: summary.updated += 1
-                }
-            }
-            return summary
-        }
+        let summary = state.withLock { Self.merge(places, into: &$0.places, key: \.id) }
         progress?(places.count, places.count)
         return summary
     }
@@ -84,17 +74,22 @@ public final class InMemoryStore: PlaceStore, CampusStore {
     }
 
     public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
-        state.withLock { state in
-            var summary = UpsertSummary()
-            for campus in campuses {
-                switch state.campuses.updateValue(campus, forKey: campus.id) {
-                case nil: summary.inserted += 1
-                case campus: summary.unchanged += 1
-                default: summary.updated += 1
-                }
+        state.withLock { Self.merge(campuses, into: &$0.campuses, key: \.id) }
+    }
+
+    /// Stores each value under its key, counting what was new, replaced or already identical.
+    private static func merge<Value: Equatable>(
+        _ values: [Value], into storage: inout [PlaceID: Value], key: KeyPath<Value, PlaceID>
+    ) -> UpsertSummary {
+        var summary = UpsertSummary()
+        for value in values {
+            switch storage.updateValue(value, forKey: value[keyPath: key]) {
+            case nil: summary.inserted += 1
+            case value: summary.unchanged += 1
+            default: summary.updated += 1
             }
-            return summary
         }
+        return summary
     }
 
     public func campuses() async throws -> [Campus] {

@@ -136,8 +136,9 @@ extension String {
     }
 }
 
-extension Array where Element: Hashable {
-    func uniqued() -> [Element] {
+extension Sequence where Element: Hashable {
+    /// The elements without repeats, in first-seen order.
+    public func uniqued() -> [Element] {
         var seen = Set<Element>()
         return filter { seen.insert($0).inserted }
     }

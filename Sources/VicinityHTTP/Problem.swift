@@ -85,7 +85,7 @@ extension Problem {
         switch error {
         case .invalidInput(let errors):
             let fields = errors.map { FieldError(field: $0.field, message: $0.message) }
-            let names = fields.map(\.field).uniquedInOrder().joined(separator: ", ")
+            let names = fields.map(\.field).uniqued().joined(separator: ", ")
             self.init(status: .badRequest, detail: "Invalid request parameters: \(names).", errors: fields)
         case .placeNotFound:
             self.init(status: .notFound, detail: "No place has this id.")
@@ -117,7 +117,7 @@ extension Problem {
         if let route = matching.min(by: { $0.path.filter { $0 == "{" }.count < $1.path.filter { $0 == "{" }.count }) {
             context.coreContext.endpointPath.value = route.path
         }
-        let list = allowed.map(\.rawValue).uniquedInOrder().joined(separator: ", ")
+        let list = allowed.map(\.rawValue).uniqued().joined(separator: ", ")
         self.init(
             status: .methodNotAllowed, detail: "This endpoint answers \(list) only.", headers: [.allow: list])
     }
@@ -135,12 +135,5 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             let problem = Problem(for: error, request: request, context: context, routes: routes, options: options)
             return try problem.response(from: request, context: context)
         }
-    }
-}
-
-extension Sequence where Element: Hashable {
-    func uniquedInOrder() -> [Element] {
-        var seen = Set<Element>()
-        return filter { seen.insert($0).inserted }
     }
 }

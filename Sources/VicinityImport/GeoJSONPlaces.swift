@@ -112,13 +112,7 @@ enum GeoJSONPlaces {
 public enum CampusFileReader {
     /// Reads every campus in the file. `id` and `name` override the feature's own when the file holds one.
     public static func read(path: String, id: String? = nil, name: String? = nil) throws(ImportError) -> [Campus] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ImportError(problems: [ImportProblem(location: path, message: "cannot read the file: \(error.localizedDescription)")])
-        }
-        return try read(data: data, id: id, name: name)
+        try read(data: PlaceFileReader.contents(of: path), id: id, name: name)
     }
 
     public static func read(data: Data, id: String? = nil, name: String? = nil) throws(ImportError) -> [Campus] {

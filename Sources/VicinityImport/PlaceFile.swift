@@ -32,19 +32,22 @@ public enum PlaceFileReader {
             throw ImportError(problems: [ImportProblem(
                 location: path, message: "unknown file type; use a .csv, .geojson or .json file")])
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ImportError(problems: [ImportProblem(location: path, message: "cannot read the file: \(error.localizedDescription)")])
-        }
-        return try read(data: data, format: format, category: category)
+        return try read(data: contents(of: path), format: format, category: category)
     }
 
     public static func read(data: Data, format: Format, category: Category? = nil) throws(ImportError) -> PlaceFile {
         switch format {
         case .csv: try CSVPlaces.read(data, category: category)
         case .geojson: try GeoJSONPlaces.read(data, category: category)
+        }
+    }
+
+    /// The bytes of a file, or an `ImportError` that says why they cannot be read.
+    static func contents(of path: String) throws(ImportError) -> Data {
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ImportError(problems: [ImportProblem(location: path, message: "cannot read the file: \(error.localizedDescription)")])
         }
     }
 
