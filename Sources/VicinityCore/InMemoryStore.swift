@@ -96,6 +96,8 @@ public final class InMemoryStore: PlaceStore, CampusStore {
         state.withLock { $0.campuses.values.sorted { $0.id < $1.id } }
     }
 
+    public func campusCount() async throws -> Int { state.withLock { $0.campuses.count } }
+
     public func campuses(containing point: Coordinate) async throws -> [Campus] {
         try await campuses().filter { $0.boundary.contains(point) }
     }

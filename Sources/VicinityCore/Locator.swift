@@ -60,9 +60,8 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
 
     public func whereabouts(of position: Coordinate, categories: Set<Category> = []) async throws -> Whereabouts {
         let closest = try await places.closest(to: position, categories: categories)
-        let loaded = try await campuses.campuses()
-        let containing = loaded.filter { $0.boundary.contains(position) }
-        let onCampus: Bool? = loaded.isEmpty ? nil : !containing.isEmpty
+        let containing = try await campuses.campuses(containing: position)
+        let onCampus: Bool? = try await campuses.campusCount() == 0 ? nil : !containing.isEmpty
         return Whereabouts(
             closest: closest,
             label: labelRule.label(closest: closest, onCampus: onCampus),

@@ -40,6 +40,8 @@ public protocol CampusStore: Sendable {
     func campuses() async throws -> [Campus]
     /// The campuses whose boundary contains the point.
     func campuses(containing point: Coordinate) async throws -> [Campus]
+    /// How many campuses are loaded: with none, whether a point is on campus is unknown rather than false.
+    func campusCount() async throws -> Int
 }
 
 /// The result of an upsert that was refused as a whole: each row's problem, nothing written.

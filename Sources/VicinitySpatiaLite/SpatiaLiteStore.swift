@@ -30,6 +30,12 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         ])
     }
 
+    /// Closes every connection, checkpointing the WAL into the database file. Later calls fail; without a
+    /// call, the connections close when the store is released.
+    public func close() throws {
+        try pool.close()
+    }
+
     /// SpatiaLite's version, as the library reports it.
     public var spatiaLiteVersion: String { SpatiaLiteConnection.libraryVersion }
 
@@ -181,8 +187,9 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     // MARK: - Maintenance
 
     /// Checks the file and every spatial index against its table; returns the problems found (none: healthy).
+    /// Runs on the writer: `CheckSpatialIndex` records its run in SpatiaLite's history table.
     public func integrityProblems() async throws -> [String] {
-        try await pool.read { db in
+        try await pool.writeWithoutTransaction { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
             for (table, column) in [("place", "geom"), ("campus", "boundary")] {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
@@ -213,6 +220,10 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, name, AsBinary(boundary) FROM campus ORDER BY id").map(Self.campus)
         }
+    }
+
+    public func campusCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM campus") ?? 0 }
     }
 
     public func campuses(containing point: Coordinate) async throws -> [Campus] {

@@ -23,9 +23,17 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-struct StoreUnderTest {
+/// A store and, for SpatiaLite, its file: closed, then removed, when the test lets go of it.
+final class StoreUnderTest: Sendable {
     let store: any PlaceStore & CampusStore
     let file: TemporaryFile?
+
+    init(store: any PlaceStore & CampusStore, file: TemporaryFile?) {
+        self.store = store
+        self.file = file
+    }
+
+    deinit { try? (store as? SpatiaLiteStore)?.close() }
 }
 
 /// A database path in the temporary folder, removed with its WAL files when the test is done.
@@ -255,7 +263,9 @@ struct StoreContractTests {
             exterior: [point(33.77, -118.12), point(33.77, -118.10), point(33.79, -118.10), point(33.79, -118.12), point(33.77, -118.12)],
             holes: [[point(33.775, -118.115), point(33.775, -118.113), point(33.777, -118.113), point(33.777, -118.115), point(33.775, -118.115)]]))
         let campus = try Campus(id: PlaceID("test-campus"), name: "Test campus", boundary: boundary)
+        #expect(try await subject.store.campusCount() == 0)
         #expect(try await subject.store.upsert([campus]) == UpsertSummary(inserted: 1))
+        #expect(try await subject.store.campusCount() == 1)
         #expect(try await subject.store.upsert([campus]) == UpsertSummary(unchanged: 1))
         #expect(try await subject.store.campuses() == [campus])
         // The boundary is a synthetic rectangle; the points are Hall of Science (inside), Academic Services
@@ -276,9 +286,11 @@ struct SpatiaLiteFileTests {
             _ = try await store.upsert(Fixture.geonames)
             _ = try await store.upsert(Array(Fixture.scattered.prefix(20)))
             #expect(try await store.integrityProblems().isEmpty)
+            try store.close()
         }
         let reopened = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
         #expect(try await reopened.count() == Fixture.geonames.count + 20)
         #expect(try await reopened.integrityProblems().isEmpty)
+        try reopened.close()
     }
 }

@@ -15,6 +15,7 @@ struct LiveServerTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-live-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try SpatiaLiteStore(path: path, logger: Logger(label: "test"))
+        defer { try? store.close() }
         _ = try await store.upsert(try places(fromCSV: csulbRows) + places(fromCSV: bangkokRows))
         let app = buildApplication(
             locator: Locator(places: store, campuses: store), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)

@@ -19,7 +19,10 @@ private final class TemporaryStore {
             preconditionFailure("cannot open a temporary store: \(error)")
         }
     }()
-    deinit { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    deinit {
+        try? store.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
 }
 
 @Suite("CSV import")

@@ -201,4 +201,5 @@ struct FailingStore: PlaceStore, CampusStore {
     func upsert(_ campuses: [Campus]) async throws -> UpsertSummary { throw Failure() }
     func campuses() async throws -> [Campus] { throw Failure() }
     func campuses(containing point: Coordinate) async throws -> [Campus] { throw Failure() }
+    func campusCount() async throws -> Int { throw Failure() }
 }
