@@ -46,6 +46,16 @@ struct LoggedPath: CustomStringConvertible {
     }
 }
 
+/// Sends HEAD answers without their content (RFC 9110 §9.3.2): the router runs the GET logic for HEAD, and this
+/// keeps its status and headers, Content-Length included, so that health checkers and caches can probe any
+/// endpoint. It sits outside the problem mapping, so error answers lose their content too.
+struct HeadMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+}
+
 /// Refuses request targets and bodies beyond `HTTPOptions`' limits before any handler runs.
 struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
     let options: HTTPOptions

@@ -107,7 +107,7 @@ extension Problem {
 
     private init(unroutable request: Request, context: some RequestContext, routes: [Endpoint]) {
         let matching = routes.filter { $0.matches(path: request.uri.path) }
-        let allowed = matching.map(\.method)
+        let allowed = matching.flatMap(\.allowedMethods)
         guard !allowed.isEmpty, !allowed.contains(request.method) else {
             self.init(status: .notFound, detail: "No endpoint has this path; /openapi.yaml lists them all.")
             return

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 import VicinityCore
 
@@ -40,6 +41,10 @@ public enum Endpoint: String, CaseIterable, Sendable {
 
     public var method: HTTPRequest.Method { .get }
 
+    /// What the endpoint answers: its method, and HEAD wherever that is GET (the GET logic answers; the
+    /// `HeadMiddleware` drops the content).
+    var allowedMethods: [HTTPRequest.Method] { method == .get ? [.get, .head] : [method] }
+
     /// The path in OpenAPI template syntax, which Hummingbird's router also reads.
     public var path: String {
         switch self {
@@ -68,8 +73,9 @@ public enum Endpoint: String, CaseIterable, Sendable {
 
 /// The router with every endpoint and middleware, for tests and for `buildApplication`.
 ///
-/// Middleware order, outermost first: request log, metrics, problem mapping, request limits. Logging and
-/// metrics sit outside the problem mapping so that they see the status the client gets.
+/// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
+/// limits.
+/// Logging and metrics sit outside the problem mapping so that they see the status the client gets.
 public func buildRouter<Places: PlaceStore, Campuses: CampusStore>(
     locator: Locator<Places, Campuses>,
     options: HTTPOptions = .standard,
@@ -78,12 +84,15 @@ public func buildRouter<Places: PlaceStore, Campuses: CampusStore>(
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
+    router.add(middleware: HeadMiddleware())
     router.add(middleware: ProblemMiddleware(routes: Endpoint.allCases, options: options))
     router.add(middleware: RequestLimitsMiddleware(options: options))
     let api = API(locator: locator, options: options, metrics: metrics, openAPIDocument: OpenAPIDocument.load())
     for endpoint in Endpoint.allCases {
-        router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
-            try await api.respond(to: endpoint, request: request, context: context)
+        for method in endpoint.allowedMethods {
+            router.on(RouterPath(endpoint.path), method: method) { request, context in
+                try await api.respond(to: endpoint, request: request, context: context)
+            }
         }
     }
     return router
@@ -93,17 +102,21 @@ public func buildRouter<Places: PlaceStore, Campuses: CampusStore>(
 ///
 /// Request metrics go through swift-metrics, so the caller bootstraps `MetricsSystem` with a
 /// `PrometheusMetricsFactory` over `metrics` first; this library never bootstraps logging or metrics itself.
+/// `onListening` is called once the socket is bound, with the address it is bound to (the real port when
+/// `port` is 0), so that "serving on ..." is only said when it is true.
 public func buildApplication<Places: PlaceStore, Campuses: CampusStore>(
     locator: Locator<Places, Campuses>,
     options: HTTPOptions = .standard,
     host: String = "127.0.0.1",
     port: Int = 8080,
     metrics: PrometheusCollectorRegistry,
-    logger: Logger
+    logger: Logger,
+    onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
     Application(
         router: buildRouter(locator: locator, options: options, metrics: metrics),
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
+        onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
     )
 }

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import Prometheus
 import VicinityCore
 import VicinityHTTP
@@ -27,8 +28,8 @@ struct Serve: AsyncParsableCommand {
     var host: String?
 
     @Option(help: ArgumentHelp(
-        "TCP port to listen on.", discussion: "Default: $VICINITY_PORT, else \(defaultPort).",
-        valueName: "port"))
+        "TCP port to listen on; 0 picks a free one, named in the start-up line.",
+        discussion: "Default: $VICINITY_PORT, else \(defaultPort).", valueName: "port"))
     var port: Int?
 
     @OptionGroup var database: DatabaseOptions
@@ -71,7 +72,7 @@ struct Serve: AsyncParsableCommand {
         } else {
             port = Self.defaultPort
         }
-        guard (1...65535).contains(port) else { throw ValidationError("the port must be in 1...65535, not \(port)") }
+        guard (0...65535).contains(port) else { throw ValidationError("the port must be in 0...65535, not \(port)") }
 
         let list = templeCategories ?? environment["VICINITY_TEMPLE_CATEGORIES"] ?? Self.standardTempleList
         var categories: Set<VicinityCore.Category> = []
@@ -109,21 +110,28 @@ struct Serve: AsyncParsableCommand {
 
         let store = try database.openStore(logger: logger)
         let places = try await store.count()
+        let temples = settings.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
         let app = buildApplication(
             locator: Locator(places: store, campuses: store),
             options: HTTPOptions(temples: settings.temples),
             host: settings.host,
             port: settings.port,
             metrics: registry,
-            logger: logger
+            logger: logger,
+            onListening: { host, port in
+                // Said once the socket is bound, so it is never said of a port another process holds. Written
+                // straight to the file descriptor: print() is block-buffered when standard output is not a
+                // terminal, and the line should reach the log now, not when the buffer fills.
+                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places; temples: \(temples))\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
         )
-        let temples = settings.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
-        let port = settings.port == 0 ? "<ephemeral port>" : String(settings.port)
-        // Written straight to the file descriptor: print() is block-buffered when standard output is not a
-        // terminal, and the line should reach the log now, not when the buffer fills.
-        let line = "Vicinity serving http://\(settings.host):\(port) from \(store.path) (\(places) places; temples: \(temples))\n"
-        FileHandle.standardOutput.write(Data(line.utf8))
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            Console.error("vicinity: cannot listen on \(settings.host):\(settings.port): \(String(cString: strerror(error.errnoCode)))")
+            throw ExitCode.failure
+        }
         logger.info("Vicinity stopped")
     }
 }

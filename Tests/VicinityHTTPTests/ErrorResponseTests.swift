@@ -97,7 +97,7 @@ struct ErrorResponseTests {
                                   (.put, "/health"), (.post, "/v1/places")] {
                 let response = try await client.execute(uri: uri, method: method)
                 #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
-                #expect(response.headers[.allow] == "GET")
+                #expect(response.headers[.allow] == "GET, HEAD")
                 #expect(response.headers[.contentType] == "application/problem+json")
                 #expect(try response.decoded(as: ProblemWire.self).status == 405)
             }

@@ -38,9 +38,14 @@ struct LiveServerTests {
             #expect(temples.status == .ok)
             #expect(temples.text.contains("\"th-bkk-001\""))
 
+            let head = try await client.execute(uri: "/health", method: .head)
+            #expect(head.status == .ok)
+            #expect(head.headers[.contentLength] == String(health.body.readableBytes))
+            #expect(head.body.readableBytes == 0)
+
             let wrongMethod = try await client.execute(uri: "/v1/places/nearby", method: .post)
             #expect(wrongMethod.status == .methodNotAllowed)
-            #expect(wrongMethod.headers[.allow] == "GET")
+            #expect(wrongMethod.headers[.allow] == "GET, HEAD")
 
             let longTarget = try await client.execute(
                 uri: "/v1/places?q=" + String(repeating: "a", count: 5000), method: .get)

@@ -43,7 +43,11 @@ struct OpenAPIContractTests {
     func routerMatchesDocument() async throws {
         let store = InMemoryStore()
         let router = buildRouter(locator: Locator(places: store, campuses: store), metrics: sharedRegistry)
-        let registered = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
+        // HEAD is documented once for all GET operations (info.description), not per path; it is checked below.
+        let routes = router.routes.map { (method: $0.method, path: $0.path.description) }
+        let registered = Set(routes.filter { $0.method != .head }.map { "\($0.method.rawValue) \($0.path)" })
+        let headPaths = Set(routes.filter { $0.method == .head }.map(\.path))
+        let getPaths = Set(routes.filter { $0.method == .get }.map(\.path))
 
         let document = try await Application(router: router).test(.router) { client in
             try await client.execute(uri: "/openapi.yaml", method: .get).text
@@ -51,6 +55,8 @@ struct OpenAPIContractTests {
         let documented = OpenAPIPaths.operations(in: document)
 
         #expect(registered.count == Endpoint.allCases.count)
+        #expect(headPaths == getPaths)
+        #expect(document.contains("Every GET operation also answers HEAD"))
         #expect(registered.subtracting(documented).isEmpty, "registered but not documented: \(registered.subtracting(documented).sorted())")
         #expect(documented.subtracting(registered).isEmpty, "documented but not registered: \(documented.subtracting(registered).sorted())")
     }

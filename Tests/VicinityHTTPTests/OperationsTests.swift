@@ -63,6 +63,22 @@ struct OperationsTests {
         }
     }
 
+    @Test("HEAD answers like GET on every endpoint, with the same status and Content-Length and no content")
+    func headIsGetWithoutContent() async throws {
+        let store = try await store(csulbRows)
+        try await withApp(store) { client in
+            for uri in ["/health", "/v1/places/nearby?lat=33.779842&lon=-118.112526", "/v1/places/csulb-hsci",
+                        "/v1/places/no-such-place", "/v1/places/nearby?lat=91&lon=0", "/openapi.yaml"] {
+                let get = try await client.execute(uri: uri, method: .get)
+                let head = try await client.execute(uri: uri, method: .head)
+                #expect(head.status == get.status, "\(uri)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "\(uri)")
+                #expect(head.headers[.contentLength] == String(get.body.readableBytes), "\(uri)")
+                #expect(head.body.readableBytes == 0, "\(uri)")
+            }
+        }
+    }
+
     @Test("each request is logged once with method, path, route, status and duration, never its query string")
     func requestLogs() async throws {
         let logs = LogRecorder()
