@@ -141,6 +141,11 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        /// Runs the built `vicinity` executable; needs no module of the package, only the binary beside it.
+        .testTarget(
+            name: "VicinityCLITests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "VicinityHTTPTests",
             dependencies: [

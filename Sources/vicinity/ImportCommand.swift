@@ -50,16 +50,13 @@ struct Import: AsyncParsableCommand {
                 throw Import.dataError
             }
             for warning in parsed.warnings { Console.error("\(file): note: \(warning)") }
-            let store = try database.openStore()
-            let summary: UpsertSummary
-            if dryRun {
-                summary = try await store.plannedUpsert(parsed.places)
-            } else {
-                summary = try await store.upsert(parsed.places, progress: Console.progress("importing"))
+            let (summary, path) = try await database.withStore { store in
+                if dryRun { return (try await store.plannedUpsert(parsed.places), store.path) }
+                return (try await store.upsert(parsed.places, progress: Console.progress("importing")), store.path)
             }
             let seconds = (ContinuousClock.now - started).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 2)))
             print("""
-                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(store.path): \
+                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(path): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged (\(seconds))
                 """)
         }
@@ -91,10 +88,9 @@ struct Import: AsyncParsableCommand {
                 for problem in error.problems { Console.error("\(file): \(problem)") }
                 throw Import.dataError
             }
-            let store = try database.openStore()
-            let summary = try await store.upsert(campuses)
+            let (summary, path) = try await database.withStore { store in (try await store.upsert(campuses), store.path) }
             print("""
-                imported \(campuses.count) campus boundaries from \(file) into \(store.path): \
+                imported \(campuses.count) campus boundaries from \(file) into \(path): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged
                 """)
         }

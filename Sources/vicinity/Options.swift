@@ -26,6 +26,23 @@ struct DatabaseOptions: ParsableArguments {
         }
         return try SpatiaLiteStore(path: path, logger: logger)
     }
+
+    /// Runs `body` with the store open, then closes it explicitly: the write-ahead log is checkpointed into the
+    /// database file before the command reports success, and a failure to do so is an error, not a silent deinit.
+    func withStore<Result>(
+        logger: Logger = Logger(label: "vicinity"), _ body: (SpatiaLiteStore) async throws -> Result
+    ) async throws -> Result {
+        let store = try openStore(logger: logger)
+        let result: Result
+        do {
+            result = try await body(store)
+        } catch {
+            try? store.close()
+            throw error
+        }
+        try store.close()
+        return result
+    }
 }
 
 /// `--lat` and `--lon`, validated into a `Coordinate`.

@@ -34,7 +34,7 @@ struct Nearby: AsyncParsableCommand {
 
     func run() async throws {
         let query = try query()
-        let hits = try await database.openStore().nearby(query)
+        let hits = try await database.withStore { try await $0.nearby(query) }
         if output.json {
             try Output.printJSON(["places": hits.map(PlaceHitJSON.init)])
         } else if hits.isEmpty {
@@ -55,11 +55,12 @@ struct Closest: AsyncParsableCommand {
 
     func run() async throws {
         let centre = try position.coordinate()
-        let store = try database.openStore()
-        let whereabouts = try await Locator(places: store, campuses: store)
-            .whereabouts(of: centre, categories: try category.categories())
+        let categories = try category.categories()
+        let whereabouts = try await database.withStore { store in
+            try await Locator(places: store, campuses: store).whereabouts(of: centre, categories: categories)
+        }
         guard let closest = whereabouts.closest else {
-            Console.error("The database \(store.path) holds no places\(try category.categories().isEmpty ? "" : " of that category"); import some first.")
+            Console.error("The database \(database.resolvedPath) holds no places\(categories.isEmpty ? "" : " of that category"); import some first.")
             throw ExitCode(1)
         }
         if output.json {

@@ -132,6 +132,7 @@ struct Serve: AsyncParsableCommand {
             Console.error("vicinity: cannot listen on \(settings.host):\(settings.port): \(String(cString: strerror(error.errnoCode)))")
             throw ExitCode.failure
         }
+        try store.close()
         logger.info("Vicinity stopped")
     }
 }

@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The `vicinity` executable as data staff and operators run it: exit statuses, messages, files on disk.
+///
+/// The binary is the one `swift build --build-tests` puts beside the test bundle; the inputs are the files the
+/// repository ships (`Data/`) and the import fixtures, found from this file's own path.
+enum CLI {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let executable: URL? = {
+        let folder = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).deletingLastPathComponent()
+        let binary = folder.appendingPathComponent("vicinity")
+        return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
+    }()
+
+    struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    /// Runs `vicinity` with the arguments to completion, in an environment without `VICINITY_*` settings.
+    /// Output goes to files rather than pipes, so that a chatty process can never block on a full pipe.
+    static func run(_ arguments: [String]) throws -> Outcome {
+        let process = try makeProcess(arguments)
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-cli-\(UUID().uuidString)")
+        let outputURL = capture.appendingPathExtension("out"), errorsURL = capture.appendingPathExtension("err")
+        defer { for url in [outputURL, errorsURL] { try? FileManager.default.removeItem(at: url) } }
+        for url in [outputURL, errorsURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
+        let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorsURL)
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        try output.close()
+        try errors.close()
+        return Outcome(
+            status: process.terminationStatus,
+            output: try String(contentsOf: outputURL, encoding: .utf8),
+            errors: try String(contentsOf: errorsURL, encoding: .utf8))
+    }
+
+    static func makeProcess(_ arguments: [String]) throws -> Process {
+        let binary = try #require(executable, "build the executable first: swift build --build-tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("VICINITY_") }
+        process.standardInput = FileHandle.nullDevice
+        return process
+    }
+
+    static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
+}
+
+/// A temporary folder for a test's database and files, removed afterwards.
+final class Scratch {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-cli-\(UUID().uuidString)")
+    init() throws { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    var database: String { folder.appendingPathComponent("test.sqlite").path }
+
+    func file(_ name: String, _ contents: String) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try contents.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// The names of the files in the folder.
+    var contents: Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+    }
+}
+
+@Suite("The vicinity command line")
+struct CommandLineTests {
+    @Test("importing the shipped buildings loads every row, and importing them again changes nothing")
+    func importTwice() throws {
+        let scratch = try Scratch()
+        let buildings = CLI.path("Data/csulb-buildings.csv")
+        let first = try CLI.run(["import", "places", buildings, "--db", scratch.database])
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.contains("imported 91 places"))
+        #expect(first.output.contains("91 new, 0 updated, 0 unchanged"))
+        // The store is closed on the way out: the write-ahead log is folded into the file and removed.
+        #expect(scratch.contents == ["test.sqlite"])
+
+        let second = try CLI.run(["import", "places", buildings, "--db", scratch.database])
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(second.output.contains("0 new, 0 updated, 91 unchanged"))
+    }
+
+    @Test("a file with bad rows is refused whole with status 65, every bad row named by line, the database unchanged")
+    func badFileChangesNothing() throws {
+        let scratch = try Scratch()
+        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: scratch.database))
+
+        // Real rows of Data/csulb-buildings.csv: one good and new-named, four broken on purpose.
+        let bad = try scratch.file("bad.csv", """
+            id,name,category,lat,lon
+            csulb-anac,Alumni Center (renamed),administrative,33.781891,-118.116859
+            csulb-as,Academic Services,administrative,91.5,-118.114067
+            csulb-ad,,administrative,33.776985,-118.114067
+            csulb-bh,Brotman Hall,administrative,33.783249,east
+            csulb-anac,Anna W. Ngai Alumni Center,administrative,33.781891,-118.116859
+
+            """)
+        let outcome = try CLI.run(["import", "places", bad, "--db", scratch.database])
+        #expect(outcome.status == 65)
+        #expect(outcome.output.isEmpty)
+        for line in ["line 3: latitude 91.5 is outside [-90, 90]", "line 4: name: must not be empty",
+                     "line 5: lon: \"east\" is not a number", "line 6: id \"csulb-anac\" repeats line 2"] {
+            #expect(outcome.errors.contains(line), "missing \(line) in:\n\(outcome.errors)")
+        }
+        #expect(outcome.errors.contains("not imported, nothing changed"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.database)) == before)
+        let closest = try CLI.run(["closest", "--lat", "33.781891", "--lon", "-118.116859", "--db", scratch.database])
+        #expect(closest.output.hasPrefix("Around Anna W. Ngai Alumni Center\n"))
+    }
+
+    @Test("a GeoJSON file in UTM metres is refused as projected coordinates, with a hint to reproject")
+    func projectedFileRefused() throws {
+        let scratch = try Scratch()
+        let outcome = try CLI.run([
+            "import", "places", CLI.path("Tests/VicinityImportTests/Fixtures/nakhon-pathom-landmarks-utm47n.geojson"),
+            "--category", "landmark", "--db", scratch.database,
+        ])
+        #expect(outcome.status == 65)
+        #expect(outcome.errors.contains("look like projected metres"))
+        #expect(outcome.errors.contains("EPSG:4326"))
+        #expect(!scratch.contents.contains("test.sqlite"), "nothing is opened or created for a refused file")
+    }
+
+    @Test("a dry run reports what would change and writes nothing")
+    func dryRun() throws {
+        let scratch = try Scratch()
+        let outcome = try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--dry-run", "--db", scratch.database])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        #expect(outcome.output.hasPrefix("would import 15 places"))
+        #expect(outcome.output.contains("15 new, 0 updated, 0 unchanged"))
+        let closest = try CLI.run(["closest", "--lat", "13.746549", "--lon", "100.492766", "--db", scratch.database])
+        #expect(closest.status == 1)
+        #expect(closest.errors.contains("holds no places"))
+    }
+
+    @Test("closest prints the label and a table; nearby --json uses the HTTP contract's names, nearest first")
+    func queries() throws {
+        let scratch = try Scratch()
+        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+
+        let closest = try CLI.run(["closest", "--lat", "33.779842", "--lon", "-118.112526", "--db", scratch.database])
+        #expect(closest.status == 0)
+        #expect(closest.output.split(separator: "\n").first == "Around Hall of Science")
+        #expect(closest.output.contains("csulb-hsci"))
+
+        let nearby = try CLI.run([
+            "nearby", "--lat", "33.779842", "--lon", "-118.112526", "--radius", "150", "--limit", "3", "--json",
+            "--db", scratch.database,
+        ])
+        #expect(nearby.status == 0, "\(nearby.errors)")
+        struct Body: Decodable {
+            struct Hit: Decodable { let id: String, distance_m: Double, bearing_deg: Double, lat: Double, lon: Double }
+            let places: [Hit]
+        }
+        let body = try JSONDecoder().decode(Body.self, from: Data(nearby.output.utf8))
+        #expect(body.places.count == 3)
+        #expect(body.places.first?.id == "csulb-hsci")
+        #expect(body.places.first?.distance_m == 0)
+        #expect(body.places.map(\.distance_m) == body.places.map(\.distance_m).sorted())
+        #expect(body.places.allSatisfy { $0.distance_m <= 150 })
+    }
+
+    @Test("coordinates off the globe and radii out of range are usage errors (status 64) that say what is wrong")
+    func badArguments() throws {
+        let scratch = try Scratch()
+        let latitude = try CLI.run(["nearby", "--lat", "91", "--lon", "0", "--db", scratch.database])
+        #expect(latitude.status == 64)
+        #expect(latitude.errors.contains("latitude 91.0 is outside [-90, 90]"))
+        let radius = try CLI.run(["nearby", "--lat", "0", "--lon", "0", "--radius", "60000", "--db", scratch.database])
+        #expect(radius.status == 64)
+        #expect(radius.errors.contains("radius: must be a number of metres in (0, 50000]"))
+        #expect(scratch.contents.isEmpty, "a refused command opens no database")
+    }
+
+    @Test("serve announces the port it bound, answers, refuses a taken port, and stops cleanly on SIGTERM",
+          .timeLimit(.minutes(1)))
+    func serveLifecycle() async throws {
+        let scratch = try Scratch()
+        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+
+        let server = try CLI.makeProcess(["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"])
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+
+        // The start-up line comes only once the socket is bound, and names the real port.
+        let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+        #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
+        #expect(line.contains("(15 places; temples: buddhist_temple, shrine)"))
+        let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
+        let port = try #require(URL(string: address)?.port)
+        #expect(port > 0)
+
+        let (body, response) = try await URLSession.shared.data(from: try #require(URL(string: "\(address)/health")))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: body, as: UTF8.self) == #"{"places":15,"status":"ok"}"#)
+
+        let second = try CLI.run(["serve", "--port", String(port), "--db", scratch.database])
+        #expect(second.status == 1)
+        #expect(second.errors.contains("cannot listen on 127.0.0.1:\(port)"))
+        #expect(!second.output.contains("Vicinity serving"))
+
+        server.terminate()  // SIGTERM
+        server.waitUntilExit()
+        #expect(server.terminationReason == .exit)
+        #expect(server.terminationStatus == 0)
+    }
+
+    /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).
+    private func readLine(from handle: FileHandle) throws -> Data {
+        var line = Data()
+        while true {
+            let byte = try #require(try handle.read(upToCount: 1), "the process closed its output before a full line")
+            if byte == Data("\n".utf8) { return line }
+            line.append(byte)
+        }
+    }
+}
