@@ -7,14 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-10}"
 port="${VICINITY_BENCH_PORT:-18080}"
-Scripts/setup.sh >/dev/null
-swift build -c release --product vicinity >/dev/null
-work="$(mktemp -d)"
-trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
-.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+source Scripts/lib/shipped-server.sh
+start_shipped_server "$port"
 
 # A Lua script that walks wrk's requests through the building positions.
 {

@@ -159,10 +159,12 @@ struct QueryParameters {
         return result
     }
 
-    /// Free text such as a search term: required and at most `maximumLength` characters.
+    /// Free text such as a search term: required and at most `maximumLength` characters, counted as Unicode
+    /// code points as JSON Schema's `maxLength` counts them (so that combining marks cannot stretch a limit
+    /// that the OpenAPI document states).
     mutating func text(_ name: String, maximumLength: Int) -> String? {
         guard let value = required(name) else { return nil }
-        guard value.count <= maximumLength else {
+        guard value.unicodeScalars.count <= maximumLength else {
             errors.append(ValidationError(field: name, message: "must be at most \(maximumLength) characters"))
             return nil
         }

@@ -53,6 +53,20 @@ struct ErrorResponseTests {
         }
     }
 
+    @Test("a search term is at most 200 code points, as the OpenAPI document counts, combining marks included")
+    func searchTermLength() async throws {
+        let store = try await store(csulbRows)
+        try await withApp(store) { client in
+            let longest = try await client.execute(uri: "/v1/places?q=" + String(repeating: "a", count: 200), method: .get)
+            #expect(longest.status == .ok)
+            // 150 letters each with a combining acute accent: 150 characters on screen, 300 code points.
+            let accented = String(repeating: "e%CC%81", count: 150)
+            let problem: ProblemWire = try await client.execute(uri: "/v1/places?q=" + accented, method: .get).decoded()
+            #expect(problem.status == 400)
+            #expect(problem.errors == [.init(field: "q", message: "must be at most 200 characters")])
+        }
+    }
+
     @Test("unknown, repeated and badly encoded parameters are refused rather than ignored")
     func unknownAndRepeatedParameters() async throws {
         try await withApp(InMemoryStore()) { client in
