@@ -73,7 +73,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
                 .object(["id": .string($0.id.rawValue), "name": .string($0.name)])
             }),
         ]
-        return try WireEncoding.response(body)
+        return WireEncoding.response(json: .object(body))
     }
 
     func searchPlaces(_ request: Request) async throws -> Response {
@@ -140,7 +140,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
             "bearing_deg": .number(bearing.degrees),
             "method": .string(method.rawValue),
         ]
-        return try WireEncoding.response(body)
+        return WireEncoding.response(json: .object(body))
     }
 
     // MARK: Operations

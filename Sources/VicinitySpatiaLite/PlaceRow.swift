@@ -27,9 +27,18 @@ enum PlaceRow {
     static func place(_ row: Row) throws -> Place {
         let aliasesText: String = row[3]
         let attributesText: String = row[4]
-        let decoder = JSONDecoder()
-        let aliases = try decoder.decode([String].self, from: Data(aliasesText.utf8))
-        let attributes = try decoder.decode([String: String].self, from: Data(attributesText.utf8))
+        // JSONValue's own parser: on the read path of every query, JSONDecoder's per-call set-up dominated.
+        guard case .array(let aliasValues) = try JSONValue(jsonBytes: aliasesText.utf8),
+            case .object(let attributeValues) = try JSONValue(jsonBytes: attributesText.utf8)
+        else { throw StoreError.corrupt("aliases of \(row[0] as String) are not a JSON array or attributes not an object") }
+        let aliases = try aliasValues.map { value throws(StoreError) in
+            guard case .string(let alias) = value else { throw .corrupt("an alias of \(row[0] as String) is not a string") }
+            return alias
+        }
+        let attributes = try attributeValues.mapValues { value throws(StoreError) in
+            guard case .string(let attribute) = value else { throw .corrupt("an attribute of \(row[0] as String) is not a string") }
+            return attribute
+        }
         let footprintBlob: Data? = row[7]
         return try Place(
             id: PlaceID(row[0] as String),
