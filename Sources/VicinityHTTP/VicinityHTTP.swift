@@ -12,17 +12,23 @@ public struct HTTPOptions: Sendable {
     public var maximumBodyBytes: Int
     /// Longer request targets (path and query string) get 414. 4 KiB holds any query this API takes.
     public var maximumRequestTargetBytes: Int
+    /// A connection that sends nothing for this long is closed, so that idle or stalled sockets cannot pile up.
+    /// 90 s outlasts the 60 s for which a reverse proxy such as nginx keeps idle upstream connections by
+    /// default (`keepalive_timeout`), so that the proxy, not the server, closes a connection it may reuse.
+    public var idleTimeout: Duration
 
     public static let standard = HTTPOptions()
 
     public init(
         temples: TempleCategories = .standard,
         maximumBodyBytes: Int = 64 * 1024,
-        maximumRequestTargetBytes: Int = 4 * 1024
+        maximumRequestTargetBytes: Int = 4 * 1024,
+        idleTimeout: Duration = .seconds(90)
     ) {
         self.temples = temples
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
+        self.idleTimeout = idleTimeout
     }
 }
 
@@ -115,6 +121,7 @@ public func buildApplication<Places: PlaceStore, Campuses: CampusStore>(
 ) -> some ApplicationProtocol {
     Application(
         router: buildRouter(locator: locator, options: options, metrics: metrics),
+        server: .http1(configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
