@@ -80,8 +80,7 @@ public enum Endpoint: String, CaseIterable, Sendable {
 /// The router with every endpoint and middleware, for tests and for `buildApplication`.
 ///
 /// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
-/// limits.
-/// Logging and metrics sit outside the problem mapping so that they see the status the client gets.
+/// limits. Logging and metrics sit outside the problem mapping so that they see the status the client gets.
 public func buildRouter<Places: PlaceStore, Campuses: CampusStore>(
     locator: Locator<Places, Campuses>,
     options: HTTPOptions = .standard,

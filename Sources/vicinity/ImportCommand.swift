@@ -50,13 +50,14 @@ struct Import: AsyncParsableCommand {
                 throw Import.dataError
             }
             for warning in parsed.warnings { Console.error("\(file): note: \(warning)") }
-            let (summary, path) = try await database.withStore { store in
-                if dryRun { return (try await store.plannedUpsert(parsed.places), store.path) }
-                return (try await store.upsert(parsed.places, progress: Console.progress("importing")), store.path)
+            let summary = try await database.withStore { store in
+                dryRun
+                    ? try await store.plannedUpsert(parsed.places)
+                    : try await store.upsert(parsed.places, progress: Console.progress("importing"))
             }
             let seconds = (ContinuousClock.now - started).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 2)))
             print("""
-                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(path): \
+                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(database.resolvedPath): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged (\(seconds))
                 """)
         }
@@ -88,9 +89,9 @@ struct Import: AsyncParsableCommand {
                 for problem in error.problems { Console.error("\(file): \(problem)") }
                 throw Import.dataError
             }
-            let (summary, path) = try await database.withStore { store in (try await store.upsert(campuses), store.path) }
+            let summary = try await database.withStore { try await $0.upsert(campuses) }
             print("""
-                imported \(campuses.count) campus boundaries from \(file) into \(path): \
+                imported \(campuses.count) campus boundaries from \(file) into \(database.resolvedPath): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged
                 """)
         }
