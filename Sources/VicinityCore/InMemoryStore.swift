@@ -44,8 +44,11 @@ public final class InMemoryStore: PlaceStore, CampusStore {
     }
 
     public func search(_ search: PlaceSearch) async throws -> [Place] {
-        let all = state.withLock { Array($0.places.values) }
-        return NameMatch.rank(all, matching: search)
+        let places = state.withLock { $0.places }
+        let candidates = places.values.lazy
+            .filter { search.categories.isEmpty || search.categories.contains($0.category) }
+            .map(NameMatch.Candidate.init)
+        return NameMatch.best(candidates, matching: search.text, limit: search.limit).compactMap { places[$0] }
     }
 
     public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
@@ -106,11 +109,52 @@ public final class InMemoryStore: PlaceStore, CampusStore {
 /// Name search rules shared by every store: a case- and diacritic-insensitive substring of the name or an
 /// alias; exact matches first, then prefixes, then the rest, each group by name then id.
 public enum NameMatch {
-    /// The folded form stores compare: lower case, accents removed. Canonical decomposition first, so that
-    /// "é" becomes "e" plus a combining accent that is then dropped; ASCII text skips that work.
+    /// What ranking needs of a place: its id, its name and the folded forms of its name and aliases. Stores
+    /// rank these and load whole places only for the few they return.
+    public struct Candidate: Sendable {
+        public var id: PlaceID
+        public var name: String
+        public var foldedNames: [String]
+
+        public init(id: PlaceID, name: String, foldedNames: [String]) {
+            self.id = id
+            self.name = name
+            self.foldedNames = foldedNames
+        }
+
+        public init(_ place: Place) {
+            self.init(id: place.id, name: place.name, foldedNames: NameMatch.foldedNames(of: place))
+        }
+    }
+
+    /// The folded form stores compare: lower case, accents removed, every run of white space (line breaks
+    /// included) one space, none at the ends. Canonical decomposition first, so that "é" becomes "e" plus a
+    /// combining accent that is then dropped; ASCII text skips that work. A folded name never holds a line
+    /// break, so stores may keep a place's folded names one per line.
     public static func folded(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
-        return fold(decomposed(text))
+        let lowered = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : fold(decomposed(text))
+        guard mayNeedSpacing(lowered) else { return lowered }
+        return lowered.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// False only when the text certainly has no white space to normalise: single spaces between words are
+    /// already right. Non-ASCII white space (U+0085, U+00A0, U+1680, U+2000–U+205F, U+3000) is caught by its
+    /// UTF-8 lead byte, so the check may say yes needlessly, never no wrongly.
+    private static func mayNeedSpacing(_ text: String) -> Bool {
+        var previous: UInt8 = 0x20  // a leading space counts as a run
+        for byte in text.utf8 {
+            switch byte {
+            case 0x20 where previous == 0x20: return true
+            case 0x09...0x0D, 0xC2, 0xE1, 0xE2, 0xE3: return true
+            default: previous = byte
+            }
+        }
+        return previous == 0x20 && !text.isEmpty
+    }
+
+    /// The name and then the aliases of a place, folded.
+    public static func foldedNames(of place: Place) -> [String] {
+        ([place.name] + place.aliases).map(folded)
     }
 
     static func fold(_ text: String) -> String {
@@ -120,27 +164,29 @@ public enum NameMatch {
     }
 
     /// 0 for an exact match, 1 for a prefix, 2 for a substring, nil for no match.
-    public static func rank(of place: Place, folded needle: String) -> Int? {
-        ([place.name] + place.aliases).compactMap { name -> Int? in
-            let candidate = folded(name)
+    public static func rank(foldedNames: [String], folded needle: String) -> Int? {
+        foldedNames.compactMap { candidate -> Int? in
             if candidate == needle { return 0 }
             if candidate.hasPrefix(needle) { return 1 }
             return candidate.contains(needle) ? 2 : nil
         }.min()
     }
 
-    public static func rank(_ places: some Sequence<Place>, matching search: PlaceSearch) -> [Place] {
-        let needle = folded(search.text)
-        return places
-            .filter { search.categories.isEmpty || search.categories.contains($0.category) }
-            .compactMap { place in rank(of: place, folded: needle).map { (rank: $0, place: place) } }
+    /// The ids of the best `limit` candidates for the search text, best first; none for text that folds to
+    /// nothing (only spaces), which would otherwise match everything. Category filtering is the caller's:
+    /// stores apply it where their index can.
+    public static func best(_ candidates: some Sequence<Candidate>, matching text: String, limit: ResultLimit) -> [PlaceID] {
+        let needle = folded(text)
+        guard !needle.isEmpty else { return [] }
+        return candidates
+            .compactMap { candidate in rank(foldedNames: candidate.foldedNames, folded: needle).map { (rank: $0, candidate: candidate) } }
             .sorted { a, b in
                 if a.rank != b.rank { return a.rank < b.rank }
-                if a.place.name != b.place.name { return a.place.name < b.place.name }
-                return a.place.id < b.place.id
+                if a.candidate.name != b.candidate.name { return a.candidate.name < b.candidate.name }
+                return a.candidate.id < b.candidate.id
             }
-            .prefix(search.limit.value)
-            .map(\.place)
+            .prefix(limit.value)
+            .map(\.candidate.id)
     }
 
     /// Canonical decomposition so that "é" becomes "e" + a combining accent that `fold` drops.

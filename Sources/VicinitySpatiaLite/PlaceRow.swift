@@ -17,11 +17,10 @@ enum PlaceRow {
         ]
     }
 
-    /// Name and aliases folded the way `NameMatch` compares, one per line, for a LIKE pre-filter.
+    /// Name and aliases folded the way `NameMatch` compares, one per line (a folded name holds no line break):
+    /// what the trigram index reads, and what search ranks without loading whole places.
     static func searchText(_ place: Place) -> String {
-        ([place.name] + place.aliases)
-            .map(NameMatch.folded)
-            .joined(separator: "\n")
+        NameMatch.foldedNames(of: place).joined(separator: "\n")
     }
 
     static func place(_ row: Row) throws -> Place {
@@ -85,7 +84,8 @@ enum SpatialIndex {
         return try Int.fetchOne(db, sql: "SELECT count(*) FROM place WHERE 1 \(filter.sql)", arguments: filter.arguments) ?? 0
     }
 
-    private static func categoryFilter(_ categories: Set<Category>) -> (sql: String, arguments: StatementArguments) {
+    /// `AND category IN (...)` and its arguments; empty for no categories (every category).
+    static func categoryFilter(_ categories: Set<Category>) -> (sql: String, arguments: StatementArguments) {
         guard !categories.isEmpty else { return ("", []) }
         let sorted = categories.sorted().map(\.rawValue)
         return ("AND category IN (\(databaseQuestionMarks(count: sorted.count)))", StatementArguments(sorted))
@@ -104,6 +104,46 @@ enum SpatialIndex {
     /// Recreates the index, which SpatiaLite fills from the rows in one pass.
     static func rebuild(_ db: Database, table: String, column: String) throws {
         try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('\(table)', '\(column)')")
+    }
+}
+
+/// Candidate selection for name search through the trigram index on the folded names.
+enum NameSearch {
+    /// The trigram index needs three characters to look anything up; shorter text is matched by a scan.
+    static let indexedLength = 3
+
+    /// Every place of the categories whose folded names contain `needle` (already folded), with what ranking
+    /// needs; `NameMatch` then orders them as every store does.
+    static func candidates(_ db: Database, needle: String, categories: Set<Category>) throws -> [NameMatch.Candidate] {
+        let filter = SpatialIndex.categoryFilter(categories)
+        let sql: String
+        let pattern: String
+        if needle.unicodeScalars.count >= indexedLength {
+            // An FTS5 string in double quotes is matched as one phrase, which for trigrams means a substring.
+            sql = """
+                SELECT id, name, search_text FROM place
+                WHERE rowid IN (SELECT rowid FROM place_name_search WHERE place_name_search MATCH ?) \(filter.sql)
+                """
+            pattern = "\"" + needle.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        } else {
+            sql = "SELECT id, name, search_text FROM place WHERE search_text LIKE ? ESCAPE '\\' \(filter.sql)"
+            pattern = "%" + escapeLike(needle) + "%"
+        }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [pattern] + filter.arguments)
+        var result: [NameMatch.Candidate] = []
+        while let row = try rows.next() {
+            let searchText: String = row[2]
+            result.append(NameMatch.Candidate(
+                id: try PlaceID(row[0] as String), name: row[1],
+                foldedNames: searchText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)))
+        }
+        return result
+    }
+
+    private static func escapeLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
     }
 }
 

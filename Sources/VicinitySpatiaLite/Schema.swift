@@ -44,6 +44,29 @@ enum Schema {
             try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('campus', 'boundary')")
         }
 
+        migrator.registerMigration("v2 place name search") { db in
+            // A trigram index over the folded names, kept in step with `place` by triggers: substring search
+            // without reading every row. FTS5 and its trigram tokenizer ship in SQLite 3.34 and later.
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE place_name_search USING fts5(
+                    search_text, content = 'place', content_rowid = 'rowid', tokenize = 'trigram'
+                );
+                INSERT INTO place_name_search(place_name_search) VALUES ('rebuild');
+                CREATE TRIGGER place_name_search_insert AFTER INSERT ON place BEGIN
+                    INSERT INTO place_name_search(rowid, search_text) VALUES (new.rowid, new.search_text);
+                END;
+                CREATE TRIGGER place_name_search_delete AFTER DELETE ON place BEGIN
+                    INSERT INTO place_name_search(place_name_search, rowid, search_text)
+                    VALUES ('delete', old.rowid, old.search_text);
+                END;
+                CREATE TRIGGER place_name_search_update AFTER UPDATE OF search_text ON place BEGIN
+                    INSERT INTO place_name_search(place_name_search, rowid, search_text)
+                    VALUES ('delete', old.rowid, old.search_text);
+                    INSERT INTO place_name_search(rowid, search_text) VALUES (new.rowid, new.search_text);
+                END;
+                """)
+        }
+
         return migrator
     }
 

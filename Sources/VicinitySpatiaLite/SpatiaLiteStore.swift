@@ -101,14 +101,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         let needle = NameMatch.folded(search.text)
         guard !needle.isEmpty else { return [] }
         return try await pool.read { db in
-            var sql = "\(PlaceRow.select) WHERE search_text LIKE ? ESCAPE '\\'"
-            var arguments: StatementArguments = ["%" + Self.escapeLike(needle) + "%"]
-            if !search.categories.isEmpty {
-                sql += " AND category IN (\(databaseQuestionMarks(count: search.categories.count)))"
-                arguments += StatementArguments(search.categories.map(\.rawValue))
-            }
-            let matches = try Row.fetchAll(db, sql: sql, arguments: arguments).map(PlaceRow.place)
-            return NameMatch.rank(matches, matching: search)
+            let candidates = try NameSearch.candidates(db, needle: needle, categories: search.categories)
+            return try Self.load(db, ids: NameMatch.best(candidates, matching: search.text, limit: search.limit))
         }
     }
 
@@ -170,18 +164,17 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     /// Loads whole places for ranked locations, keeping their order.
     private static func load(_ db: Database, _ locations: [PlaceLocation]) throws -> [Place] {
-        guard !locations.isEmpty else { return [] }
-        let rows = try Row.fetchAll(
-            db, sql: "\(PlaceRow.select) WHERE id IN (\(databaseQuestionMarks(count: locations.count)))",
-            arguments: StatementArguments(locations.map(\.id.rawValue)))
-        let byID = Dictionary(try rows.map { let place = try PlaceRow.place($0); return (place.id, place) }) { a, _ in a }
-        return locations.compactMap { byID[$0.id] }
+        try load(db, ids: locations.map(\.id))
     }
 
-    private static func escapeLike(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_")
+    /// Loads whole places by id, keeping the order of `ids`.
+    private static func load(_ db: Database, ids: [PlaceID]) throws -> [Place] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try Row.fetchAll(
+            db, sql: "\(PlaceRow.select) WHERE id IN (\(databaseQuestionMarks(count: ids.count)))",
+            arguments: StatementArguments(ids.map(\.rawValue)))
+        let byID = Dictionary(try rows.map { let place = try PlaceRow.place($0); return (place.id, place) }) { a, _ in a }
+        return ids.compactMap { byID[$0] }
     }
 
     // MARK: - Maintenance

@@ -108,6 +108,18 @@ report("closest (SpatiaLite)", closestSamples)
 report("nearby 1000 m limit 20 (SpatiaLite)", nearbySamples)
 print(String(format: "nearby found %.2f places per query on average", Double(found) / Double(centres.count)))
 
+/// Name search: a piece of a random place's name (3 to 8 characters from a random start), as people type.
+var searchSamples: [Double] = []
+for _ in 0..<200 {
+    let name = Array(parsed.places[Int.random(in: 0..<parsed.places.count, using: &generator)].name)
+    let length = min(name.count, Int.random(in: 3...8, using: &generator))
+    let start = Int.random(in: 0...(name.count - length), using: &generator)
+    let started = clock.now
+    _ = try await store.search(PlaceSearch(text: String(name[start..<(start + length)])))
+    searchSamples.append(seconds(clock.now - started))
+}
+report("search by a piece of a name (SpatiaLite)", searchSamples)
+
 let memory = InMemoryStore()
 _ = try await memory.upsert(parsed.places)
 var bruteSamples: [Double] = []

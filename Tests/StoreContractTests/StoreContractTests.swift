@@ -94,6 +94,25 @@ enum BruteForce {
         return Array(hits.prefix(query.limit.value))
     }
 
+    /// Name search by its stated rule, with no index and no shared ranking code: every place of the categories
+    /// whose folded name or alias contains the folded text; exact, then prefix, then substring; by name, then id.
+    static func search(_ places: [Place], _ search: PlaceSearch) -> [String] {
+        let needle = NameMatch.folded(search.text)
+        guard !needle.isEmpty else { return [] }
+        var hits: [(rank: Int, name: String, id: String)] = []
+        for place in places where search.categories.isEmpty || search.categories.contains(place.category) {
+            var best: Int?
+            for name in [place.name] + place.aliases {
+                let folded = NameMatch.folded(name)
+                let rank = folded == needle ? 0 : folded.hasPrefix(needle) ? 1 : folded.contains(needle) ? 2 : nil
+                if let rank { best = min(best ?? rank, rank) }
+            }
+            if let best { hits.append((best, place.name, place.id.rawValue)) }
+        }
+        hits.sort { a, b in a.rank != b.rank ? a.rank < b.rank : a.name != b.name ? a.name < b.name : a.id < b.id }
+        return hits.prefix(search.limit.value).map(\.id)
+    }
+
     static func closest(_ places: [Place], to centre: Coordinate, categories: Set<VicinityCore.Category>) -> (id: String, distance: Double)? {
         var best: (id: String, distance: Double)?
         for place in places where categories.isEmpty || categories.contains(place.category) {
@@ -253,6 +272,40 @@ struct StoreContractTests {
         #expect(try await subject.store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
         #expect(try await subject.store.search(PlaceSearch(text: "zzz")).isEmpty)
         #expect(try await subject.store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
+    }
+
+    @Test("search equals a scan of the folded names for random pieces of real names, short and long, any case",
+          arguments: StoreKind.allCases)
+    func searchMatchesScan(kind: StoreKind) async throws {
+        let subject = try kind.make()
+        let places = Fixture.geonames
+        _ = try await subject.store.upsert(places)
+        var generator = SeededGenerator(seed: 31)
+        for index in 0..<300 {
+            let name = Array(places[Int.random(in: 0..<places.count, using: &generator)].name)
+            let length = min(name.count, [1, 2, 3, 4, 6, 10][index % 6])
+            let start = Int.random(in: 0...(name.count - length), using: &generator)
+            var text = String(name[start..<(start + length)])
+            if index % 3 == 0 { text = text.uppercased() }
+            let categories: Set<VicinityCore.Category> = index % 5 == 0 ? ["no_such_category"] : []
+            let search = PlaceSearch(text: text, categories: categories, limit: try ResultLimit([1, 20, 500][index % 3]))
+            let found = try await subject.store.search(search).map(\.id.rawValue)
+            #expect(found == BruteForce.search(places, search), "search \(index): \"\(text)\"")
+        }
+    }
+
+    @Test("search follows renames: the old name is no longer found, the new one is", arguments: StoreKind.allCases)
+    func searchFollowsRenames(kind: StoreKind) async throws {
+        let subject = try kind.make()
+        var place = Fixture.geonames[0]
+        _ = try await subject.store.upsert([place])
+        let oldName = place.name
+        place.name = "Zyxwvut Junction"
+        place.aliases = ["Qqq Crossing"]
+        #expect(try await subject.store.upsert([place]) == UpsertSummary(updated: 1))
+        #expect(try await subject.store.search(PlaceSearch(text: oldName)).isEmpty)
+        #expect(try await subject.store.search(PlaceSearch(text: "xwvu")).map(\.id) == [place.id])
+        #expect(try await subject.store.search(PlaceSearch(text: "QQQ cross")).map(\.id) == [place.id])
     }
 
     @Test("campuses containing a point are found by their boundary, holes excluded", arguments: StoreKind.allCases)

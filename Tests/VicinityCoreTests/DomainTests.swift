@@ -44,6 +44,19 @@ struct DomainValueTests {
         #expect(place.aliases == ["HSCI"])
     }
 
+    @Test("folding lowers case, drops accents and makes every run of white space, line breaks included, one space")
+    func folding() {
+        #expect(NameMatch.folded("Hall of Science") == "hall of science")
+        #expect(NameMatch.folded("Café  Sixty-Nine") == "cafe sixty-nine")
+        #expect(NameMatch.folded("Hall of\nScience\t") == "hall of science")
+        #expect(NameMatch.folded(" Zürich\u{00A0}Altstadt ") == "zurich altstadt")
+        // Thai vowel and tone marks above and below (U+0E31, U+0E34, U+0E4C here) are nonspacing marks and fold
+        // away like accents, so "วัดโพธิ์" (Wat Pho) is found with or without them.
+        #expect(NameMatch.folded("วัดโพธิ์") == "\u{0E27}\u{0E14}\u{0E42}\u{0E1E}\u{0E18}")
+        #expect(NameMatch.folded("") == "")
+        #expect(!NameMatch.folded("A\r\nB\u{2028}C").contains { $0.isNewline })
+    }
+
     @Test("radius must be in (0, 50 000] metres and limit in [1, 500], with 1000 m and 20 as defaults")
     func queryBounds() throws {
         #expect(SearchRadius.standard.distance == .meters(1000))
