@@ -287,7 +287,7 @@ struct StoreContractTests {
             let start = Int.random(in: 0...(name.count - length), using: &generator)
             var text = String(name[start..<(start + length)])
             if index % 3 == 0 { text = text.uppercased() }
-            let categories: Set<VicinityCore.Category> = index % 5 == 0 ? ["no_such_category"] : []
+            let categories: Set<VicinityCore.Category> = [[], ["populated_place"], ["no_such_category"]][index % 5 % 3]
             let search = PlaceSearch(text: text, categories: categories, limit: try ResultLimit([1, 20, 500][index % 3]))
             let found = try await subject.store.search(search).map(\.id.rawValue)
             #expect(found == BruteForce.search(places, search), "search \(index): \"\(text)\"")
