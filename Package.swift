@@ -131,7 +131,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreContractTests",
-            dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            dependencies: [
+                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

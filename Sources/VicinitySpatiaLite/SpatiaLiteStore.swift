@@ -179,7 +179,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     // MARK: - Maintenance
 
-    /// Checks the file and every spatial index against its table; returns the problems found (none: healthy).
+    /// Checks the file, every spatial index and the name search index against their tables; returns the
+    /// problems found (none: healthy).
     /// Runs on the writer: `CheckSpatialIndex` records its run in SpatiaLite's history table.
     public func integrityProblems() async throws -> [String] {
         try await pool.writeWithoutTransaction { db in
@@ -188,6 +189,12 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
                     problems.append("spatial index \(table).\(column) does not match its table")
                 }
+            }
+            // With rank 1, FTS5 also compares the index with the rows of its content table.
+            do {
+                try db.execute(sql: "INSERT INTO place_name_search(place_name_search, rank) VALUES ('integrity-check', 1)")
+            } catch {
+                problems.append("name search index does not match the place table (\(error))")
             }
             return problems
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import GeoCore
 import GeoTestSupport
 import Logging
@@ -345,5 +346,23 @@ struct SpatiaLiteFileTests {
         #expect(try await reopened.count() == Fixture.geonames.count + 20)
         #expect(try await reopened.integrityProblems().isEmpty)
         try reopened.close()
+    }
+
+    @Test("the integrity check notices a name search index that no longer matches the places")
+    func staleNameIndexIsReported() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        _ = try await store.upsert(Array(Fixture.geonames.prefix(20)))
+        // Another program edits the file without the trigger that keeps the index in step.
+        let other = try DatabaseQueue(path: file.path)
+        try await other.write { db in
+            try db.execute(sql: "DROP TRIGGER place_name_search_update")
+            try db.execute(sql: "UPDATE place SET search_text = 'edited behind the index' WHERE rowid = 1")
+        }
+        try other.close()
+        let problems = try await store.integrityProblems()
+        #expect(problems.count == 1)
+        #expect(problems.first?.hasPrefix("name search index does not match the place table") == true)
     }
 }
