@@ -140,6 +140,23 @@ enum NameSearch {
         return result
     }
 
+    /// Drops the triggers that keep the name index in step, returning their SQL as the schema holds it, so that
+    /// a bulk load does not index row by row. Only for use inside a transaction that `resumeIndexing` ends.
+    static func suspendIndexing(_ db: Database) throws -> [String] {
+        let triggers = try Row.fetchAll(db, sql: """
+            SELECT name, sql FROM sqlite_master
+            WHERE type = 'trigger' AND tbl_name = 'place' AND name LIKE 'place_name_search_%'
+            """)
+        for trigger in triggers { try db.execute(sql: "DROP TRIGGER \((trigger["name"] as String).quotedDatabaseIdentifier)") }
+        return triggers.map { $0["sql"] }
+    }
+
+    /// Restores the triggers and rebuilds the name index from every row in one pass.
+    static func resumeIndexing(_ db: Database, triggers: [String]) throws {
+        for sql in triggers { try db.execute(sql: sql) }
+        try db.execute(sql: "INSERT INTO place_name_search(place_name_search) VALUES ('rebuild')")
+    }
+
     private static func escapeLike(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%")

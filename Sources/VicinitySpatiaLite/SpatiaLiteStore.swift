@@ -68,12 +68,13 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     }
 
     /// Upserts row by row inside the caller's transaction. A batch large against the table is loaded with
-    /// the spatial index dropped and rebuilt once at the end, rather than updating the R*Tree per row.
+    /// the spatial and name indexes set aside and rebuilt once at the end, rather than updated per row.
     private static func apply(
         _ places: [Place], to db: Database, mayRebuildIndex: Bool, progress: (@Sendable (Int, Int) -> Void)?
     ) throws -> UpsertSummary {
         let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0
         let rebuild = mayRebuildIndex && BulkLoad.shouldRebuildIndex(batch: places.count, existing: before)
+        let nameIndexTriggers = rebuild ? try NameSearch.suspendIndexing(db) : []
         if rebuild { try SpatialIndex.disable(db, table: "place", column: "geom") }
         let statement = try db.makeStatement(sql: Schema.upsertPlace)
         var changed = 0
@@ -83,7 +84,10 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
             changed += db.changesCount
             if index % step == step - 1 { progress?(index + 1, places.count) }
         }
-        if rebuild { try SpatialIndex.rebuild(db, table: "place", column: "geom") }
+        if rebuild {
+            try SpatialIndex.rebuild(db, table: "place", column: "geom")
+            try NameSearch.resumeIndexing(db, triggers: nameIndexTriggers)
+        }
         progress?(places.count, places.count)
         let inserted = (try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0) - before
         return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)

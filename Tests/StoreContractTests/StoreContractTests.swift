@@ -226,7 +226,11 @@ struct StoreContractTests {
         for place in few {
             let hit = try await subject.store.closest(to: place.coordinate, categories: [place.category])
             #expect(hit?.distance == .zero)
+            // The name index was rebuilt after the bulk load and follows live inserts again.
+            #expect(try await subject.store.search(PlaceSearch(text: place.name)).map(\.id) == [place.id])
         }
+        let bulkLoaded = Fixture.geonames[100]
+        #expect(try await subject.store.search(PlaceSearch(text: bulkLoaded.name, limit: ResultLimit(500))).map(\.id).contains(bulkLoaded.id))
     }
 
     @Test("places come back exactly as stored, footprints with holes included", arguments: StoreKind.allCases)
