@@ -106,6 +106,20 @@ struct ClosestJSON: Encodable {
 }
 
 enum Output {
+    /// How many terminal columns text takes: one per character (a Thai letter with its marks is one), two for
+    /// the wide characters of East Asian scripts (Unicode's East Asian Width W and F, main blocks).
+    static func columns(_ text: String) -> Int {
+        text.reduce(0) { total, character in
+            let value = character.unicodeScalars.first?.value ?? 0
+            let wide = (0x1100...0x115F).contains(value) || (0x2E80...0xA4CF).contains(value)
+                || (0xAC00...0xD7A3).contains(value) || (0xF900...0xFAFF).contains(value)
+                || (0xFE30...0xFE4F).contains(value) || (0xFF00...0xFF60).contains(value)
+                || (0xFFE0...0xFFE6).contains(value) || (0x1F300...0x1F64F).contains(value)
+                || (0x20000...0x3FFFD).contains(value)
+            return total + (wide ? 2 : 1)
+        }
+    }
+
     static func printJSON(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -122,11 +136,11 @@ enum Output {
              hit.place.name, hit.place.category.rawValue, hit.place.id.rawValue]
         }
         let header = ["distance", "bearing", "name", "category", "id"]
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        let widths = header.indices.map { column in ([header] + rows).map { columns($0[column]) }.max() ?? 0 }
         for row in [header] + rows {
             print(row.indices.map { column in
                 let cell = row[column]
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                let padding = String(repeating: " ", count: widths[column] - columns(cell))
                 return column == 0 ? padding + cell : cell + padding
             }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
         }
