@@ -178,6 +178,28 @@ struct CommandLineTests {
         #expect(body.places.allSatisfy { $0.distance_m <= 150 })
     }
 
+    @Test("table columns line up on a terminal when names are in Thai or Chinese")
+    func tableColumnsAlign() throws {
+        let scratch = try Scratch()
+        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        // At Wat Pho, Bangkok: the five nearest include a Thai name with vowel marks and one with Chinese characters.
+        let table = try CLI.run(["nearby", "--lat", "13.746549", "--lon", "100.492766", "--limit", "5", "--db", scratch.database])
+        #expect(table.status == 0)
+        let lines = table.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6)
+        #expect(lines.contains { $0.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } })
+        /// Terminal columns before the category: a character (Thai letters with their marks are one) takes one,
+        /// a CJK ideograph two.
+        func categoryColumn(_ line: String) throws -> Int {
+            let range = try #require(line.range(of: "buddhist_temple") ?? line.range(of: "shrine") ?? line.range(of: "category"))
+            return line[..<range.lowerBound].reduce(0) { total, character in
+                total + ((0x4E00...0x9FFF).contains(character.unicodeScalars.first?.value ?? 0) ? 2 : 1)
+            }
+        }
+        let columns = try lines.map(categoryColumn)
+        #expect(Set(columns).count == 1, "category starts at columns \(columns)")
+    }
+
     @Test("coordinates off the globe and radii out of range are usage errors (status 64) that say what is wrong")
     func badArguments() throws {
         let scratch = try Scratch()
