@@ -118,7 +118,9 @@ enum NameSearch {
         let filter = SpatialIndex.categoryFilter(categories)
         let sql: String
         let pattern: String
-        if needle.unicodeScalars.count >= indexedLength {
+        // FTS5 reads its query as C text, so a NUL would cut it short (an "unterminated string" error); such
+        // text is scanned instead, where a cut pattern only widens the candidates that ranking then filters.
+        if needle.unicodeScalars.count >= indexedLength, !needle.unicodeScalars.contains("\0") {
             // An FTS5 string in double quotes is matched as one phrase, which for trigrams means a substring.
             sql = """
                 SELECT id, name, search_text FROM place

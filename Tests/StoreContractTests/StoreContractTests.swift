@@ -276,6 +276,8 @@ struct StoreContractTests {
         #expect(try await subject.store.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
         #expect(try await subject.store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
         #expect(try await subject.store.search(PlaceSearch(text: "zzz")).isEmpty)
+        #expect(try await subject.store.search(PlaceSearch(text: "Lib\0rary")).isEmpty, "a NUL is a character like any other")
+        #expect(try await subject.store.search(PlaceSearch(text: "\0")).isEmpty)
         #expect(try await subject.store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
     }
 

@@ -169,7 +169,7 @@ struct ErrorResponseTests {
             "lat=%00&lon=%", "lat=-0&lon=-0", "lat=1e-400&lon=+1", "lat=--1&lon=1..2", "lat=%E2%82%AC&lon=%C3",
             "q=%F0%9F%98%80", "category=%2C%2C&lat=0&lon=0", "limit=-1&radius=-5", "limit=99999999999999999999",
             "radius=1e308&lat=90&lon=180", "from=,&to=1,2,3", "from=90,180&to=-90,-180&method=geodesic", "=&&=x&",
-            "q=" + String(repeating: "é", count: 300), "method=&from=0,0&to=0,0",
+            "q=" + String(repeating: "é", count: 300), "method=&from=0,0&to=0,0", "q=sci%00ence",
         ]
         let paths = Endpoint.allCases.map { $0.path.replacingOccurrences(of: "{id}", with: "%ZZ") }
         try await withApp(store) { client in

@@ -41,6 +41,15 @@ struct LiveServerTests {
             #expect(temples.status == .ok)
             #expect(temples.text.contains("\"th-bkk-001\""))
 
+            // Search text that means something to SQL LIKE or to the FTS5 query language is only text, and a NUL
+            // (which FTS5 would read as the end of its query) is too.
+            for text in ["sci%00ence", "%00", "%22", "%22%22%22", "%2A", "NEAR%28hall%20science%29", "hall%20OR%20wat", "%5C", "%25", "_", "%5Ehall"] {
+                let search = try await client.execute(uri: "/v1/places?q=" + text, method: .get)
+                #expect(search.status == .ok, "q=\(text) gave \(search.status)")
+            }
+            let science = try await client.execute(uri: "/v1/places?q=SCIEN", method: .get)
+            #expect(science.text.contains("\"csulb-hsci\""))
+
             let head = try await client.execute(uri: "/health", method: .head)
             #expect(head.status == .ok)
             #expect(head.headers[.contentLength] == String(health.body.readableBytes))
