@@ -80,29 +80,32 @@ extension GeoJSONGeometry: Codable {
         DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: message)
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(typeName, forKey: .type)
+    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
+
+    /// The geometry as JSON, for writers that skip `Encoder` (`JSONValue.jsonBytes`).
+    public var jsonValue: JSONValue {
+        let coordinates: JSONValue
         switch self {
-        case .point(let point): try container.encode(Position(point), forKey: .coordinates)
-        case .multiPoint(let points): try container.encode(points.map(Position.init), forKey: .coordinates)
-        case .lineString(let line): try container.encode(line.map(Position.init), forKey: .coordinates)
-        case .multiLineString(let lines):
-            try container.encode(lines.map { $0.map(Position.init) }, forKey: .coordinates)
-        case .polygon(let polygon): try container.encode(Self.positions(polygon), forKey: .coordinates)
-        case .multiPolygon(let multi):
-            try container.encode(multi.polygons.map(Self.positions), forKey: .coordinates)
-        case .geometryCollection(let geometries): try container.encode(geometries, forKey: .geometries)
+        case .point(let point): coordinates = Position(point).jsonValue
+        case .multiPoint(let points): coordinates = Position.array(points)
+        case .lineString(let line): coordinates = Position.array(line)
+        case .multiLineString(let lines): coordinates = .array(lines.map(Position.array))
+        case .polygon(let polygon): coordinates = Self.positions(polygon)
+        case .multiPolygon(let multi): coordinates = .array(multi.polygons.map(Self.positions))
+        case .geometryCollection(let geometries):
+            return .object(["type": .string(typeName), "geometries": .array(geometries.map(\.jsonValue))])
         }
+        return .object(["type": .string(typeName), "coordinates": coordinates])
     }
 
-    private static func positions(_ polygon: Polygon) -> [[Position]] {
-        polygon.rings.map { $0.map(Position.init) }
+    private static func positions(_ polygon: Polygon) -> JSONValue {
+        .array(polygon.rings.map(Position.array))
     }
 }
 
-/// A GeoJSON position: `[longitude, latitude]` with an optional altitude that Vicinity ignores.
-struct Position: Codable {
+/// A GeoJSON position: `[longitude, latitude]` with an optional altitude that Vicinity ignores. The one place
+/// that turns Vicinity's latitude-first coordinates into GeoJSON's order and back.
+struct Position: Decodable {
     let coordinate: Coordinate
 
     init(_ coordinate: Coordinate) { self.coordinate = coordinate }
@@ -126,11 +129,9 @@ struct Position: Codable {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        try container.encode(coordinate.longitude)
-        try container.encode(coordinate.latitude)
-    }
+    var jsonValue: JSONValue { .array([.number(coordinate.longitude), .number(coordinate.latitude)]) }
+
+    static func array(_ coordinates: [Coordinate]) -> JSONValue { .array(coordinates.map { Position($0).jsonValue }) }
 }
 
 /// A GeoJSON Feature. `id` is kept as text whether the file wrote a string or a number.
@@ -166,12 +167,15 @@ public struct GeoJSONFeature: Hashable, Sendable, Codable {
         properties = try container.decodeIfPresent([String: JSONValue].self, forKey: .properties) ?? [:]
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode("Feature", forKey: .type)
-        try container.encodeIfPresent(id, forKey: .id)
-        if let geometry { try container.encode(geometry, forKey: .geometry) } else { try container.encodeNil(forKey: .geometry) }
-        try container.encode(properties, forKey: .properties)
+    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
+
+    /// The feature as JSON: `geometry` is null when absent, as RFC 7946 requires; `id` only when there is one.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = [
+            "type": .string("Feature"), "geometry": geometry?.jsonValue ?? .null, "properties": .object(properties),
+        ]
+        if let id { members["id"] = .string(id) }
+        return .object(members)
     }
 }
 
@@ -194,10 +198,10 @@ public struct GeoJSONFeatureCollection: Hashable, Sendable, Codable {
         features = try container.decode([GeoJSONFeature].self, forKey: .features)
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode("FeatureCollection", forKey: .type)
-        try container.encode(features, forKey: .features)
+    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
+
+    public var jsonValue: JSONValue {
+        .object(["type": .string("FeatureCollection"), "features": .array(features.map(\.jsonValue))])
     }
 }
 

@@ -52,7 +52,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         try query.finish()
         let hits = try await locator.places.nearby(
             NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit))
-        return try Wire.list(
+        return Wire.list(
             "places", hits.map { ($0.place, Wire.hit($0)) }, as: Representation(accept: request.headers[.accept]))
     }
 
@@ -84,7 +84,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         try query.finish()
         let places = try await locator.places.search(
             PlaceSearch(text: try query.checked(text), categories: categories, limit: limit))
-        return try Wire.list(
+        return Wire.list(
             "places", places.map { ($0, Wire.place($0)) }, as: Representation(accept: request.headers[.accept]))
     }
 
@@ -96,7 +96,10 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
             let id = try? PlaceID(decoded),
             let place = try await locator.places.place(id: id)
         else { throw APIError.placeNotFound }
-        return try WireEncoding.response(PlaceDocument(fields: Wire.place(place), footprint: place.footprint))
+        var fields = Wire.place(place)
+        // The outline, when the place has one, as a GeoJSON geometry.
+        if let footprint = place.footprint { fields["footprint"] = GeoJSONGeometry.multiPolygon(footprint).jsonValue }
+        return WireEncoding.response(json: .object(fields))
     }
 
     // MARK: Temples
@@ -109,11 +112,11 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         try query.finish()
         let representation = Representation(accept: request.headers[.accept])
         // An empty set would mean "every category" to the store; no configured temple category means none.
-        guard !options.temples.categories.isEmpty else { return try Wire.list("temples", [], as: representation) }
+        guard !options.temples.categories.isEmpty else { return Wire.list("temples", [], as: representation) }
         let hits = try await locator.places.nearby(
             NearbyQuery(
                 centre: try query.checked(centre), radius: radius, categories: options.temples.categories, limit: limit))
-        return try Wire.list("temples", hits.map { ($0.place, Wire.temple($0)) }, as: representation)
+        return Wire.list("temples", hits.map { ($0.place, Wire.temple($0)) }, as: representation)
     }
 
     // MARK: Geometry

@@ -18,8 +18,8 @@ enum WireEncoding {
         ok(try encode(value), contentType: contentType, negotiated: negotiated)
     }
 
-    /// The hot path of the place endpoints: JSON values written by `JSONValue` itself, with the same sorted
-    /// keys and unescaped slashes.
+    /// The place endpoints' answers: JSON values written by `JSONValue` itself, with the same sorted keys and
+    /// unescaped slashes as `encode`, without `JSONEncoder`'s cost.
     static func response(json value: JSONValue, contentType: String = "application/json", negotiated: Bool = false) -> Response {
         ok(ByteBuffer(bytes: value.jsonBytes), contentType: contentType, negotiated: negotiated)
     }
@@ -98,34 +98,14 @@ enum Wire {
     /// A list under `key` in JSON, or a FeatureCollection, as the client asked.
     static func list(
         _ key: String, _ items: [(place: Place, fields: [String: JSONValue])], as representation: Representation
-    ) throws -> Response {
+    ) -> Response {
         switch representation {
         case .json:
             WireEncoding.response(json: .object([key: .array(items.map { .object($0.fields) })]), negotiated: true)
         case .geoJSON:
-            try WireEncoding.response(
-                featureCollection(items), contentType: Representation.geoJSONMediaType, negotiated: true)
+            WireEncoding.response(
+                json: featureCollection(items).jsonValue, contentType: Representation.geoJSONMediaType, negotiated: true)
         }
-    }
-}
-
-/// One place with its outline, when it has one, as a GeoJSON geometry under `footprint`.
-struct PlaceDocument: Encodable {
-    var fields: [String: JSONValue]
-    var footprint: MultiPolygon?
-
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ name: String) { stringValue = name }
-        init?(stringValue: String) { self.init(stringValue) }
-        init?(intValue: Int) { nil }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        for (name, value) in fields { try container.encode(value, forKey: Key(name)) }
-        if let footprint { try container.encode(GeoJSONGeometry.multiPolygon(footprint), forKey: Key("footprint")) }
     }
 }
 

@@ -95,4 +95,24 @@ struct GeoJSONTests {
         guard case .multiPolygon(let multi) = geometry else { Issue.record("not a multipolygon"); return }
         #expect(multi.polygons.count == 2 && multi.polygons[0].holes.count == 1)
     }
+
+    @Test("every geometry type and features with and without id or geometry are written as RFC 7946 and read back")
+    func writtenAsJSONValue() throws {
+        let collection = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","id":"a","properties":{"name":"Hall of Science"},"geometry":{"type":"Point","coordinates":[-118.112526,33.779842]}},
+              {"type":"Feature","properties":{},"geometry":null},
+              {"type":"Feature","id":"c","properties":{"n":1},"geometry":{"type":"GeometryCollection","geometries":[
+                {"type":"MultiPoint","coordinates":[[179.9,0],[-179.9,0]]},
+                {"type":"LineString","coordinates":[[0,89.5],[180,89.5]]},
+                {"type":"MultiLineString","coordinates":[[[0,0],[1,1]],[[2,2],[3,3]]]},
+                {"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}]}}]}
+            """
+        let decoded = try decode(GeoJSONFeatureCollection.self, collection)
+        let written = decoded.jsonValue.jsonBytes
+        #expect(try JSONDecoder().decode(GeoJSONFeatureCollection.self, from: Data(written)) == decoded)
+        let text = String(decoding: written, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"features":[{"geometry":{"coordinates":[-118.112526,33.779842],"type":"Point"},"id":"a","#))
+        #expect(text.contains(#"{"geometry":null,"properties":{},"type":"Feature"}"#), "no id member when there is none")
+    }
 }
