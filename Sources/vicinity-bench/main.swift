@@ -108,7 +108,8 @@ report("closest (SpatiaLite)", closestSamples)
 report("nearby 1000 m limit 20 (SpatiaLite)", nearbySamples)
 print(String(format: "nearby found %.2f places per query on average", Double(found) / Double(centres.count)))
 
-/// Name search: a piece of a random place's name (3 to 8 characters from a random start), as people type.
+/// Name search: a piece of a random place's name (3 to 8 characters from a random start, fewer for shorter
+/// names; spaces at its ends fold away), as people type.
 var searchSamples: [Double] = []
 for _ in 0..<200 {
     let name = Array(parsed.places[Int.random(in: 0..<parsed.places.count, using: &generator)].name)
