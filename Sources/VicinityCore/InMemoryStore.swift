@@ -4,13 +4,21 @@ import Synchronization
 /// A store that keeps everything in memory and answers by brute force over every place.
 ///
 /// It is the reference the other stores are tested against, and a store for tests of the layers above.
-public final class InMemoryStore: PlaceStore, CampusStore {
-    private struct State {
+public final class InMemoryStore: PlaceStore, CampusStore, Stores {
+    struct State {
         var places: [PlaceID: Place] = [:]
         var campuses: [PlaceID: Campus] = [:]
+        var social = SocialState()
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
+
+    public var places: InMemoryStore { self }
+    public var campuses: InMemoryStore { self }
+    public var accounts: InMemoryStore { self }
+    public var positions: InMemoryStore { self }
+    public var friends: InMemoryStore { self }
+    public var events: InMemoryStore { self }
 
     public init() {}
 

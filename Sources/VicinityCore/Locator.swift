@@ -46,16 +46,20 @@ public struct Whereabouts: Hashable, Sendable {
     public var campuses: [Campus]
 }
 
-/// Answers "where am I?" and "what is near me?" from the stores, with the service's rules applied.
+/// Answers "where am I?" and "what is near me?" from the stores, with the service's rules applied: the place
+/// service that the HTTP front and the friend finder call. It keeps its stores to itself, so no caller can
+/// skip a rule on the way to them.
 public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
-    public let places: Places
-    public let campuses: Campuses
+    private let places: Places
+    private let campuses: Campuses
     public let labelRule: LabelRule
+    public let temples: TempleCategories
 
-    public init(places: Places, campuses: Campuses, labelRule: LabelRule = .standard) {
+    public init(places: Places, campuses: Campuses, labelRule: LabelRule = .standard, temples: TempleCategories = .standard) {
         self.places = places
         self.campuses = campuses
         self.labelRule = labelRule
+        self.temples = temples
     }
 
     public func whereabouts(of position: Coordinate, categories: Set<Category> = []) async throws -> Whereabouts {
@@ -68,6 +72,29 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
             onCampus: onCampus,
             campuses: containing
         )
+    }
+
+    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
+        try await places.nearby(query)
+    }
+
+    public func search(_ search: PlaceSearch) async throws -> [Place] {
+        try await places.search(search)
+    }
+
+    public func place(id: PlaceID) async throws -> Place? {
+        try await places.place(id: id)
+    }
+
+    /// Temples within the radius, nearest first. With no temple category configured there are none: an empty
+    /// set would mean "every category" to the store.
+    public func recommendedTemples(around centre: Coordinate, radius: SearchRadius, limit: ResultLimit) async throws -> [PlaceHit] {
+        guard !temples.categories.isEmpty else { return [] }
+        return try await places.nearby(NearbyQuery(centre: centre, radius: radius, categories: temples.categories, limit: limit))
+    }
+
+    public func placeCount() async throws -> Int {
+        try await places.count()
     }
 }
 

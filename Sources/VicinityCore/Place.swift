@@ -56,6 +56,24 @@ public struct Category: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public static func < (lhs: Category, rhs: Category) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { rawValue }
+
+    /// The one reader of category lists, wherever they come from (query parameters, command-line options,
+    /// settings): each value may hold several categories separated by commas; blank entries are skipped.
+    /// Returns the categories and a problem for each entry that is not one, naming `field`.
+    public static func list(_ values: some Sequence<String>, field: String) -> (categories: Set<Category>, errors: [ValidationError]) {
+        var categories: Set<Category> = []
+        var errors: [ValidationError] = []
+        for value in values {
+            for word in value.split(separator: ",") where !word.allSatisfy(\.isWhitespace) {
+                do {
+                    categories.insert(try Category(String(word)))
+                } catch {
+                    errors.append(ValidationError(field: field, message: "\"\(word.prefix(64))\" \(error.message)"))
+                }
+            }
+        }
+        return (categories, errors)
+    }
 }
 
 /// Something on the map that people ask about: a building, a temple, a populated place.

@@ -14,6 +14,10 @@ enum APIError: Error, Sendable {
     case storeUnavailable
     case requestTargetTooLong(limit: Int)
     case bodyTooLarge(limit: Int)
+    /// A body that is not JSON by its `Content-Type`.
+    case unsupportedMediaType(given: String?)
+    /// A `Last-Event-ID` header that is not an event number.
+    case invalidLastEventID
     /// A file the service ships with (the OpenAPI document) could not be read.
     case missingResource(String)
 }
@@ -56,12 +60,14 @@ struct Problem: HTTPResponseError, Sendable {
 
 extension Problem {
     /// The one mapping from errors to HTTP. Anything not recognised is a 500 whose cause stays in the log.
-    init(for error: any Error, request: Request, context: some RequestContext, routes: [Endpoint], options: HTTPOptions) {
+    init(for error: any Error, request: Request, context: some RequestContext, routes: RouteTable, options: HTTPOptions) {
         switch error {
         case let problem as Problem:
             self = problem
         case let error as APIError:
             self.init(error)
+        case let error as ServiceError:
+            self.init(error, request: request)
         case let error as ValidationError:
             self.init(APIError.invalidInput([error]))
         case let error as CoordinateError:
@@ -100,23 +106,52 @@ extension Problem {
             self.init(
                 status: .contentTooLarge, detail: "The request body may be at most \(limit) bytes.",
                 headers: [.connection: "close"])
+        case .unsupportedMediaType(let given):
+            let what = given.map { "not \"\(String($0.prefix(64)))\"" } ?? "and none was given"
+            self.init(status: .unsupportedMediaType, detail: "The request body must be JSON (Content-Type: application/json), \(what).")
+        case .invalidLastEventID:
+            self.init(
+                status: .badRequest, detail: "Invalid request parameters: Last-Event-ID.",
+                errors: [FieldError(field: "Last-Event-ID", message: "must be the id of an event, a non-negative integer")])
         case .missingResource(let name):
             self.init(status: .internalServerError, detail: "The service cannot find its \(name); it has been logged.")
         }
     }
 
-    private init(unroutable request: Request, context: some RequestContext, routes: [Endpoint]) {
-        let matching = routes.filter { $0.matches(path: request.uri.path) }
-        let allowed = matching.flatMap(\.allowedMethods)
-        guard !allowed.isEmpty, !allowed.contains(request.method) else {
+    /// What each refusal of a service means in HTTP. 401 carries the challenge RFC 6750 asks for; 429 says when
+    /// to come back in whole seconds, rounded up.
+    init(_ error: ServiceError, request: Request) {
+        switch error {
+        case .invalid(let errors):
+            self.init(APIError.invalidInput(errors))
+        case .unauthenticated:
+            let challenge = request.headers[.authorization] == nil
+                ? #"Bearer realm="vicinity""# : #"Bearer realm="vicinity", error="invalid_token""#
+            self.init(status: .unauthorized, detail: error.message, headers: [.wwwAuthenticate: challenge])
+        case .wrongCredentials:
+            self.init(status: .unauthorized, detail: error.message, headers: [.wwwAuthenticate: #"Bearer realm="vicinity""#])
+        case .forbidden:
+            self.init(status: .forbidden, detail: error.message)
+        case .notFound:
+            self.init(status: .notFound, detail: error.message)
+        case .conflict:
+            self.init(status: .conflict, detail: error.message)
+        case .rateLimited(let retryAfter, _):
+            self.init(
+                status: .tooManyRequests, detail: error.message,
+                headers: [.retryAfter: String(max(1, retryAfter.wholeSecondsRoundedUp))])
+        }
+    }
+
+    private init(unroutable request: Request, context: some RequestContext, routes: RouteTable) {
+        guard let (template, allowed) = routes.allowedMethods(forRequestPath: request.uri.path),
+            !allowed.contains(request.method)
+        else {
             self.init(status: .notFound, detail: "No endpoint has this path; /openapi.yaml lists them all.")
             return
         }
-        // Metrics then count the 405 under the route, not under "NotFound"; a literal path beats a template,
-        // as in the router.
-        if let route = matching.min(by: { $0.path.filter { $0 == "{" }.count < $1.path.filter { $0 == "{" }.count }) {
-            context.coreContext.endpointPath.value = route.path
-        }
+        // Metrics then count the 405 under the route, not under "NotFound".
+        context.coreContext.endpointPath.value = template
         let list = allowed.map(\.rawValue).uniqued().joined(separator: ", ")
         self.init(
             status: .methodNotAllowed, detail: "This endpoint answers \(list) only.", headers: [.allow: list])
@@ -125,7 +160,7 @@ extension Problem {
 
 /// The problem middleware: the outermost handler of errors, so that every error leaves as problem+json.
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
-    let routes: [Endpoint]
+    let routes: RouteTable
     let options: HTTPOptions
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -86,6 +86,16 @@ struct QueryParameters {
         return try? Coordinate(latitude: latitude, longitude: longitude)
     }
 
+    /// `lat` and `lon` when a position may be given or left out: both or neither.
+    mutating func optionalCoordinate() -> Coordinate? {
+        let hasLatitude = values["lat"] != nil, hasLongitude = values["lon"] != nil
+        guard hasLatitude || hasLongitude else {
+            consumed.formUnion(["lat", "lon"])
+            return nil
+        }
+        return coordinate()
+    }
+
     /// A position written `LAT,LON` in one parameter, as `from` and `to` are.
     mutating func point(_ name: String) -> Coordinate? {
         guard let text = required(name) else { return nil }
@@ -146,17 +156,9 @@ struct QueryParameters {
     /// Categories, given as repeated parameters, comma-separated, or both. None means every category.
     mutating func categories(_ name: String = "category") -> Set<VicinityCore.Category> {
         consumed.insert(name)
-        var result: Set<VicinityCore.Category> = []
-        for value in values[name] ?? [] {
-            for word in value.split(separator: ",") where !word.trimmingCharacters(in: .whitespaces).isEmpty {
-                do {
-                    result.insert(try VicinityCore.Category(String(word)))
-                } catch {
-                    errors.append(ValidationError(field: name, message: "\"\(word.prefix(64))\" \(error.message)"))
-                }
-            }
-        }
-        return result
+        let list = VicinityCore.Category.list(values[name] ?? [], field: name)
+        errors += list.errors
+        return list.categories
     }
 
     /// Free text such as a search term: required and at most `maximumLength` characters, counted as Unicode

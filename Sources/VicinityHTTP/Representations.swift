@@ -20,15 +20,18 @@ enum WireEncoding {
 
     /// The place endpoints' answers: JSON values written by `JSONValue` itself, with the same sorted keys and
     /// unescaped slashes as `encode`, without `JSONEncoder`'s cost.
-    static func response(json value: JSONValue, contentType: String = "application/json", negotiated: Bool = false) -> Response {
-        ok(ByteBuffer(bytes: value.jsonBytes), contentType: contentType, negotiated: negotiated)
+    static func response(
+        json value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
+        negotiated: Bool = false
+    ) -> Response {
+        ok(ByteBuffer(bytes: value.jsonBytes), status: status, contentType: contentType, negotiated: negotiated)
     }
 
-    private static func ok(_ body: ByteBuffer, contentType: String, negotiated: Bool) -> Response {
+    private static func ok(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, contentType: String, negotiated: Bool) -> Response {
         var headers: HTTPFields = [.contentType: contentType]
         // Caches must keep the JSON and GeoJSON forms of one URL apart.
         if negotiated { headers[.vary] = "Accept" }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }
 

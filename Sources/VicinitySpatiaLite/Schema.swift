@@ -67,6 +67,85 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v3 accounts, sessions, positions and friends") { db in
+            // Times are whole milliseconds since 1970-01-01T00:00:00Z (`Timestamp`). `username_key` is the
+            // lower-cased username that uniqueness and sign-in compare; `name_key` is "first last" folded by
+            // `PeopleMatch.nameKey` for people search: derived columns, so a change of either rule comes with a
+            // migration that recomputes them.
+            try db.execute(sql: """
+                CREATE TABLE account (
+                    id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                    username TEXT NOT NULL CHECK (length(username) BETWEEN 3 AND 32),
+                    username_key TEXT NOT NULL UNIQUE CHECK (username_key = lower(username)),
+                    first_name TEXT NOT NULL CHECK (length(first_name) BETWEEN 1 AND 64),
+                    last_name TEXT NOT NULL CHECK (length(last_name) BETWEEN 1 AND 64),
+                    name_key TEXT NOT NULL,
+                    email TEXT CHECK (email IS NULL OR length(email) BETWEEN 3 AND 254),
+                    password_hash TEXT NOT NULL CHECK (password_hash GLOB '$2[abxy]$[0-9][0-9]$*'),
+                    privacy_mode INTEGER NOT NULL DEFAULT 0 CHECK (privacy_mode IN (0, 1)),
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE session (
+                    token_digest BLOB NOT NULL PRIMARY KEY CHECK (length(token_digest) = 32),
+                    account_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL CHECK (expires_at > created_at)
+                ) WITHOUT ROWID;
+                CREATE INDEX session_account ON session(account_id);
+                CREATE INDEX session_expiry ON session(expires_at);
+                CREATE TABLE user_position (
+                    account_id TEXT NOT NULL PRIMARY KEY REFERENCES account(id) ON DELETE CASCADE,
+                    lat REAL NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                    lon REAL NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                    accuracy_m REAL CHECK (accuracy_m IS NULL OR accuracy_m >= 0),
+                    status TEXT CHECK (status IS NULL OR length(status) BETWEEN 1 AND 140),
+                    label TEXT NOT NULL,
+                    on_campus INTEGER CHECK (on_campus IS NULL OR on_campus IN (0, 1)),
+                    closest_place_id TEXT,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE friendship (
+                    account_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    friend_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    since INTEGER NOT NULL,
+                    share_position INTEGER NOT NULL DEFAULT 1 CHECK (share_position IN (0, 1)),
+                    PRIMARY KEY (account_id, friend_id),
+                    CHECK (account_id <> friend_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX friendship_friend ON friendship(friend_id);
+                CREATE TABLE friend_request (
+                    id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                    from_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    to_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    CHECK (from_id <> to_id)
+                );
+                CREATE UNIQUE INDEX friend_request_pair ON friend_request(min(from_id, to_id), max(from_id, to_id));
+                CREATE INDEX friend_request_from ON friend_request(from_id);
+                CREATE INDEX friend_request_to ON friend_request(to_id);
+                """)
+            // Positions are located things like places: a POINT with an R*Tree, so that the file opens in
+            // QGIS and spatial queries over people need no new schema.
+            try SpatiaLiteCall.require(db, "SELECT AddGeometryColumn('user_position', 'geom', 4326, 'POINT', 'XY', 1)")
+            try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('user_position', 'geom')")
+        }
+
+        migrator.registerMigration("v3 events") { db in
+            // AUTOINCREMENT: numbers are never reused after old events are removed, so a client's
+            // Last-Event-ID always means "after this one".
+            try db.execute(sql: """
+                CREATE TABLE event (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    recipient_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    type TEXT NOT NULL CHECK (length(type) BETWEEN 1 AND 64),
+                    data TEXT NOT NULL CHECK (json_valid(data) AND json_type(data) = 'object'),
+                    created_at INTEGER NOT NULL
+                );
+                CREATE INDEX event_recipient ON event(recipient_id, id);
+                CREATE INDEX event_created ON event(created_at);
+                """)
+        }
+
         return migrator
     }
 

@@ -4,14 +4,15 @@ import GeoCore
 import Logging
 import VicinityCore
 
-/// Places and campuses in one SQLite file with SpatiaLite geometry and R*Tree spatial indexes.
+/// Places, campuses, accounts, positions, friendships and events in one SQLite file with SpatiaLite geometry
+/// and R*Tree spatial indexes.
 ///
 /// The file is a normal SpatiaLite database (WGS84, SRID 4326) that the `spatialite` tool and QGIS open.
 /// Exact latitude and longitude are also kept as plain columns, so reading a place never decodes geometry.
 /// The index only chooses candidates; GeoCore measures and `Ranking` orders, as in every store.
 public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
     private let logger: Logger
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
@@ -189,7 +190,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public func integrityProblems() async throws -> [String] {
         try await pool.writeWithoutTransaction { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
-            for (table, column) in [("place", "geom"), ("campus", "boundary")] {
+            for (table, column) in [("place", "geom"), ("campus", "boundary"), ("user_position", "geom")] {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
                     problems.append("spatial index \(table).\(column) does not match its table")
                 }
@@ -200,6 +201,13 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
             } catch {
                 problems.append("name search index does not match the place table (\(error))")
             }
+            // A friendship is two rows, one per direction; either alone is half a friendship.
+            let halves = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM friendship AS mine
+                WHERE NOT EXISTS (SELECT 1 FROM friendship AS theirs
+                                  WHERE theirs.account_id = mine.friend_id AND theirs.friend_id = mine.account_id)
+                """) ?? 0
+            if halves > 0 { problems.append("\(halves) friendship row(s) without their reverse") }
             return problems
         }
     }

@@ -69,11 +69,9 @@ struct CategoryOptions: ParsableArguments {
     var raw: [String] = []
 
     func categories() throws -> Set<VicinityCore.Category> {
-        var result: Set<VicinityCore.Category> = []
-        for text in raw.flatMap({ $0.split(separator: ",") }) {
-            do { result.insert(try VicinityCore.Category(String(text))) } catch { throw ValidationError("\(error)") }
-        }
-        return result
+        let list = VicinityCore.Category.list(raw, field: "category")
+        if let problem = list.errors.first { throw ValidationError(problem.description) }
+        return list.categories
     }
 }
 

@@ -15,7 +15,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the HTTP service.",
         discussion: """
             Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
-            VICINITY_TEMPLE_CATEGORIES, VICINITY_LOG_LEVEL. A command-line option wins over the environment. \
+            VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
+            VICINITY_SESSION_LIFETIME, VICINITY_LOG_LEVEL. A command-line option wins over the environment. \
             SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
             """
     )
@@ -40,6 +41,21 @@ struct Serve: AsyncParsableCommand {
         valueName: "list"))
     var templeCategories: String?
 
+    @Option(name: .customLong("bcrypt-cost"), help: ArgumentHelp(
+        "bcrypt work factor for new password hashes, \(BcryptCost.minimum) to 31; each step doubles the time a guess costs.",
+        discussion: "Default: $VICINITY_BCRYPT_COST, else \(BcryptCost.standard).", valueName: "cost"))
+    var bcryptCost: Int?
+
+    @Option(name: .customLong("position-max-age"), help: ArgumentHelp(
+        "Age after which a shared position is last seen rather than current: a number with s, m, h or d.",
+        discussion: "Default: $VICINITY_POSITION_MAX_AGE, else 24h.", valueName: "age"))
+    var positionMaxAge: String?
+
+    @Option(name: .customLong("session-lifetime"), help: ArgumentHelp(
+        "How long a sign-in token works: a number with s, m, h or d.",
+        discussion: "Default: $VICINITY_SESSION_LIFETIME, else 30d.", valueName: "duration"))
+    var sessionLifetime: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "trace, debug, info, notice, warning, error or critical.",
         discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
@@ -53,7 +69,8 @@ struct Serve: AsyncParsableCommand {
     struct Settings {
         var host: String
         var port: Int
-        var temples: TempleCategories
+        var services: ServiceSettings
+        var bcryptCost: BcryptCost
         var logLevel: Logger.Level
     }
 
@@ -75,20 +92,40 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("the port must be in 0...65535, not \(port)") }
 
         let list = templeCategories ?? environment["VICINITY_TEMPLE_CATEGORIES"] ?? Self.standardTempleList
-        var categories: Set<VicinityCore.Category> = []
-        for word in list.split(separator: ",") where !word.trimmingCharacters(in: .whitespaces).isEmpty {
-            do { categories.insert(try VicinityCore.Category(String(word))) } catch {
-                throw ValidationError("temple category \"\(word)\": \(error.message)")
+        let parsed = VicinityCore.Category.list([list], field: "temple category")
+        if let problem = parsed.errors.first { throw ValidationError("\(problem.field) \(problem.message)") }
+        // An empty set would recommend nothing; refuse it rather than serve an endpoint that never answers.
+        guard !parsed.categories.isEmpty else { throw ValidationError("--temple-categories needs at least one category") }
+
+        var cost = BcryptCost.standard
+        if let text = bcryptCost.map(String.init) ?? environment["VICINITY_BCRYPT_COST"] {
+            do { cost = try BcryptCost(Int(text) ?? -1) } catch {
+                throw ValidationError("--bcrypt-cost (or VICINITY_BCRYPT_COST) \(error.message), not \"\(text)\"")
             }
         }
-        // An empty set would recommend nothing; refuse it rather than serve an endpoint that never answers.
-        guard !categories.isEmpty else { throw ValidationError("--temple-categories needs at least one category") }
+
+        var services = ServiceSettings(temples: TempleCategories(categories: parsed.categories))
+        if let text = positionMaxAge ?? environment["VICINITY_POSITION_MAX_AGE"] {
+            services.friends.positions.maximumAge = try Self.duration(text, option: "--position-max-age (or VICINITY_POSITION_MAX_AGE)")
+        }
+        if let text = sessionLifetime ?? environment["VICINITY_SESSION_LIFETIME"] {
+            services.accounts.sessionLifetime = try Self.duration(text, option: "--session-lifetime (or VICINITY_SESSION_LIFETIME)")
+        }
 
         let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("unknown log level \"\(levelText)\"")
         }
-        return Settings(host: host, port: port, temples: TempleCategories(categories: categories), logLevel: level)
+        return Settings(host: host, port: port, services: services, bcryptCost: cost, logLevel: level)
+    }
+
+    /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
+    static func duration(_ text: String, option: String) throws -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0,
+            count <= 3650 * 86_400 / unit
+        else { throw ValidationError("\(option) must be a positive whole number with s, m, h or d, such as 24h; not \"\(text)\"") }
+        return .seconds(count * unit)
     }
 
     func validate() throws {
@@ -110,10 +147,11 @@ struct Serve: AsyncParsableCommand {
 
         let store = try database.openStore(logger: logger)
         let places = try await store.count()
-        let temples = settings.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
+        let users = try await store.accountCount()
+        let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
+        let services = Services(stores: store, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         let app = buildApplication(
-            locator: Locator(places: store, campuses: store),
-            options: HTTPOptions(temples: settings.temples),
+            services: services,
             host: settings.host,
             port: settings.port,
             metrics: registry,
@@ -122,7 +160,7 @@ struct Serve: AsyncParsableCommand {
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places; temples: \(temples))\n"
+                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places, \(users) users; temples: \(temples))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
         )

@@ -20,8 +20,7 @@ struct LiveServerTests {
         let store = try SpatiaLiteStore(path: path, logger: Logger(label: "test"))
         defer { try? store.close() }
         _ = try await store.upsert(try places(fromCSV: csulbRows) + places(fromCSV: bangkokRows))
-        let app = buildApplication(
-            locator: Locator(places: store, campuses: store), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        let app = buildApplication(services: services(store), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
         let expected = try await store.nearby(NearbyQuery(centre: Spot.hallOfScience, radius: SearchRadius(meters: 500)))
 
         try await app.test(.live) { client in
@@ -74,7 +73,7 @@ struct LiveServerTests {
     func idleConnectionsClose() async throws {
         let store = try await store(csulbRows)
         let app = buildApplication(
-            locator: Locator(places: store, campuses: store), options: HTTPOptions(idleTimeout: .milliseconds(300)),
+            services: services(store), options: HTTPOptions(idleTimeout: .milliseconds(300)),
             port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
         try await app.test(.live) { client in
             let port = try #require(client.port)

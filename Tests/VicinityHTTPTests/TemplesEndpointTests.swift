@@ -38,7 +38,7 @@ struct TemplesEndpointTests {
         let expected = try await store.nearby(NearbyQuery(
             centre: Spot.watPho, radius: SearchRadius(meters: 2000), categories: shrines.categories))
         #expect(expected.map(\.place.id.rawValue) == ["th-bkk-006"])
-        try await withApp(store, options: HTTPOptions(temples: shrines)) { client in
+        try await withApp(store, settings: ServiceSettings(temples: shrines)) { client in
             let body: TemplesWire = try await client.execute(
                 uri: "/v1/temples/recommended?lat=13.746549&lon=100.492766&radius=2000", method: .get
             ).decoded()

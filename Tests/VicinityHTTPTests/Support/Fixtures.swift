@@ -104,16 +104,37 @@ final class LogRecorder: Sendable {
     }
 }
 
+/// The given place and campus stores with the in-memory store for everything else: for tests that break or
+/// swap one store.
+struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
+    let places: Places
+    let campuses: Campuses
+    let rest = InMemoryStore()
+    var accounts: InMemoryStore { rest }
+    var positions: InMemoryStore { rest }
+    var friends: InMemoryStore { rest }
+    var events: InMemoryStore { rest }
+}
+
+/// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10
+/// would make each sign-up take a large share of a second in a debug build.
+let testHasher = BcryptHasher(cost: .forTesting(4))
+
+func services<S: Stores>(_ stores: S, clock: ManualClock = ManualClock(), settings: ServiceSettings = .standard) -> Services<S> {
+    Services(stores: stores, clock: clock, hasher: testHasher, settings: settings)
+}
+
 /// The application the executable runs, over the given stores, driven through the router.
-func withApp<Places: PlaceStore, Campuses: CampusStore>(
-    places: Places,
-    campuses: Campuses,
+func withApp<S: Stores>(
+    stores: S,
+    clock: ManualClock = ManualClock(),
+    settings: ServiceSettings = .standard,
     options: HTTPOptions = .standard,
     logs: LogRecorder = LogRecorder(),
     _ test: @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
     let app = buildApplication(
-        locator: Locator(places: places, campuses: campuses),
+        services: services(stores, clock: clock, settings: settings),
         options: options,
         metrics: sharedRegistry,
         logger: logs.logger
@@ -121,13 +142,25 @@ func withApp<Places: PlaceStore, Campuses: CampusStore>(
     try await app.test(.router, test)
 }
 
+func withApp<Places: PlaceStore, Campuses: CampusStore>(
+    places: Places,
+    campuses: Campuses,
+    settings: ServiceSettings = .standard,
+    logs: LogRecorder = LogRecorder(),
+    _ test: @Sendable (any TestClientProtocol) async throws -> Void
+) async throws {
+    try await withApp(stores: MixedStores(places: places, campuses: campuses), settings: settings, logs: logs, test)
+}
+
 func withApp(
     _ store: InMemoryStore,
+    clock: ManualClock = ManualClock(),
+    settings: ServiceSettings = .standard,
     options: HTTPOptions = .standard,
     logs: LogRecorder = LogRecorder(),
     _ test: @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
-    try await withApp(places: store, campuses: store, options: options, logs: logs, test)
+    try await withApp(stores: store, clock: clock, settings: settings, options: options, logs: logs, test)
 }
 
 extension TestResponse {

@@ -13,35 +13,18 @@ enum DistanceMethod: String, CaseIterable {
     case geodesic
 }
 
-/// `/health`'s answer; a struct rather than JSON values so that the count is written as an integer.
-struct HealthBody: Encodable {
-    var status = "ok"
-    var places: Int
-}
+/// Places, temples and distances: what guests may ask.
+struct PlaceRoutes<S: Stores>: RouteGroup {
+    let places: Locator<S.Places, S.Campuses>
 
-/// The endpoints' logic: read the request with `QueryParameters`, ask VicinityCore, write the wire form.
-/// Errors are thrown as they are and turned into HTTP by `Problem(for:)` alone.
-struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
-    let locator: Locator<Places, Campuses>
-    let options: HTTPOptions
-    let metrics: PrometheusCollectorRegistry
-    let openAPIDocument: ByteBuffer?
-
-    func respond(to endpoint: Endpoint, request: Request, context: some RequestContext) async throws -> Response {
-        switch endpoint {
-        case .nearbyPlaces: try await nearbyPlaces(request)
-        case .closestPlace: try await closestPlace(request)
-        case .searchPlaces: try await searchPlaces(request)
-        case .place: try await place(request, context: context)
-        case .recommendedTemples: try await recommendedTemples(request)
-        case .distance: try distance(request)
-        case .health: try await health(context: context)
-        case .metrics: metricsText()
-        case .openAPIDocument: try openAPI(context: context)
-        }
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/v1/places/nearby", .anyone) { request, _ in try await nearbyPlaces(request) }
+        table.add(.get, "/v1/places/closest", .anyone) { request, _ in try await closestPlace(request) }
+        table.add(.get, "/v1/places", .anyone) { request, _ in try await searchPlaces(request) }
+        table.add(.get, "/v1/places/{id}", .anyone) { request, context in try await place(request, context: context) }
+        table.add(.get, "/v1/temples/recommended", .anyone) { request, _ in try await recommendedTemples(request) }
+        table.add(.get, "/v1/distance", .anyone) { request, _ in try distance(request) }
     }
-
-    // MARK: Places
 
     func nearbyPlaces(_ request: Request) async throws -> Response {
         var query = QueryParameters(request.uri.query)
@@ -50,7 +33,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         let categories = query.categories()
         let limit = query.limit()
         try query.finish()
-        let hits = try await locator.places.nearby(
+        let hits = try await places.nearby(
             NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit))
         return Wire.list(
             "places", hits.map { ($0.place, Wire.hit($0)) }, as: Representation(accept: request.headers[.accept]))
@@ -61,7 +44,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         let position = query.coordinate()
         let categories = query.categories()
         try query.finish()
-        let whereabouts = try await locator.whereabouts(of: try query.checked(position), categories: categories)
+        let whereabouts = try await places.whereabouts(of: try query.checked(position), categories: categories)
         guard let closest = whereabouts.closest else { throw APIError.noPlaceToBeClosestTo }
         let body: [String: JSONValue] = [
             "place": .object(Wire.place(closest.place)),
@@ -69,9 +52,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
             "bearing_deg": .number(closest.bearing.degrees),
             "label": .string(whereabouts.label),
             "on_campus": whereabouts.onCampus.map(JSONValue.bool) ?? .null,
-            "campuses": .array(whereabouts.campuses.map {
-                .object(["id": .string($0.id.rawValue), "name": .string($0.name)])
-            }),
+            "campuses": Wire.campuses(whereabouts.campuses),
         ]
         return WireEncoding.response(json: .object(body))
     }
@@ -82,19 +63,18 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         let categories = query.categories()
         let limit = query.limit()
         try query.finish()
-        let places = try await locator.places.search(
-            PlaceSearch(text: try query.checked(text), categories: categories, limit: limit))
+        let found = try await places.search(PlaceSearch(text: try query.checked(text), categories: categories, limit: limit))
         return Wire.list(
-            "places", places.map { ($0, Wire.place($0)) }, as: Representation(accept: request.headers[.accept]))
+            "places", found.map { ($0, Wire.place($0)) }, as: Representation(accept: request.headers[.accept]))
     }
 
     /// An id that is not even well-formed names no place, so it is a 404 like any other unknown id.
-    func place(_ request: Request, context: some RequestContext) async throws -> Response {
+    func place(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
         guard let raw = context.parameters.get("id"),
             let decoded = raw.removingPercentEncoding,
             let id = try? PlaceID(decoded),
-            let place = try await locator.places.place(id: id)
+            let place = try await places.place(id: id)
         else { throw APIError.placeNotFound }
         var fields = Wire.place(place)
         // The outline, when the place has one, as a GeoJSON geometry.
@@ -102,24 +82,16 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         return WireEncoding.response(json: .object(fields))
     }
 
-    // MARK: Temples
-
     func recommendedTemples(_ request: Request) async throws -> Response {
         var query = QueryParameters(request.uri.query)
         let centre = query.coordinate()
         let limit = query.limit()
         let radius = query.radius()
         try query.finish()
-        let representation = Representation(accept: request.headers[.accept])
-        // An empty set would mean "every category" to the store; no configured temple category means none.
-        guard !options.temples.categories.isEmpty else { return Wire.list("temples", [], as: representation) }
-        let hits = try await locator.places.nearby(
-            NearbyQuery(
-                centre: try query.checked(centre), radius: radius, categories: options.temples.categories, limit: limit))
-        return Wire.list("temples", hits.map { ($0.place, Wire.temple($0)) }, as: representation)
+        let hits = try await places.recommendedTemples(around: try query.checked(centre), radius: radius, limit: limit)
+        return Wire.list(
+            "temples", hits.map { ($0.place, Wire.temple($0)) }, as: Representation(accept: request.headers[.accept]))
     }
-
-    // MARK: Geometry
 
     func distance(_ request: Request) throws -> Response {
         var query = QueryParameters(request.uri.query)
@@ -145,13 +117,30 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         ]
         return WireEncoding.response(json: .object(body))
     }
+}
 
-    // MARK: Operations
+/// `/health`'s answer; a struct rather than JSON values so that the count is written as an integer.
+struct HealthBody: Encodable {
+    var status = "ok"
+    var places: Int
+}
 
-    func health(context: some RequestContext) async throws -> Response {
+/// Health, metrics and the contract.
+struct OperationRoutes<S: Stores>: RouteGroup {
+    let places: Locator<S.Places, S.Campuses>
+    let metrics: PrometheusCollectorRegistry
+    let openAPIDocument: ByteBuffer?
+
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/health", .anyone) { _, context in try await health(context: context) }
+        table.add(.get, "/metrics", .anyone) { _, _ in metricsText() }
+        table.add(.get, "/openapi.yaml", .anyone) { _, context in try openAPI(context: context) }
+    }
+
+    func health(context: VicinityRequestContext) async throws -> Response {
         let count: Int
         do {
-            count = try await locator.places.count()
+            count = try await places.placeCount()
         } catch {
             context.logger.error("Health check failed: the place store threw", metadata: ["error": "\(error)"])
             throw APIError.storeUnavailable
@@ -166,7 +155,7 @@ struct API<Places: PlaceStore, Campuses: CampusStore>: Sendable {
             body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
     }
 
-    func openAPI(context: some RequestContext) throws -> Response {
+    func openAPI(context: VicinityRequestContext) throws -> Response {
         guard let openAPIDocument else {
             context.logger.error("The OpenAPI document is missing from the resource bundle")
             throw APIError.missingResource("OpenAPI document")

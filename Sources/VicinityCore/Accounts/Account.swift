@@ -1,0 +1,211 @@
+import Foundation
+
+/// What people sign in with: 3 to 32 ASCII letters, digits, `.`, `_` or `-`, starting with a letter or digit.
+/// Unique ignoring case, so that `Alice` and `alice` cannot be two people; shown as typed at sign-up.
+///
+/// ASCII only: case-insensitive comparison of any script (Turkish dotted i, German ß) has no answer every
+/// client agrees on, and look-alike letters from other scripts would let one user pass for another.
+public struct Username: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let lengths = 3...32
+
+    public init(_ text: String) throws(ValidationError) {
+        let bytes = Array(text.utf8)
+        guard Self.lengths.contains(bytes.count) else {
+            throw ValidationError(field: "username", message: "must be \(Self.lengths.lowerBound) to \(Self.lengths.upperBound) characters")
+        }
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard isAlphanumeric(bytes[0]),
+            bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else {
+            throw ValidationError(
+                field: "username", message: "may hold only ASCII letters, digits, '.', '_' and '-', and must start with a letter or digit")
+        }
+        rawValue = text
+    }
+
+    /// The form uniqueness and sign-in compare: lower case.
+    public var key: String { rawValue.lowercased() }
+
+    public var description: String { rawValue }
+}
+
+/// A first or last name: 1 to 64 characters of any script, without control characters; spaces at the ends are
+/// dropped.
+public struct PersonName: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let maximumLength = 64
+
+    public init(_ text: String, field: String) throws(ValidationError) {
+        let trimmed = text.trimmingSpaces
+        guard !trimmed.isEmpty else { throw ValidationError(field: field, message: "must not be empty") }
+        guard trimmed.unicodeScalars.count <= Self.maximumLength else {
+            throw ValidationError(field: field, message: "must be at most \(Self.maximumLength) characters")
+        }
+        guard !trimmed.unicodeScalars.contains(where: \.isControl) else {
+            throw ValidationError(field: field, message: "must not contain control characters")
+        }
+        rawValue = trimmed
+    }
+
+    public var description: String { rawValue }
+}
+
+/// An e-mail address, checked for its shape only (`local@domain.tld`, at most 254 characters, RFC 5321's
+/// limit): whether mail arrives is for a confirmation mail to tell, which this service does not send.
+public struct Email: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let maximumLength = 254
+
+    public init(_ text: String) throws(ValidationError) {
+        let trimmed = text.trimmingSpaces
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard trimmed.utf8.count <= Self.maximumLength,
+            parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
+            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+            !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.isControl })
+        else { throw ValidationError(field: "email", message: "must be an e-mail address such as name@example.edu") }
+        rawValue = trimmed
+    }
+
+    public var description: String { rawValue }
+}
+
+/// A password as typed, before hashing. Never stored, logged or written anywhere: only its bcrypt hash is.
+///
+/// At least 8 characters, and at most 72 bytes once encoded: bcrypt reads no further, so a longer password
+/// would be cut silently and its tail would protect nothing; it is refused instead. NUL is refused too, because
+/// bcrypt reads the password as C text and would stop there. Text is compared in Unicode normal form C, so a
+/// password typed on keyboards that compose accents differently is the same password.
+public struct Password: Sendable, CustomStringConvertible {
+    public let normalized: String
+
+    public static let minimumCharacters = 8
+    /// bcrypt's key length limit.
+    public static let maximumBytes = 72
+
+    public init(_ text: String, field: String = "password") throws(ValidationError) {
+        let normalized = text.precomposedStringWithCanonicalMapping
+        guard normalized.count >= Self.minimumCharacters else {
+            throw ValidationError(field: field, message: "must be at least \(Self.minimumCharacters) characters")
+        }
+        guard normalized.utf8.count <= Self.maximumBytes else {
+            throw ValidationError(
+                field: field,
+                message: "must be at most \(Self.maximumBytes) bytes in UTF-8 (bcrypt reads no further); this one is \(normalized.utf8.count)")
+        }
+        guard !normalized.utf8.contains(0) else { throw ValidationError(field: field, message: "must not contain NUL") }
+        self.normalized = normalized
+    }
+
+    /// Never the password itself, so that it cannot reach a log by accident.
+    public var description: String { "Password(redacted)" }
+}
+
+/// A password's bcrypt hash in modular crypt form (`$2b$10$...`): salt and cost travel with it.
+public struct PasswordHash: Hashable, Sendable {
+    public let encoded: String
+
+    public init(encoded: String) { self.encoded = encoded }
+}
+
+/// A person with an account.
+public struct Account: Hashable, Sendable {
+    public var id: UserID
+    public var username: Username
+    public var firstName: PersonName
+    public var lastName: PersonName
+    public var email: Email?
+    /// While on, no friend sees where this person is: friends see "hidden".
+    public var privacyMode: Bool
+    public var createdAt: Timestamp
+
+    public init(
+        id: UserID, username: Username, firstName: PersonName, lastName: PersonName, email: Email?,
+        privacyMode: Bool, createdAt: Timestamp
+    ) {
+        self.id = id
+        self.username = username
+        self.firstName = firstName
+        self.lastName = lastName
+        self.email = email
+        self.privacyMode = privacyMode
+        self.createdAt = createdAt
+    }
+
+    /// First and last name, as the apps title a person.
+    public var displayName: String { "\(firstName.rawValue) \(lastName.rawValue)" }
+
+    public var summary: UserSummary {
+        UserSummary(id: id, username: username, firstName: firstName, lastName: lastName)
+    }
+}
+
+/// Who someone is, without anything private: what other people see of a user.
+public struct UserSummary: Hashable, Sendable {
+    public var id: UserID
+    public var username: Username
+    public var firstName: PersonName
+    public var lastName: PersonName
+
+    public init(id: UserID, username: Username, firstName: PersonName, lastName: PersonName) {
+        self.id = id
+        self.username = username
+        self.firstName = firstName
+        self.lastName = lastName
+    }
+
+    public var displayName: String { "\(firstName.rawValue) \(lastName.rawValue)" }
+}
+
+/// What a new account needs.
+public struct SignUp: Sendable {
+    public var username: Username
+    public var password: Password
+    public var firstName: PersonName
+    public var lastName: PersonName
+    public var email: Email?
+
+    public init(username: Username, password: Password, firstName: PersonName, lastName: PersonName, email: Email?) {
+        self.username = username
+        self.password = password
+        self.firstName = firstName
+        self.lastName = lastName
+        self.email = email
+    }
+}
+
+/// Changes to one's own account; nil leaves a field as it is.
+public struct AccountChanges: Sendable {
+    public var firstName: PersonName?
+    public var lastName: PersonName?
+    /// `.some(nil)` removes the address.
+    public var email: Email??
+    public var privacyMode: Bool?
+    /// A new password, which needs the current one.
+    public var newPassword: Password?
+    public var currentPassword: String?
+
+    public init(
+        firstName: PersonName? = nil, lastName: PersonName? = nil, email: Email?? = nil, privacyMode: Bool? = nil,
+        newPassword: Password? = nil, currentPassword: String? = nil
+    ) {
+        self.firstName = firstName
+        self.lastName = lastName
+        self.email = email
+        self.privacyMode = privacyMode
+        self.newPassword = newPassword
+        self.currentPassword = currentPassword
+    }
+}
+
+extension Unicode.Scalar {
+    /// C0 and C1 control characters and DEL.
+    var isControl: Bool { value < 0x20 || (0x7F...0x9F).contains(value) }
+}

@@ -1,0 +1,229 @@
+import Synchronization
+
+/// At most `limit` events in any `window`.
+public struct RateLimit: Hashable, Sendable, CustomStringConvertible {
+    public var limit: Int
+    public var window: Duration
+
+    public init(limit: Int, window: Duration) {
+        precondition(limit > 0 && window > .zero, "a rate limit needs a positive count and window")
+        self.limit = limit
+        self.window = window
+    }
+
+    public var description: String { "\(limit) per \(window.wholeMilliseconds / 1000) s" }
+}
+
+/// A sliding-window limiter per key, in memory, reading time from a `WallClock`.
+///
+/// Each key keeps the times of its events within the window; keys whose events have all aged out are swept
+/// every few thousand calls, so memory follows the keys active within one window. Limits live in the process:
+/// a restart forgets them, which lets nobody through faster than waiting for the window would.
+public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
+    public let rule: RateLimit
+    private let clock: any WallClock
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var events: [Key: [Timestamp]] = [:]
+        var callsSinceSweep = 0
+    }
+
+    public init(_ rule: RateLimit, clock: any WallClock) {
+        self.rule = rule
+        self.clock = clock
+    }
+
+    /// Records an event for `key` and returns nil when the limit allows it; otherwise records nothing and
+    /// returns how long until it would be allowed.
+    public func acquire(_ key: Key) -> Duration? {
+        let now = clock.now
+        return state.withLock { state in
+            sweepIfDue(&state, now: now)
+            var times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
+            if times.count >= rule.limit {
+                state.events[key] = times
+                return (times[times.count - rule.limit] + rule.window) - now
+            }
+            times.append(now)
+            state.events[key] = times
+            return nil
+        }
+    }
+
+    /// How long until `key` may have another event; nil when it may now. Records nothing.
+    public func wait(_ key: Key) -> Duration? {
+        let now = clock.now
+        return state.withLock { state in
+            let times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
+            return times.count >= rule.limit ? (times[times.count - rule.limit] + rule.window) - now : nil
+        }
+    }
+
+    /// Records an event for `key` whatever the count.
+    public func record(_ key: Key) {
+        let now = clock.now
+        state.withLock { state in
+            sweepIfDue(&state, now: now)
+            state.events[key] = Self.recent(state.events[key] ?? [], now: now, window: rule.window) + [now]
+        }
+    }
+
+    /// How many keys are held: for tests of the sweep.
+    public var keyCount: Int { state.withLock { $0.events.count } }
+
+    private static func recent(_ times: [Timestamp], now: Timestamp, window: Duration) -> [Timestamp] {
+        let cutoff = now - window
+        guard let first = times.firstIndex(where: { $0 > cutoff }) else { return [] }
+        return first == 0 ? times : Array(times[first...])
+    }
+
+    private func sweepIfDue(_ state: inout State, now: Timestamp) {
+        state.callsSinceSweep += 1
+        guard state.callsSinceSweep >= 4096 else { return }
+        state.callsSinceSweep = 0
+        let cutoff = now - rule.window
+        state.events = state.events.filter { $0.value.last.map { $0 > cutoff } ?? false }
+    }
+}
+
+/// The rules against password guessing at sign-in.
+public struct SignInRules: Hashable, Sendable {
+    /// Failures after which further failures are answered more slowly: one `slowdownStep` more per failure,
+    /// counted afresh after each lock.
+    public var failuresBeforeSlowdown: Int
+    public var slowdownStep: Duration
+    /// Consecutive failures that lock the account; every further `failuresPerLock` failures lock it again,
+    /// for twice as long each time, up to `longestLock`.
+    public var failuresPerLock: Int
+    public var firstLock: Duration
+    public var longestLock: Duration
+    /// An account's failures are forgotten after this long without one.
+    public var failureMemory: Duration
+    /// Failed sign-ins allowed from one client address, over every account. Successful sign-ins do not count,
+    /// so a classroom behind one campus NAT signs in at once however large it is.
+    public var failuresPerAddress: RateLimit
+
+    /// 2 free failures (typos), then answers slowed by 1 s, 2 s; the 5th failure locks the account for
+    /// 15 minutes (the right password is refused too), the 10th for 30, and so on up to a day. 100 failures
+    /// per address in 15 minutes: a classroom's worth of typos, far below what guessing needs.
+    public static let standard = SignInRules(
+        failuresBeforeSlowdown: 2, slowdownStep: .seconds(1), failuresPerLock: 5, firstLock: .seconds(15 * 60),
+        longestLock: .seconds(24 * 3600), failureMemory: .seconds(24 * 3600),
+        failuresPerAddress: RateLimit(limit: 100, window: .seconds(15 * 60)))
+
+    public init(
+        failuresBeforeSlowdown: Int, slowdownStep: Duration, failuresPerLock: Int, firstLock: Duration,
+        longestLock: Duration, failureMemory: Duration, failuresPerAddress: RateLimit
+    ) {
+        self.failuresBeforeSlowdown = failuresBeforeSlowdown
+        self.slowdownStep = slowdownStep
+        self.failuresPerLock = failuresPerLock
+        self.firstLock = firstLock
+        self.longestLock = longestLock
+        self.failureMemory = failureMemory
+        self.failuresPerAddress = failuresPerAddress
+    }
+
+    /// How long the lock that the given count of consecutive failures sets lasts; nil when it sets none.
+    func lock(afterFailures failures: Int) -> Duration? {
+        guard failures > 0, failures % failuresPerLock == 0 else { return nil }
+        let doublings = min(failures / failuresPerLock - 1, 30)
+        let milliseconds = firstLock.wholeMilliseconds.multipliedReportingOverflow(by: 1 << doublings)
+        return milliseconds.overflow ? longestLock : min(.milliseconds(milliseconds.partialValue), longestLock)
+    }
+
+    /// How long the answer to the given failure is held back: counted within each run of `failuresPerLock`,
+    /// so that the wait stays short and the locks do the rest.
+    func slowdown(afterFailures failures: Int) -> Duration {
+        let inRun = failures % failuresPerLock
+        guard inRun > failuresBeforeSlowdown else { return .zero }
+        return slowdownStep * (inRun - failuresBeforeSlowdown)
+    }
+}
+
+/// Keeps count of failed sign-ins per account (by username key, whether or not the account exists, so that
+/// the answers do not tell which usernames exist) and per client address.
+public final class SignInGuard: Sendable {
+    public let rules: SignInRules
+    private let clock: any WallClock
+    private let addresses: WindowLimiter<String>
+    private let accounts = Mutex<[String: AccountState]>([:])
+
+    private struct AccountState {
+        var failures = 0
+        var lastFailure: Timestamp
+        var lockedUntil: Timestamp?
+        /// Attempts checked but not yet decided: they count against the failures left before a lock, so that
+        /// parallel guesses cannot slip past it.
+        var pending = 0
+    }
+
+    public init(rules: SignInRules, clock: any WallClock) {
+        self.rules = rules
+        self.clock = clock
+        addresses = WindowLimiter(rules.failuresPerAddress, clock: clock)
+    }
+
+    /// Starts an attempt, or refuses it while the account is locked, the address has failed too often, or the
+    /// attempts already under way could use up the failures left before a lock. Every started attempt must end
+    /// with `succeeded` or `failed`.
+    public func begin(account key: String, address: String) throws(ServiceError) {
+        if let wait = addresses.wait(address) { throw .rateLimited(retryAfter: wait, .signInsFromAddress) }
+        let now = clock.now
+        try accounts.withLock { (accounts) throws(ServiceError) in
+            var state = accounts[key] ?? AccountState(lastFailure: now)
+            if state.failures > 0, now - state.lastFailure > rules.failureMemory { state = AccountState(lastFailure: now) }
+            if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, .signInAttempts) }
+            let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
+            if state.pending >= untilLock {
+                throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), .signInAttempts)
+            }
+            state.pending += 1
+            accounts[key] = state
+        }
+    }
+
+    /// The attempt signed in: the account's failures are forgotten.
+    public func succeeded(account key: String) {
+        accounts.withLock { accounts in
+            guard var state = accounts[key] else { return }
+            state.pending -= 1
+            state.failures = 0
+            state.lockedUntil = nil
+            accounts[key] = state.pending == 0 ? nil : state
+        }
+    }
+
+    /// The attempt could not be decided (the store failed): it no longer counts as under way.
+    public func abandoned(account key: String) {
+        accounts.withLock { accounts in
+            guard var state = accounts[key] else { return }
+            state.pending = max(0, state.pending - 1)
+            accounts[key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
+        }
+    }
+
+    /// The attempt failed. Returns how long to hold the answer back.
+    public func failed(account key: String, address: String) -> Duration {
+        addresses.record(address)
+        let now = clock.now
+        return accounts.withLock { accounts in
+            var state = accounts[key] ?? AccountState(lastFailure: now)
+            state.pending = max(0, state.pending - 1)
+            state.failures += 1
+            state.lastFailure = now
+            if let lock = rules.lock(afterFailures: state.failures) { state.lockedUntil = now + lock }
+            accounts[key] = state
+            if accounts.count > 100_000 { Self.forgetOld(&accounts, now: now, memory: rules.failureMemory) }
+            return rules.slowdown(afterFailures: state.failures)
+        }
+    }
+
+    /// Drops accounts whose failures are older than the memory and that are not locked or mid-attempt.
+    private static func forgetOld(_ accounts: inout [String: AccountState], now: Timestamp, memory: Duration) {
+        accounts = accounts.filter { _, state in
+            state.pending > 0 || (state.lockedUntil.map { $0 > now } ?? false) || now - state.lastFailure <= memory
+        }
+    }
+}

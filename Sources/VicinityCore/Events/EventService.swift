@@ -1,0 +1,151 @@
+import Synchronization
+
+/// Live delivery of recorded events to the streams open in this process.
+///
+/// Each stream has a bounded buffer: a client too slow to keep up loses its stream, reconnects with the last
+/// event id it read, and the store replays the rest, so nothing is lost for good. Opening more than
+/// `maximumStreamsPerUser` streams ends the oldest, whose client is most likely gone without saying so.
+public final class EventHub: Sendable {
+    /// Events one stream may hold while its client reads; one more ends the stream.
+    public static let bufferedEvents = 256
+
+    private let maximumStreamsPerUser: Int
+    private let state = Mutex(State())
+
+    private struct Subscriber {
+        var id: Int
+        var continuation: AsyncStream<Event>.Continuation
+    }
+
+    private struct State {
+        var streams: [UserID: [Subscriber]] = [:]
+        var nextID = 0
+        var closed = false
+    }
+
+    public init(maximumStreamsPerUser: Int) {
+        precondition(maximumStreamsPerUser > 0, "a user needs at least one stream")
+        self.maximumStreamsPerUser = maximumStreamsPerUser
+    }
+
+    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, when
+    /// a newer stream pushes it out, or when the hub closes.
+    public func subscribe(_ user: UserID) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
+        let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
+            guard !state.closed else { return [continuation] }
+            let id = state.nextID
+            state.nextID += 1
+            var list = state.streams[user] ?? []
+            list.append(Subscriber(id: id, continuation: continuation))
+            let excess = max(0, list.count - maximumStreamsPerUser)
+            let evicted = list.prefix(excess).map(\.continuation)
+            list.removeFirst(excess)
+            state.streams[user] = list
+            continuation.onTermination = { [weak self] _ in self?.remove(user, id: id) }
+            return evicted
+        }
+        // Finished outside the lock: finishing runs `onTermination`, which takes the lock again.
+        for continuation in ended { continuation.finish() }
+        return stream
+    }
+
+    /// Hands each event to every open stream of its recipient; a stream whose buffer is full is ended.
+    public func publish(_ events: [Event]) {
+        let overflowing: [AsyncStream<Event>.Continuation] = state.withLock { state in
+            var overflowing: [AsyncStream<Event>.Continuation] = []
+            for event in events {
+                for subscriber in state.streams[event.recipient] ?? [] {
+                    if case .dropped = subscriber.continuation.yield(event) { overflowing.append(subscriber.continuation) }
+                }
+            }
+            return overflowing
+        }
+        for continuation in overflowing { continuation.finish() }
+    }
+
+    /// Ends every stream and refuses new ones: the server is shutting down.
+    public func close() {
+        let all = state.withLock { state in
+            state.closed = true
+            return state.streams.values.flatMap { $0.map(\.continuation) }
+        }
+        for continuation in all { continuation.finish() }
+    }
+
+    /// Open streams, over all users.
+    public var openStreams: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.count } } }
+
+    private func remove(_ user: UserID, id: Int) {
+        state.withLock { state in
+            state.streams[user]?.removeAll { $0.id == id }
+            if state.streams[user]?.isEmpty == true { state.streams[user] = nil }
+        }
+    }
+}
+
+/// Records events and streams them to their recipients, replaying what a reconnecting client missed.
+///
+/// Events are written after the change they announce has committed: a crash between the two loses the
+/// notice, never the change, which the lists (`GET /v1/friend-requests`, `GET /v1/friends`) still show.
+public struct EventService<S: Stores>: Sendable {
+    let stores: S
+    let clock: any WallClock
+    public let rules: EventRules
+    public let hub: EventHub
+
+    /// Events replayed per store read while catching a client up.
+    static var replayPage: Int { 500 }
+
+    public init(stores: S, clock: any WallClock, rules: EventRules = .standard) {
+        self.stores = stores
+        self.clock = clock
+        self.rules = rules
+        hub = EventHub(maximumStreamsPerUser: rules.maximumStreamsPerUser)
+    }
+
+    /// Stores the events and hands them to their recipients' open streams; events past the retention window
+    /// are removed on the way.
+    @discardableResult
+    public func record(_ drafts: [EventDraft]) async throws -> [Event] {
+        guard !drafts.isEmpty else { return [] }
+        let events = try await stores.events.appendEvents(drafts)
+        hub.publish(events)
+        _ = try await stores.events.deleteEvents(before: clock.now - rules.retention)
+        return events
+    }
+
+    /// The caller's events: first those after `lastEventID` still within the retention window (none when nil:
+    /// a new client starts from now), then each new one as it is recorded, each exactly once and in order.
+    public func stream(for identity: Identity, after lastEventID: EventID?) -> AsyncThrowingStream<Event, any Error> {
+        // Subscribed before reading the store, so that nothing recorded in between is missed; what arrives
+        // both ways is passed on once, by number.
+        let live = hub.subscribe(identity.userID)
+        let stores = stores
+        let since = clock.now - rules.retention
+        let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
+        let task = Task {
+            var last = lastEventID
+            do {
+                if lastEventID != nil {
+                    while true {
+                        let page = try await stores.events.events(
+                            for: identity.userID, after: last, since: since, limit: Self.replayPage)
+                        for event in page { continuation.yield(event) }
+                        last = page.last?.id ?? last
+                        if page.count < Self.replayPage { break }
+                    }
+                }
+                for await event in live where last.map({ event.id > $0 }) ?? true {
+                    continuation.yield(event)
+                    last = event.id
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

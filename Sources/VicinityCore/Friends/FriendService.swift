@@ -1,0 +1,304 @@
+import GeoCore
+
+/// The friend finder's rules for friend lists, pokes and people search.
+public struct FriendRules: Hashable, Sendable {
+    public var positions: PositionRules
+    /// Pokes from one user to the same friend. Three in ten minutes: enough to get attention, too few to
+    /// flood a phone with notifications.
+    public var pokes: RateLimit
+
+    public static let standard = FriendRules(positions: .standard, pokes: RateLimit(limit: 3, window: .seconds(600)))
+
+    public init(positions: PositionRules, pokes: RateLimit) {
+        self.positions = positions
+        self.pokes = pokes
+    }
+}
+
+/// A friend as the viewer may see them: the privacy rule already applied.
+public struct FriendView: Hashable, Sendable {
+    public var friend: UserSummary
+    public var since: Timestamp
+    /// Whether the viewer shares their own position with this friend.
+    public var sharingWithFriend: Bool
+    public var presence: Presence
+    /// Present for `current` and `lastSeen` only, status included.
+    public var position: SharedPosition?
+    /// From the viewer's current position to the friend's, when both are known.
+    public var distance: Distance?
+    public var bearing: Bearing?
+}
+
+/// Someone found by people search, with how the searcher stands to them; never located.
+public struct PersonView: Hashable, Sendable {
+    public var person: UserSummary
+    public var relationship: Relationship
+}
+
+/// A friend request with the people on both ends.
+public struct FriendRequestView: Hashable, Sendable {
+    public var request: FriendRequest
+    public var from: UserSummary
+    public var to: UserSummary
+}
+
+/// The answer to sending a friend request: still pending, or a friendship because they had asked too.
+public enum FriendRequestResult: Hashable, Sendable {
+    case pending(FriendRequestView)
+    case accepted(FriendRequestView, friend: FriendView)
+}
+
+/// Where someone stands after sending their position.
+public struct PositionUpdate: Hashable, Sendable {
+    public var position: SharedPosition
+    public var whereabouts: Whereabouts
+}
+
+/// A poke on its way.
+public struct Poke: Hashable, Sendable {
+    public var to: UserSummary
+    public var at: Timestamp
+    public var eventID: EventID
+}
+
+/// Friendships, positions and pokes, with the privacy rule applied to everything that could locate someone.
+public struct FriendService<S: Stores>: Sendable {
+    let stores: S
+    let clock: any WallClock
+    let locator: Locator<S.Places, S.Campuses>
+    let events: EventService<S>
+    public let rules: FriendRules
+    private let pokes: WindowLimiter<[UserID]>
+
+    public init(
+        stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
+        rules: FriendRules = .standard
+    ) {
+        self.stores = stores
+        self.clock = clock
+        self.locator = locator
+        self.events = events
+        self.rules = rules
+        pokes = WindowLimiter(rules.pokes, clock: clock)
+    }
+
+    // MARK: My position
+
+    /// Shares the caller's position and status (they travel together: a position without a status clears
+    /// the status) and says where it is in words.
+    public func sharePosition(
+        _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?
+    ) async throws -> PositionUpdate {
+        let whereabouts = try await locator.whereabouts(of: coordinate)
+        let position = SharedPosition(
+            userID: identity.userID, coordinate: coordinate, accuracy: accuracy, status: status,
+            label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
+            updatedAt: clock.now)
+        try await stores.positions.setPosition(position)
+        return PositionUpdate(position: position, whereabouts: whereabouts)
+    }
+
+    /// The caller's own position, current or last seen.
+    public func myPosition(_ identity: Identity) async throws -> (presence: Presence, position: SharedPosition) {
+        let position = try await stores.positions.position(of: identity.userID)
+        let seen = PrivacyRule.visible(position, ownerPrivacyMode: false, relation: .owner, at: clock.now, rules: rules.positions)
+        guard let shown = seen.position else { throw ServiceError.notFound(.ownPosition) }
+        return (seen.presence, shown)
+    }
+
+    /// Stops sharing: the position is deleted, not hidden.
+    public func stopSharing(_ identity: Identity) async throws {
+        guard try await stores.positions.deletePosition(of: identity.userID) else { throw ServiceError.notFound(.ownPosition) }
+    }
+
+    // MARK: Friends with places
+
+    /// Every friend, by display name then id, located where the privacy rule allows, with distance and
+    /// bearing from the caller's current position when it is known.
+    public func friends(of identity: Identity) async throws -> [FriendView] {
+        let friendships = try await stores.friends.friendships(of: identity.userID)
+        let origin = try await currentPosition(of: identity.userID)
+        return try await views(friendships, origin: origin).sorted { a, b in
+            a.friend.displayName != b.friend.displayName ? a.friend.displayName < b.friend.displayName : a.friend.id < b.friend.id
+        }
+    }
+
+    /// One friend as `friends(of:)` shows them.
+    public func friend(_ friendID: UserID, of identity: Identity) async throws -> FriendView {
+        guard let friendship = try await stores.friends.friendship(of: identity.userID, with: friendID) else {
+            throw ServiceError.notFound(.friend)
+        }
+        let origin = try await currentPosition(of: identity.userID)
+        guard let view = try await views([friendship], origin: origin).first else { throw ServiceError.notFound(.friend) }
+        return view
+    }
+
+    /// Friends whose current position is within `radius` of `centre` (the caller's current position when
+    /// nil), nearest first, ties by id, at most `limit`. Hidden, unshared, absent and old positions are all
+    /// simply not near.
+    public func nearbyFriends(
+        of identity: Identity, around centre: Coordinate?, radius: SearchRadius, limit: ResultLimit
+    ) async throws -> [FriendView] {
+        guard let origin = try await origin(centre, of: identity.userID) else { throw ServiceError.conflict(.noCurrentPosition) }
+        let friendships = try await stores.friends.friendships(of: identity.userID)
+        return try await views(friendships, origin: origin)
+            .compactMap { view -> (distance: Distance, view: FriendView)? in
+                guard view.presence == .current, let distance = view.distance, distance <= radius.distance else { return nil }
+                return (distance, view)
+            }
+            .sorted { a, b in a.distance != b.distance ? a.distance < b.distance : a.view.friend.id < b.view.friend.id }
+            .prefix(limit.value)
+            .map(\.view)
+    }
+
+    /// Distance and bearing from `centre` (the caller's current position when nil) to where the friend is or
+    /// was last seen. A friend whose position the caller may not see reads exactly as one with none.
+    public func direction(to friendID: UserID, of identity: Identity, from centre: Coordinate?) async throws -> FriendView {
+        guard let friendship = try await stores.friends.friendship(of: identity.userID, with: friendID) else {
+            throw ServiceError.notFound(.friend)
+        }
+        guard let origin = try await origin(centre, of: identity.userID) else { throw ServiceError.conflict(.noCurrentPosition) }
+        guard let view = try await views([friendship], origin: origin).first, view.position != nil else {
+            throw ServiceError.notFound(.friendPosition)
+        }
+        return view
+    }
+
+    /// Shows or hides the caller's position from one friend.
+    public func setSharing(_ shares: Bool, with friendID: UserID, of identity: Identity) async throws -> FriendView {
+        guard try await stores.friends.setSharing(shares, from: identity.userID, to: friendID) != nil else {
+            throw ServiceError.notFound(.friend)
+        }
+        return try await friend(friendID, of: identity)
+    }
+
+    public func unfriend(_ friendID: UserID, of identity: Identity) async throws {
+        guard try await stores.friends.endFriendship(of: identity.userID, with: friendID) else {
+            throw ServiceError.notFound(.friend)
+        }
+    }
+
+    // MARK: Friend requests
+
+    /// Asks `recipient` to be friends; if they had asked the caller already, the two become friends at once.
+    public func sendRequest(from identity: Identity, to recipient: UserID) async throws -> FriendRequestResult {
+        guard recipient != identity.userID else { throw ServiceError.invalid("to", "cannot be yourself") }
+        let people = try await summaries([identity.userID, recipient])
+        guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
+        guard let them = people[recipient] else { throw ServiceError.notFound(.user) }
+        let request = FriendRequest(id: .random(), from: identity.userID, to: recipient, createdAt: clock.now)
+        switch try await stores.friends.sendFriendRequest(request) {
+        case .sent(let sent):
+            try await events.record([.friendRequest(sent, from: me)])
+            return .pending(FriendRequestView(request: sent, from: me, to: them))
+        case .becameFriends(let accepted, let since):
+            try await events.record([.friendAccepted(to: recipient, friend: me, at: since)])
+            return .accepted(FriendRequestView(request: accepted, from: them, to: me), friend: try await friend(recipient, of: identity))
+        case .alreadyFriends:
+            throw ServiceError.conflict(.alreadyFriends)
+        case .alreadyRequested:
+            throw ServiceError.conflict(.alreadyRequested)
+        }
+    }
+
+    /// The caller's pending requests: those they received and those they sent, each oldest first.
+    public func requests(of identity: Identity) async throws -> (incoming: [FriendRequestView], outgoing: [FriendRequestView]) {
+        let requests = try await stores.friends.friendRequests(of: identity.userID)
+        let people = try await summaries(requests.flatMap { [$0.from, $0.to] })
+        let views = requests.compactMap { request -> FriendRequestView? in
+            guard let from = people[request.from], let to = people[request.to] else { return nil }
+            return FriendRequestView(request: request, from: from, to: to)
+        }
+        return (views.filter { $0.request.to == identity.userID }, views.filter { $0.request.from == identity.userID })
+    }
+
+    /// Accepts a request addressed to the caller; the sender hears of it.
+    public func accept(_ requestID: FriendRequestID, by identity: Identity) async throws -> FriendView {
+        let now = clock.now
+        guard let request = try await stores.friends.acceptFriendRequest(requestID, recipient: identity.userID, at: now) else {
+            throw ServiceError.notFound(.friendRequest)
+        }
+        if let me = try await summaries([identity.userID])[identity.userID] {
+            try await events.record([.friendAccepted(to: request.from, friend: me, at: now)])
+        }
+        return try await friend(request.from, of: identity)
+    }
+
+    /// Declines a request the caller received or cancels one they sent.
+    public func withdraw(_ requestID: FriendRequestID, by identity: Identity) async throws {
+        guard try await stores.friends.deleteFriendRequest(requestID, participant: identity.userID) != nil else {
+            throw ServiceError.notFound(.friendRequest)
+        }
+    }
+
+    // MARK: People and pokes
+
+    /// People whose username or name matches, the caller left out, each marked with how the caller stands to
+    /// them. Never located: search shows who someone is, not where.
+    public func people(matching text: String, for identity: Identity, limit: ResultLimit) async throws -> [PersonView] {
+        let candidates = try await stores.accounts.accountsMatching(PeopleMatch.folded(text))
+            .filter { $0.id != identity.userID }
+        let found = PeopleMatch.best(candidates, matching: text, limit: limit.value)
+        let relationships = try await stores.friends.relationships(of: identity.userID, with: found.map(\.id))
+        return found.map { PersonView(person: $0.summary, relationship: relationships[$0.id] ?? .none) }
+    }
+
+    /// Pokes a friend, who receives it live; a few per friend per window (`FriendRules.pokes`).
+    public func poke(_ friendID: UserID, by identity: Identity) async throws -> Poke {
+        guard try await stores.friends.friendship(of: identity.userID, with: friendID) != nil else {
+            throw ServiceError.notFound(.friend)
+        }
+        if let wait = pokes.acquire([identity.userID, friendID]) { throw ServiceError.rateLimited(retryAfter: wait, .pokes) }
+        let people = try await summaries([identity.userID, friendID])
+        guard let me = people[identity.userID], let them = people[friendID] else { throw ServiceError.notFound(.friend) }
+        let now = clock.now
+        guard let event = try await events.record([.poke(to: friendID, from: me, at: now)]).first else {
+            preconditionFailure("recording one event returns one event")
+        }
+        return Poke(to: them, at: now, eventID: event.id)
+    }
+
+    // MARK: Helpers
+
+    /// The given centre, else the user's current position.
+    private func origin(_ centre: Coordinate?, of user: UserID) async throws -> Coordinate? {
+        if let centre { return centre }
+        return try await currentPosition(of: user)
+    }
+
+    /// The caller's position if it is current: distances are measured from where they are, not were.
+    private func currentPosition(of user: UserID) async throws -> Coordinate? {
+        guard let position = try await stores.positions.position(of: user),
+            rules.positions.isCurrent(position, at: clock.now)
+        else { return nil }
+        return position.coordinate
+    }
+
+    private func summaries(_ ids: [UserID]) async throws -> [UserID: UserSummary] {
+        let accounts = try await stores.accounts.accounts(ids: Array(Set(ids)))
+        return Dictionary(accounts.map { ($0.id, $0.summary) }) { first, _ in first }
+    }
+
+    /// Applies the privacy rule to each friend and measures from `origin`.
+    private func views(_ friendships: [Friendship], origin: Coordinate?) async throws -> [FriendView] {
+        guard !friendships.isEmpty else { return [] }
+        let ids = friendships.map(\.friend)
+        let accounts = Dictionary(try await stores.accounts.accounts(ids: ids).map { ($0.id, $0) }) { first, _ in first }
+        let positions = Dictionary(try await stores.positions.positions(of: ids).map { ($0.userID, $0) }) { first, _ in first }
+        let now = clock.now
+        return friendships.compactMap { friendship in
+            guard let account = accounts[friendship.friend] else { return nil }
+            let seen = PrivacyRule.visible(
+                positions[friendship.friend], ownerPrivacyMode: account.privacyMode,
+                relation: .friend(sharedWith: friendship.friendSharesWithMe), at: now, rules: rules.positions)
+            var view = FriendView(
+                friend: account.summary, since: friendship.since, sharingWithFriend: friendship.sharesWithFriend,
+                presence: seen.presence, position: seen.position)
+            if let origin, let position = seen.position {
+                view.distance = haversineDistance(from: origin, to: position.coordinate)
+                view.bearing = initialBearing(from: origin, to: position.coordinate)
+            }
+            return view
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import GeoCore
+
+/// What someone says about themselves next to their position: at most 140 characters, one line.
+public struct StatusText: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// The length the apps show; counted in Unicode code points as the OpenAPI document's `maxLength` counts.
+    public static let maximumLength = 140
+
+    /// Nil for text that is empty once trimmed: no status.
+    public init?(_ text: String) throws(ValidationError) {
+        let trimmed = text.trimmingSpaces
+        guard !trimmed.isEmpty else { return nil }
+        guard trimmed.unicodeScalars.count <= Self.maximumLength else {
+            throw ValidationError(field: "status", message: "must be at most \(Self.maximumLength) characters")
+        }
+        guard !trimmed.unicodeScalars.contains(where: \.isControl) else {
+            throw ValidationError(field: "status", message: "must be one line without control characters")
+        }
+        rawValue = trimmed
+    }
+
+    public var description: String { rawValue }
+}
+
+/// How precise a reported position is: the radius in metres of the device's 68% confidence circle, as
+/// phones report it (`CLLocation.horizontalAccuracy`, Android's `Location.getAccuracy()`).
+public struct Accuracy: Hashable, Sendable {
+    public let distance: Distance
+
+    /// 100 km: coarser than that is no position a friend could walk to.
+    public static let maximum = Distance(meters: 100_000)
+
+    public init(meters: Double) throws(ValidationError) {
+        guard meters.isFinite, meters >= 0, meters <= Self.maximum.meters else {
+            throw ValidationError(field: "accuracy_m", message: "must be a number of metres in [0, \(Int(Self.maximum.meters))]")
+        }
+        distance = Distance(meters: meters)
+    }
+}
+
+/// A position someone shares, with their status and where it was in words when they sent it.
+public struct SharedPosition: Hashable, Sendable {
+    public var userID: UserID
+    public var coordinate: Coordinate
+    public var accuracy: Accuracy?
+    /// Location and status travel together, as the apps show them.
+    public var status: StatusText?
+    /// "Around Hall of Science": the label of `Locator` when the position was sent, so that every friend
+    /// reads the same words the sender was shown.
+    public var label: String
+    public var onCampus: Bool?
+    public var closestPlace: PlaceID?
+    public var updatedAt: Timestamp
+
+    public init(
+        userID: UserID, coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, label: String,
+        onCampus: Bool?, closestPlace: PlaceID?, updatedAt: Timestamp
+    ) {
+        self.userID = userID
+        self.coordinate = coordinate
+        self.accuracy = accuracy
+        self.status = status
+        self.label = label
+        self.onCampus = onCampus
+        self.closestPlace = closestPlace
+        self.updatedAt = updatedAt
+    }
+}
+
+/// How old a position may be and still be where someone is.
+public struct PositionRules: Hashable, Sendable {
+    /// Older positions are reported as last seen, never as current.
+    public var maximumAge: Duration
+
+    /// 24 hours: a position from yesterday says where someone was, not where they are.
+    public static let standard = PositionRules(maximumAge: .seconds(24 * 3600))
+
+    public init(maximumAge: Duration) { self.maximumAge = maximumAge }
+
+    public func isCurrent(_ position: SharedPosition, at now: Timestamp) -> Bool {
+        now - position.updatedAt <= maximumAge
+    }
+}
+
+/// What a viewer learns of someone's whereabouts.
+public enum Presence: String, Hashable, Sendable, CaseIterable {
+    /// A position younger than `PositionRules.maximumAge`.
+    case current
+    /// An older position: where they were, at `updated_at`.
+    case lastSeen = "last_seen"
+    /// Privacy mode is on: nothing located, whether or not a position exists behind it.
+    case hidden
+    /// Nothing to show: no position, or one not shared with this viewer; the two read the same.
+    case none
+}
+
+/// How the viewer stands to the owner of a position.
+public enum Relation: Hashable, Sendable {
+    case owner
+    /// A friend, and whether the owner shares their position with this friend.
+    case friend(sharedWith: Bool)
+    /// A guest or someone who is not a friend.
+    case stranger
+}
+
+/// The privacy rule: who sees which position. Every answer that could reveal a position goes through here.
+///
+/// A position is shown only to its owner and to friends it is shared with; never to guests or strangers;
+/// never while privacy mode is on (friends then see `hidden`). A friend the owner hides from sees exactly what
+/// they would see of someone with no position: nothing tells them apart.
+public enum PrivacyRule {
+    public static func visible(
+        _ position: SharedPosition?, ownerPrivacyMode: Bool, relation: Relation, at now: Timestamp, rules: PositionRules
+    ) -> (presence: Presence, position: SharedPosition?) {
+        switch relation {
+        case .stranger:
+            return (.none, nil)
+        case .friend(let sharedWith):
+            if ownerPrivacyMode { return (.hidden, nil) }
+            guard sharedWith else { return (.none, nil) }
+        case .owner:
+            break
+        }
+        guard let position else { return (.none, nil) }
+        return (rules.isCurrent(position, at: now) ? .current : .lastSeen, position)
+    }
+}
+
+/// A friend request, pending until accepted, declined or cancelled.
+public struct FriendRequest: Hashable, Sendable {
+    public var id: FriendRequestID
+    public var from: UserID
+    public var to: UserID
+    public var createdAt: Timestamp
+
+    public init(id: FriendRequestID, from: UserID, to: UserID, createdAt: Timestamp) {
+        self.id = id
+        self.from = from
+        self.to = to
+        self.createdAt = createdAt
+    }
+}
+
+/// What sending a friend request did.
+public enum FriendRequestOutcome: Hashable, Sendable {
+    /// The request is pending.
+    case sent(FriendRequest)
+    /// The recipient had already asked the sender: their request was accepted and the two are friends.
+    case becameFriends(accepted: FriendRequest, since: Timestamp)
+    case alreadyFriends
+    /// A request between the two is pending already, in the same direction.
+    case alreadyRequested(FriendRequest)
+}
+
+/// One side of a friendship as the store keeps it.
+public struct Friendship: Hashable, Sendable {
+    public var friend: UserID
+    public var since: Timestamp
+    /// Whether the user shares their position with this friend.
+    public var sharesWithFriend: Bool
+    /// Whether this friend shares their position with the user.
+    public var friendSharesWithMe: Bool
+
+    public init(friend: UserID, since: Timestamp, sharesWithFriend: Bool, friendSharesWithMe: Bool) {
+        self.friend = friend
+        self.since = since
+        self.sharesWithFriend = sharesWithFriend
+        self.friendSharesWithMe = friendSharesWithMe
+    }
+}
+
+/// How a user stands to another, as people search marks it.
+public enum Relationship: Hashable, Sendable {
+    case none
+    case friend
+    /// The user asked them; the request's id.
+    case requestSent(FriendRequestID)
+    /// They asked the user.
+    case requestReceived(FriendRequestID)
+}

@@ -1,0 +1,231 @@
+import Synchronization
+
+/// Accounts, sessions, positions, friendships and events of the in-memory store: the reference the SpatiaLite
+/// store is held to by the store contract tests. Each call holds the one lock from start to end, so every call
+/// is atomic, as a database transaction is.
+struct SocialState {
+    var accounts: [UserID: (account: Account, passwordHash: PasswordHash)] = [:]
+    var usernames: [String: UserID] = [:]
+    var sessions: [TokenDigest: Session] = [:]
+    var positions: [UserID: SharedPosition] = [:]
+    /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
+    var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
+    var requests: [FriendRequestID: FriendRequest] = [:]
+    var events: [Event] = []
+    var lastEventID: Int64 = 0
+
+    func isFriend(_ a: UserID, _ b: UserID) -> Bool { friendships[a]?[b] != nil }
+
+    func pendingRequest(from: UserID, to: UserID) -> FriendRequest? {
+        requests.values.first { $0.from == from && $0.to == to }
+    }
+
+    mutating func befriend(_ a: UserID, _ b: UserID, since: Timestamp) {
+        friendships[a, default: [:]][b] = (since, true)
+        friendships[b, default: [:]][a] = (since, true)
+    }
+
+    func friendship(of user: UserID, with friend: UserID) -> Friendship? {
+        guard let mine = friendships[user]?[friend], let theirs = friendships[friend]?[user] else { return nil }
+        return Friendship(friend: friend, since: mine.since, sharesWithFriend: mine.shares, friendSharesWithMe: theirs.shares)
+    }
+}
+
+extension InMemoryStore: AccountStore {
+    public func createAccount(_ account: Account, passwordHash: PasswordHash) async throws {
+        try state.withLock { (state) throws(ServiceError) in
+            guard state.social.usernames[account.username.key] == nil else { throw .conflict(.usernameTaken) }
+            state.social.usernames[account.username.key] = account.id
+            state.social.accounts[account.id] = (account, passwordHash)
+        }
+    }
+
+    public func account(id: UserID) async throws -> Account? {
+        state.withLock { $0.social.accounts[id]?.account }
+    }
+
+    public func accounts(ids: [UserID]) async throws -> [Account] {
+        state.withLock { state in Set(ids).compactMap { state.social.accounts[$0]?.account } }
+    }
+
+    public func credentials(usernameKey: String) async throws -> (account: Account, passwordHash: PasswordHash)? {
+        state.withLock { state in state.social.usernames[usernameKey].flatMap { state.social.accounts[$0] } }
+    }
+
+    public func passwordHash(of id: UserID) async throws -> PasswordHash? {
+        state.withLock { $0.social.accounts[id]?.passwordHash }
+    }
+
+    public func updateAccount(_ account: Account, newPasswordHash: PasswordHash?, keeping: TokenDigest) async throws -> Bool {
+        state.withLock { state in
+            guard let stored = state.social.accounts[account.id] else { return false }
+            state.social.accounts[account.id] = (account, newPasswordHash ?? stored.passwordHash)
+            if newPasswordHash != nil {
+                state.social.sessions = state.social.sessions.filter { $0.value.userID != account.id || $0.key == keeping }
+            }
+            return true
+        }
+    }
+
+    public func accountsMatching(_ needle: String) async throws -> [Account] {
+        state.withLock { state in
+            state.social.accounts.values.map(\.account).filter {
+                $0.username.key.hasPrefix(needle) || PeopleMatch.nameKey($0).contains(needle)
+            }
+        }
+    }
+
+    public func createSession(_ session: Session) async throws {
+        state.withLock { $0.social.sessions[session.digest] = session }
+    }
+
+    public func session(_ digest: TokenDigest) async throws -> Session? {
+        state.withLock { $0.social.sessions[digest] }
+    }
+
+    public func deleteSession(_ digest: TokenDigest) async throws {
+        _ = state.withLock { $0.social.sessions.removeValue(forKey: digest) }
+    }
+
+    public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
+        state.withLock { state in
+            let before = state.social.sessions.count
+            state.social.sessions = state.social.sessions.filter { $0.value.expiresAt >= time }
+            return before - state.social.sessions.count
+        }
+    }
+
+    public func accountCount() async throws -> Int { state.withLock { $0.social.accounts.count } }
+}
+
+extension InMemoryStore: PositionStore {
+    public func setPosition(_ position: SharedPosition) async throws {
+        state.withLock { $0.social.positions[position.userID] = position }
+    }
+
+    public func position(of user: UserID) async throws -> SharedPosition? {
+        state.withLock { $0.social.positions[user] }
+    }
+
+    public func positions(of users: [UserID]) async throws -> [SharedPosition] {
+        state.withLock { state in Set(users).compactMap { state.social.positions[$0] } }
+    }
+
+    public func deletePosition(of user: UserID) async throws -> Bool {
+        state.withLock { $0.social.positions.removeValue(forKey: user) != nil }
+    }
+
+    public func positionCount() async throws -> Int { state.withLock { $0.social.positions.count } }
+}
+
+extension InMemoryStore: FriendStore {
+    public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
+        state.withLock { state in
+            if state.social.isFriend(request.from, request.to) { return .alreadyFriends }
+            if let theirs = state.social.pendingRequest(from: request.to, to: request.from) {
+                state.social.requests[theirs.id] = nil
+                state.social.befriend(request.from, request.to, since: request.createdAt)
+                return .becameFriends(accepted: theirs, since: request.createdAt)
+            }
+            if let mine = state.social.pendingRequest(from: request.from, to: request.to) { return .alreadyRequested(mine) }
+            state.social.requests[request.id] = request
+            return .sent(request)
+        }
+    }
+
+    public func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest? {
+        state.withLock { state in
+            guard let request = state.social.requests[id], request.to == recipient else { return nil }
+            state.social.requests[id] = nil
+            state.social.befriend(request.from, request.to, since: time)
+            return request
+        }
+    }
+
+    public func deleteFriendRequest(_ id: FriendRequestID, participant: UserID) async throws -> FriendRequest? {
+        state.withLock { state in
+            guard let request = state.social.requests[id], request.from == participant || request.to == participant else { return nil }
+            state.social.requests[id] = nil
+            return request
+        }
+    }
+
+    public func friendRequests(of user: UserID) async throws -> [FriendRequest] {
+        state.withLock { state in
+            state.social.requests.values.filter { $0.from == user || $0.to == user }
+                .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    public func friendships(of user: UserID) async throws -> [Friendship] {
+        state.withLock { state in
+            (state.social.friendships[user] ?? [:]).keys.compactMap { state.social.friendship(of: user, with: $0) }
+        }
+    }
+
+    public func friendship(of user: UserID, with friend: UserID) async throws -> Friendship? {
+        state.withLock { $0.social.friendship(of: user, with: friend) }
+    }
+
+    public func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        state.withLock { state in
+            guard state.social.friendship(of: user, with: friend) != nil else { return nil }
+            state.social.friendships[user]?[friend]?.shares = shares
+            return state.social.friendship(of: user, with: friend)
+        }
+    }
+
+    public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {
+        state.withLock { state in
+            guard state.social.isFriend(user, friend) else { return false }
+            state.social.friendships[user]?[friend] = nil
+            state.social.friendships[friend]?[user] = nil
+            return true
+        }
+    }
+
+    public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {
+        state.withLock { state in
+            var result: [UserID: Relationship] = [:]
+            for other in others {
+                if state.social.isFriend(user, other) {
+                    result[other] = .friend
+                } else if let sent = state.social.pendingRequest(from: user, to: other) {
+                    result[other] = .requestSent(sent.id)
+                } else if let received = state.social.pendingRequest(from: other, to: user) {
+                    result[other] = .requestReceived(received.id)
+                }
+            }
+            return result
+        }
+    }
+}
+
+extension InMemoryStore: EventStore {
+    public func appendEvents(_ drafts: [EventDraft]) async throws -> [Event] {
+        state.withLock { state in
+            drafts.map { draft in
+                state.social.lastEventID += 1
+                let event = Event(id: EventID(state.social.lastEventID), draft: draft)
+                state.social.events.append(event)
+                return event
+            }
+        }
+    }
+
+    public func events(for recipient: UserID, after: EventID?, since: Timestamp, limit: Int) async throws -> [Event] {
+        state.withLock { state in
+            Array(state.social.events.lazy
+                .filter { event in event.recipient == recipient && event.createdAt >= since && (after.map { event.id > $0 } ?? true) }
+                .prefix(limit))
+        }
+    }
+
+    public func deleteEvents(before time: Timestamp) async throws -> Int {
+        state.withLock { state in
+            let before = state.social.events.count
+            state.social.events.removeAll { $0.createdAt < time }
+            return before - state.social.events.count
+        }
+    }
+}

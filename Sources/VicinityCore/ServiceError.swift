@@ -1,0 +1,85 @@
+/// Why a service refused a request, in the domain's terms. The HTTP front maps each case to a status in one
+/// place; the messages are written for the person using the app and never say more than the caller may know
+/// (a hidden position and no position read the same).
+public enum ServiceError: Error, Hashable, Sendable {
+    /// Input that breaks a rule, every bad field named.
+    case invalid([ValidationError])
+    /// No valid session: the token is missing, unknown, expired or revoked.
+    case unauthenticated
+    /// The credentials given do not sign in.
+    case wrongCredentials
+    /// Signed in, but this action is not the caller's to take.
+    case forbidden(String)
+    /// Nothing the caller may see has this id.
+    case notFound(Missing)
+    /// The request clashes with the current state.
+    case conflict(Conflict)
+    /// A limit was reached; the caller may try again after `retryAfter`.
+    case rateLimited(retryAfter: Duration, Limit)
+
+    public enum Missing: Hashable, Sendable {
+        case user
+        case friend
+        case friendRequest
+        /// A friend's position the caller may not see, or that does not exist: the two read the same.
+        case friendPosition
+        /// The caller shares no position.
+        case ownPosition
+    }
+
+    public enum Conflict: Hashable, Sendable {
+        case usernameTaken
+        case alreadyFriends
+        case alreadyRequested
+        /// The caller's own current position is needed (for distances) and there is none.
+        case noCurrentPosition
+    }
+
+    public enum Limit: Hashable, Sendable {
+        case signInAttempts
+        case signInsFromAddress
+        case signUpsFromAddress
+        case pokes
+    }
+
+    /// One field's problem, for input rules that reject a single value.
+    public static func invalid(_ field: String, _ message: String) -> ServiceError {
+        .invalid([ValidationError(field: field, message: message)])
+    }
+
+    /// What to tell the caller.
+    public var message: String {
+        switch self {
+        case .invalid(let errors): "Invalid request: " + errors.map(\.field).uniqued().joined(separator: ", ") + "."
+        case .unauthenticated: "Sign in first: this needs a valid bearer token from POST /v1/sessions."
+        case .wrongCredentials: "The username or password is wrong."
+        case .forbidden(let reason): reason
+        case .notFound(let missing):
+            switch missing {
+            case .user: "No user has this id."
+            case .friend: "No friend of yours has this id."
+            case .friendRequest: "No friend request of yours has this id."
+            case .friendPosition: "No position of this friend is available to you."
+            case .ownPosition: "You are not sharing a position."
+            }
+        case .conflict(let conflict):
+            switch conflict {
+            case .usernameTaken: "This username is taken."
+            case .alreadyFriends: "You are already friends."
+            case .alreadyRequested: "A friend request to this user is already pending."
+            case .noCurrentPosition:
+                "Your current position is not known: share it with PUT /v1/me/position, or pass lat and lon."
+            }
+        case .rateLimited(let retryAfter, let limit):
+            switch limit {
+            case .signInAttempts:
+                "Too many failed sign-ins for this account; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .signInsFromAddress:
+                "Too many failed sign-ins from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .signUpsFromAddress:
+                "Too many sign-ups from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .pokes: "You have poked this friend enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            }
+        }
+    }
+}

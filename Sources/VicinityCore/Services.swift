@@ -1,0 +1,44 @@
+/// Every rule of the service, in one value: what the HTTP front (and any other front) calls. Built once from
+/// the stores, the clock and the password hasher the executable picks.
+public struct Services<S: Stores>: Sendable {
+    public let places: Locator<S.Places, S.Campuses>
+    public let accounts: AccountService<S>
+    public let friends: FriendService<S>
+    public let events: EventService<S>
+    public let clock: any WallClock
+
+    public init(
+        stores: S,
+        clock: any WallClock = SystemClock(),
+        hasher: any PasswordHasher,
+        settings: ServiceSettings = .standard
+    ) {
+        self.clock = clock
+        places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
+        accounts = AccountService(stores: stores, clock: clock, hasher: hasher, rules: settings.accounts)
+        events = EventService(stores: stores, clock: clock, rules: settings.events)
+        friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
+    }
+}
+
+/// The rules' settings, each with its documented default.
+public struct ServiceSettings: Hashable, Sendable {
+    public var labels: LabelRule
+    public var temples: TempleCategories
+    public var accounts: AccountRules
+    public var friends: FriendRules
+    public var events: EventRules
+
+    public static let standard = ServiceSettings()
+
+    public init(
+        labels: LabelRule = .standard, temples: TempleCategories = .standard, accounts: AccountRules = .standard,
+        friends: FriendRules = .standard, events: EventRules = .standard
+    ) {
+        self.labels = labels
+        self.temples = temples
+        self.accounts = accounts
+        self.friends = friends
+        self.events = events
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GeoCore
+import HTTPTypes
+import Hummingbird
+import Metrics
+import NIOCore
+import ServiceLifecycle
+import VicinityCore
+
+/// `GET /v1/events`: the caller's events as Server-Sent Events (text/event-stream).
+///
+/// Each event is written with its number (`id:`), its type (`event:`) and its JSON (`data:`). A client that
+/// reconnects with `Last-Event-ID` first gets what it missed within the retention window. A comment line every
+/// `HTTPOptions.eventHeartbeat` keeps proxies and the client from taking a quiet stream for a dead one, and
+/// shows the server a client that has gone. Graceful shutdown ends each stream cleanly, and the client
+/// reconnects with its last id to whichever server answers next.
+struct EventRoutes<S: Stores>: RouteGroup {
+    let events: EventService<S>
+    let options: HTTPOptions
+
+    static var mediaType: String { "text/event-stream" }
+
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/v1/events", .signedIn) { request, context in try await stream(request, context: context) }
+    }
+
+    func stream(_ request: Request, context: VicinityRequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let lastEventID = try Self.lastEventID(request)
+        let identity = try context.signedIn()
+        let events = events
+        let heartbeat = options.eventHeartbeat
+        let headers: HTTPFields = [
+            .contentType: Self.mediaType,
+            .cacheControl: "no-cache",
+            // nginx would otherwise buffer the stream and deliver events late.
+            .accelBuffering: "no",
+        ]
+        // The stream starts only when the body is written, so that HEAD, which sends no body, opens nothing.
+        let body = ResponseBody { writer in
+            let open = Meter(label: "vicinity_event_streams_open")
+            open.increment()
+            defer { open.decrement() }
+            let (items, feed) = AsyncStream<Item>.makeStream()
+            let forward = Task {
+                do {
+                    for try await event in events.stream(for: identity, after: lastEventID) { feed.yield(.event(event)) }
+                } catch {}
+                feed.finish()
+            }
+            let beat = Task {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: heartbeat) } catch { break }
+                    feed.yield(.heartbeat)
+                }
+            }
+            defer {
+                forward.cancel()
+                beat.cancel()
+            }
+            try await withGracefulShutdownHandler {
+                try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
+                for await item in items { try await writer.write(item.buffer) }
+            } onGracefulShutdown: {
+                feed.finish()
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// The `Last-Event-ID` a reconnecting client sends; nil for a first connection.
+    static func lastEventID(_ request: Request) throws(APIError) -> EventID? {
+        guard let text = request.headers[.lastEventID] else { return nil }
+        guard let id = EventID(text.trimmingCharacters(in: .whitespaces)) else { throw .invalidLastEventID }
+        return id
+    }
+
+    enum Item: Sendable {
+        case event(Event)
+        case heartbeat
+
+        /// The event in SSE framing; its JSON is one line, so one `data:` field carries it.
+        var buffer: ByteBuffer {
+            switch self {
+            case .event(let event):
+                var bytes = Array("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ".utf8)
+                event.jsonValue.write(to: &bytes)
+                bytes += "\n\n".utf8
+                return ByteBuffer(bytes: bytes)
+            case .heartbeat:
+                return ByteBuffer(string: ": heartbeat\n\n")
+            }
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// Sent by an SSE client that reconnects (WHATWG HTML, server-sent events).
+    static var lastEventID: Self { Self("Last-Event-ID")! }
+    /// nginx's switch for buffering a proxied response.
+    static var accelBuffering: Self { Self("X-Accel-Buffering")! }
+}
