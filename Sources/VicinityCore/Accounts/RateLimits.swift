@@ -126,7 +126,7 @@ public struct SignInRules: Hashable, Sendable {
     }
 
     /// How long the lock that the given count of consecutive failures sets lasts; nil when it sets none.
-    func lock(afterFailures failures: Int) -> Duration? {
+    public func lock(afterFailures failures: Int) -> Duration? {
         guard failures > 0, failures % failuresPerLock == 0 else { return nil }
         let doublings = min(failures / failuresPerLock - 1, 30)
         let milliseconds = firstLock.wholeMilliseconds.multipliedReportingOverflow(by: 1 << doublings)
@@ -135,7 +135,7 @@ public struct SignInRules: Hashable, Sendable {
 
     /// How long the answer to the given failure is held back: counted within each run of `failuresPerLock`,
     /// so that the wait stays short and the locks do the rest.
-    func slowdown(afterFailures failures: Int) -> Duration {
+    public func slowdown(afterFailures failures: Int) -> Duration {
         let inRun = failures % failuresPerLock
         guard inRun > failuresBeforeSlowdown else { return .zero }
         return slowdownStep * (inRun - failuresBeforeSlowdown)

@@ -1,0 +1,292 @@
+import Foundation
+import GRDB
+import GeoCore
+import GeoTestSupport
+import Logging
+import Testing
+import VicinityCore
+import VicinitySpatiaLite
+
+typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore
+
+/// A store of each kind for the social contract: the same suite holds the SpatiaLite store to the in-memory one.
+final class SocialSubject: Sendable {
+    let store: any SocialStore
+    let file: TemporaryFile?
+
+    init(_ kind: StoreKind) throws {
+        switch kind {
+        case .inMemory:
+            store = InMemoryStore()
+            file = nil
+        case .spatiaLite:
+            let file = TemporaryFile()
+            store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            self.file = file
+        }
+    }
+
+    deinit { try? (store as? SpatiaLiteStore)?.close() }
+}
+
+let epoch = Timestamp(millisecondsSince1970: 1_795_338_000_000)
+
+func account(_ username: String, first: String = "Test", last: String? = nil, at time: Timestamp = epoch) throws -> Account {
+    Account(
+        id: .random(), username: try Username(username), firstName: try PersonName(first, field: "first_name"),
+        lastName: try PersonName(last ?? username, field: "last_name"), email: nil, privacyMode: false, createdAt: time)
+}
+
+/// A bcrypt-shaped hash, as the schema demands; no test here checks a password.
+let someHash = PasswordHash(encoded: "$2b$04$abcdefghijklmnopqrstuuJ7o2nQ4bq8Yd1Vd8F1z1Xv6m0q6lG2m")
+
+/// CSULB's Hall of Science, from Data/csulb-buildings.csv.
+let hallOfScience: Coordinate = {
+    do { return try Coordinate(latitude: 33.779842, longitude: -118.112526) } catch { preconditionFailure("\(error)") }
+}()
+
+@Suite("Account, position, friend and event store contract")
+struct SocialStoreContractTests {
+    @Test("accounts: usernames unique ignoring case, found by key, updated with names, privacy and password",
+          arguments: StoreKind.allCases)
+    func accounts(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let alice = try account("Alice", first: "Alice", last: "Ng")
+        try await store.createAccount(alice, passwordHash: someHash)
+        await #expect(throws: ServiceError.conflict(.usernameTaken)) {
+            try await store.createAccount(try account("aLiCe"), passwordHash: someHash)
+        }
+        #expect(try await store.account(id: alice.id) == alice)
+        #expect(try await store.credentials(usernameKey: "alice")?.account == alice)
+        #expect(try await store.credentials(usernameKey: "alice")?.passwordHash == someHash)
+        #expect(try await store.credentials(usernameKey: "Alice") == nil, "keys are lower case")
+        #expect(try await store.accountCount() == 1)
+        #expect(try await store.accounts(ids: [alice.id, .random(), alice.id]) == [alice])
+
+        var changed = alice
+        changed.lastName = try PersonName("Nguyễn", field: "last_name")
+        changed.email = try Email("alice@csulb.edu")
+        changed.privacyMode = true
+        #expect(try await store.updateAccount(changed, newPasswordHash: nil, keeping: TokenDigest(bytes: [])))
+        #expect(try await store.account(id: alice.id) == changed)
+        #expect(try await store.updateAccount(try account("nobody"), newPasswordHash: nil, keeping: TokenDigest(bytes: [])) == false)
+        // Name search reads the folded name: accents and case are ignored.
+        #expect(try await store.accountsMatching("nguyen").map(\.id) == [alice.id])
+        #expect(try await store.accountsMatching("ali").map(\.id) == [alice.id])
+        #expect(try await store.accountsMatching("%").isEmpty, "LIKE wildcards are plain text")
+        #expect(try await store.accountsMatching("zz").isEmpty)
+    }
+
+    @Test("sessions: found by digest, removed one by one, on expiry, and on a password change except the one kept",
+          arguments: StoreKind.allCases)
+    func sessions(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let alice = try account("alice")
+        try await store.createAccount(alice, passwordHash: someHash)
+        let tokens = (0..<3).map { _ in SessionToken.random() }
+        for (index, token) in tokens.enumerated() {
+            try await store.createSession(Session(
+                digest: token.digest, userID: alice.id, createdAt: epoch, expiresAt: epoch + .seconds(Int64(60 * (index + 1)))))
+        }
+        #expect(try await store.session(tokens[0].digest)?.userID == alice.id)
+        #expect(try await store.session(SessionToken.random().digest) == nil)
+        #expect(try await store.deleteSessions(expiredBefore: epoch + .seconds(61)) == 1)
+        #expect(try await store.session(tokens[0].digest) == nil)
+        #expect(try await store.session(tokens[1].digest) != nil)
+        let newHash = PasswordHash(encoded: "$2b$04$zzzzzzzzzzzzzzzzzzzzzuJ7o2nQ4bq8Yd1Vd8F1z1Xv6m0q6lG2m")
+        #expect(try await store.updateAccount(alice, newPasswordHash: newHash, keeping: tokens[2].digest))
+        #expect(try await store.session(tokens[1].digest) == nil)
+        #expect(try await store.session(tokens[2].digest) != nil)
+        #expect(try await store.passwordHash(of: alice.id) == newHash)
+        try await store.deleteSession(tokens[2].digest)
+        #expect(try await store.session(tokens[2].digest) == nil)
+    }
+
+    @Test("positions: one per user, replaced, read singly or in bulk, deleted", arguments: StoreKind.allCases)
+    func positions(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let alice = try account("alice"), bob = try account("bob")
+        for person in [alice, bob] { try await store.createAccount(person, passwordHash: someHash) }
+        var position = SharedPosition(
+            userID: alice.id, coordinate: hallOfScience, accuracy: try Accuracy(meters: 12.5), status: try StatusText("Lab 🔬"),
+            label: "Around Hall of Science", onCampus: nil, closestPlace: try PlaceID("csulb-hsci"), updatedAt: epoch)
+        try await store.setPosition(position)
+        #expect(try await store.position(of: alice.id) == position)
+        position.coordinate = try Coordinate(latitude: -89.999, longitude: 180)
+        position.status = nil
+        position.accuracy = nil
+        position.onCampus = false
+        position.updatedAt = epoch + .seconds(5)
+        try await store.setPosition(position)
+        #expect(try await store.position(of: alice.id) == position)
+        #expect(try await store.positions(of: [alice.id, bob.id]) == [position])
+        #expect(try await store.positionCount() == 1)
+        #expect(try await store.deletePosition(of: alice.id))
+        #expect(try await store.deletePosition(of: alice.id) == false)
+        #expect(try await store.position(of: alice.id) == nil)
+    }
+
+    @Test("friend requests: sent, duplicated, crossed into a friendship, accepted, declined and cancelled only by their parties",
+          arguments: StoreKind.allCases)
+    func friendRequests(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben"), c = try account("cleo")
+        for person in [a, b, c] { try await store.createAccount(person, passwordHash: someHash) }
+        let ab = FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch)
+        #expect(try await store.sendFriendRequest(ab) == .sent(ab))
+        let again = FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch + .seconds(1))
+        #expect(try await store.sendFriendRequest(again) == .alreadyRequested(ab))
+        #expect(try await store.friendRequests(of: b.id) == [ab])
+        #expect(try await store.relationships(of: a.id, with: [b.id, c.id]) == [b.id: .requestSent(ab.id)])
+        #expect(try await store.relationships(of: b.id, with: [a.id]) == [a.id: .requestReceived(ab.id)])
+
+        // Only the recipient accepts; a third party can neither accept nor withdraw.
+        #expect(try await store.acceptFriendRequest(ab.id, recipient: a.id, at: epoch) == nil)
+        #expect(try await store.acceptFriendRequest(ab.id, recipient: c.id, at: epoch) == nil)
+        #expect(try await store.deleteFriendRequest(ab.id, participant: c.id) == nil)
+
+        let crossed = FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch + .seconds(2))
+        #expect(try await store.sendFriendRequest(crossed) == .becameFriends(accepted: ab, since: epoch + .seconds(2)))
+        #expect(try await store.friendRequests(of: a.id).isEmpty)
+        #expect(try await store.friendship(of: a.id, with: b.id)
+            == Friendship(friend: b.id, since: epoch + .seconds(2), sharesWithFriend: true, friendSharesWithMe: true))
+        #expect(try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch)) == .alreadyFriends)
+
+        let ca = FriendRequest(id: .random(), from: c.id, to: a.id, createdAt: epoch + .seconds(3))
+        _ = try await store.sendFriendRequest(ca)
+        #expect(try await store.deleteFriendRequest(ca.id, participant: a.id) == ca, "declined")
+        _ = try await store.sendFriendRequest(ca)
+        #expect(try await store.deleteFriendRequest(ca.id, participant: c.id) == ca, "cancelled")
+        _ = try await store.sendFriendRequest(ca)
+        #expect(try await store.acceptFriendRequest(ca.id, recipient: a.id, at: epoch + .seconds(4)) == ca)
+        #expect(Set(try await store.friendships(of: a.id).map(\.friend)) == [b.id, c.id])
+        #expect(try await store.relationships(of: a.id, with: [b.id, c.id]) == [b.id: .friend, c.id: .friend])
+    }
+
+    @Test("sharing is set per direction; ending a friendship ends both sides", arguments: StoreKind.allCases)
+    func sharingAndEnding(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
+        #expect(try await store.setSharing(false, from: a.id, to: b.id) == nil, "not friends yet")
+        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
+        let hidden = try await store.setSharing(false, from: a.id, to: b.id)
+        #expect(hidden?.sharesWithFriend == false && hidden?.friendSharesWithMe == true)
+        #expect(try await store.friendship(of: b.id, with: a.id)?.friendSharesWithMe == false)
+        #expect(try await store.endFriendship(of: b.id, with: a.id))
+        #expect(try await store.friendship(of: a.id, with: b.id) == nil)
+        #expect(try await store.friendships(of: b.id).isEmpty)
+        #expect(try await store.endFriendship(of: a.id, with: b.id) == false)
+    }
+
+    @Test("fifty pairs asking each other at the same moment end with one friendship each and no request left",
+          arguments: StoreKind.allCases)
+    func concurrentMutualRequests(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        var pairs: [(Account, Account)] = []
+        for index in 0..<50 {
+            let pair = (try account("left\(index)"), try account("right\(index)"))
+            try await store.createAccount(pair.0, passwordHash: someHash)
+            try await store.createAccount(pair.1, passwordHash: someHash)
+            pairs.append(pair)
+        }
+        let outcomes = try await withThrowingTaskGroup(of: FriendRequestOutcome.self) { group in
+            for (left, right) in pairs {
+                for (from, to) in [(left, right), (right, left)] {
+                    group.addTask {
+                        try await store.sendFriendRequest(FriendRequest(id: .random(), from: from.id, to: to.id, createdAt: epoch))
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { if case .sent = $0 { true } else { false } }.count == 50)
+        #expect(outcomes.filter { if case .becameFriends = $0 { true } else { false } }.count == 50)
+        for (left, right) in pairs {
+            #expect(try await store.friendships(of: left.id).map(\.friend) == [right.id])
+            #expect(try await store.friendships(of: right.id).map(\.friend) == [left.id])
+            #expect(try await store.friendRequests(of: left.id).isEmpty)
+        }
+    }
+
+    @Test("events: numbered upwards across recipients, read after a number and since a time, removed when old",
+          arguments: StoreKind.allCases)
+    func events(kind: StoreKind) async throws {
+        let subject = try SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        let drafts = (0..<6).map { index in
+            EventDraft(
+                recipient: index % 2 == 0 ? a.id : b.id, type: .poke,
+                data: ["from": a.summary.jsonValue, "n": .number(Double(index)), "text": .string("ก\u{0}\"\\")],
+                createdAt: epoch + .seconds(Int64(index)))
+        }
+        let recorded = try await store.appendEvents(drafts)
+        #expect(recorded.map(\.id) == recorded.map(\.id).sorted())
+        #expect(Set(recorded.map(\.id)).count == 6)
+        let forA = try await store.events(for: a.id, after: nil, since: epoch, limit: 10)
+        #expect(forA == recorded.filter { $0.recipient == a.id })
+        #expect(try await store.events(for: a.id, after: forA[0].id, since: epoch, limit: 10) == Array(forA.dropFirst()))
+        #expect(try await store.events(for: a.id, after: nil, since: epoch + .seconds(3), limit: 10) == [forA[2]])
+        #expect(try await store.events(for: a.id, after: nil, since: epoch, limit: 2) == Array(forA.prefix(2)))
+        #expect(try await store.deleteEvents(before: epoch + .seconds(4)) == 4)
+        // Numbers are never reused after old events go.
+        let later = try await store.appendEvents([EventDraft(recipient: a.id, type: .friendAccepted, data: [:], createdAt: epoch)])
+        #expect(later[0].id > (try #require(recorded.last)).id)
+    }
+}
+
+@Suite("SpatiaLite file with accounts")
+struct SocialSpatiaLiteFileTests {
+    @Test("accounts, friendships, positions and events survive reopening, and the file's indexes stay healthy")
+    func reopen() async throws {
+        let file = TemporaryFile()
+        let a = try account("anna"), b = try account("ben")
+        do {
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
+            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
+            try await store.setPosition(SharedPosition(
+                userID: a.id, coordinate: hallOfScience, accuracy: nil, status: nil, label: "Around Hall of Science",
+                onCampus: nil, closestPlace: nil, updatedAt: epoch))
+            _ = try await store.appendEvents([EventDraft(recipient: b.id, type: .poke, data: [:], createdAt: epoch)])
+            try store.close()
+        }
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        #expect(try await store.account(id: a.id) == a)
+        #expect(try await store.friendship(of: b.id, with: a.id) != nil)
+        #expect(try await store.position(of: a.id)?.coordinate == hallOfScience)
+        #expect(try await store.events(for: b.id, after: nil, since: epoch, limit: 10).count == 1)
+        #expect(try await store.integrityProblems() == [])
+    }
+
+    @Test("positions are points in a SpatiaLite R*Tree that spatial SQL can query")
+    func positionIndex() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        let a = try account("anna")
+        try await store.createAccount(a, passwordHash: someHash)
+        try await store.setPosition(SharedPosition(
+            userID: a.id, coordinate: hallOfScience, accuracy: nil, status: nil, label: "", onCampus: nil,
+            closestPlace: nil, updatedAt: epoch))
+        try store.close()
+        let queue = try DatabaseQueue(path: file.path)
+        let hits = try await queue.read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM idx_user_position_geom
+                WHERE xmin <= -118.11 AND xmax >= -118.12 AND ymin <= 33.78 AND ymax >= 33.77
+                """)
+        }
+        #expect(hits == 1)
+    }
+}

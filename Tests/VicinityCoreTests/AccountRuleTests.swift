@@ -1,0 +1,308 @@
+import Foundation
+import GeoCore
+import Testing
+import VicinityCore
+
+/// bcrypt at its minimum cost: these tests are about the rules around hashing, not the hash's strength.
+private let hasher = BcryptHasher(cost: .forTesting(4))
+
+private func signUp(_ username: String, password: String = "correct horse battery") throws -> SignUp {
+    SignUp(
+        username: try Username(username), password: try Password(password),
+        firstName: try PersonName("Test", field: "first_name"), lastName: try PersonName(username, field: "last_name"),
+        email: nil)
+}
+
+@Suite("Account values")
+struct AccountValueTests {
+    @Test("usernames are 3 to 32 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit; unique ignoring case")
+    func usernames() throws {
+        #expect(try Username("Alice_01").key == "alice_01")
+        #expect(try Username("a.b").rawValue == "a.b")
+        for bad in ["ab", String(repeating: "a", count: 33), "_alice", "alice smith", "álice", "alice\u{0}", "аlice"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try Username(bad) }
+        }
+    }
+
+    @Test("passwords need 8 characters, fit bcrypt's 72 bytes and hold no NUL; longer ones are refused, never cut")
+    func passwords() throws {
+        #expect(throws: ValidationError.self) { try Password("seven77") }
+        #expect(try Password("eight888").normalized == "eight888")
+        #expect(try Password(String(repeating: "x", count: 72)).normalized.utf8.count == 72)
+        let tooLong = #expect(throws: ValidationError.self) { try Password(String(repeating: "x", count: 73)) }
+        #expect(tooLong?.message.contains("72 bytes") == true)
+        // 24 three-byte characters are 72 bytes; one more is 75.
+        #expect(try Password(String(repeating: "ก", count: 24)).normalized.utf8.count == 72)
+        #expect(throws: ValidationError.self) { try Password(String(repeating: "ก", count: 25)) }
+        #expect(throws: ValidationError.self) { try Password("nul\u{0}inside") }
+        // Eight characters of which some take several bytes are eight characters.
+        #expect(try Password("ééééaaaa").normalized.count == 8)
+        #expect("\(try Password("secret-words"))" == "Password(redacted)")
+    }
+
+    @Test("a password typed with composed or decomposed accents is the same password")
+    func normalisedPasswords() async throws {
+        let composed = "caf\u{00E9} au lait", decomposed = "cafe\u{0301} au lait"
+        let hash = await hasher.hash(try Password(composed))
+        #expect(await hasher.verify(decomposed, against: hash))
+        #expect(await !hasher.verify("cafe au lait", against: hash))
+        // Text bcrypt would cut is never taken as a match of its first 72 bytes.
+        let long = String(repeating: "y", count: 72)
+        let longHash = await hasher.hash(try Password(long))
+        #expect(await hasher.verify(long, against: longHash))
+        #expect(await !hasher.verify(long + "z", against: longHash))
+    }
+
+    @Test("bcrypt cost is at least 10 for the service, 10 by default, and stored with the hash")
+    func bcryptCost() async throws {
+        #expect(BcryptCost.standard.value == 10)
+        #expect(throws: ValidationError.self) { try BcryptCost(9) }
+        #expect(throws: ValidationError.self) { try BcryptCost(32) }
+        let hash = await BcryptHasher().hash(try Password("correct horse battery"))
+        #expect(hash.encoded.hasPrefix("$2b$10$"))
+        #expect(!hash.encoded.contains("correct horse"))
+    }
+
+    @Test("e-mail addresses, names and statuses follow their rules")
+    func otherValues() throws {
+        #expect(try Email(" student@csulb.edu ").rawValue == "student@csulb.edu")
+        for bad in ["student", "student@", "@csulb.edu", "a b@csulb.edu", "a@csulb", "a@b@c.edu"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try Email(bad) }
+        }
+        #expect(try PersonName(" Nok ", field: "first_name").rawValue == "Nok")
+        #expect(throws: ValidationError.self) { try PersonName("   ", field: "first_name") }
+        #expect(throws: ValidationError.self) { try PersonName("a\nb", field: "first_name") }
+        #expect(try StatusText("   ") == nil)
+        #expect(try StatusText(String(repeating: "é", count: 140))?.rawValue.count == 140)
+        #expect(throws: ValidationError.self) { try StatusText(String(repeating: "a", count: 141)) }
+        #expect(throws: ValidationError.self) { try StatusText("two\nlines") }
+        #expect(throws: ValidationError.self) { try Accuracy(meters: -1) }
+        #expect(throws: ValidationError.self) { try Accuracy(meters: .nan) }
+    }
+
+    @Test("tokens carry 256 random bits in 43 base64url characters and are looked up by SHA-256 only")
+    func tokens() throws {
+        let token = SessionToken.random()
+        #expect(token.text.utf8.count == 43)
+        #expect(SessionToken(token.text) != nil)
+        #expect(SessionToken(token.text + "A") == nil)
+        #expect(SessionToken(String(token.text.dropLast()) + "+") == nil)
+        #expect(token.digest.bytes.count == 32)
+        #expect(token.digest == SessionToken(token.text)?.digest)
+        #expect(SessionToken.random().text != token.text)
+        // SHA-256 of 43 "A"s, as Python's hashlib computes it.
+        let fixed = try #require(SessionToken(String(repeating: "A", count: 43)))
+        #expect(fixed.digest.bytes.map { String(format: "%02x", $0) }.joined()
+            == "0f007385b6f9d4b7eeb2748605afe1a984a0a3bfa3f014d09e2a784ce9e5cd1a")
+        #expect("\(token)" == "SessionToken(redacted)")
+    }
+
+    @Test("timestamps are written as RFC 3339 UTC with milliseconds, as Foundation writes them")
+    func timestamps() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var generator = SystemRandomNumberGenerator()
+        let samples: [Int64] = [0, -1, 951_782_400_000, 1_795_338_000_123, 4_102_444_799_999, -2_208_988_800_000]
+            + (0..<500).map { _ in Int64.random(in: -4_000_000_000_000...8_000_000_000_000, using: &generator) }
+        for milliseconds in samples {
+            let timestamp = Timestamp(millisecondsSince1970: milliseconds)
+            #expect(timestamp.rfc3339 == formatter.string(from: timestamp.date), "\(milliseconds)")
+        }
+        #expect(Timestamp(millisecondsSince1970: 951_782_400_000).rfc3339 == "2000-02-29T00:00:00.000Z")
+        #expect(Duration.milliseconds(1001).wholeSecondsRoundedUp == 2)
+        #expect(Duration.seconds(900).wholeSecondsRoundedUp == 900)
+    }
+}
+
+@Suite("Sign-in limits, with a clock the tests move")
+struct SignInLimitTests {
+    @Test("failures 3 and 4 are slowed by 1 s and 2 s, the 5th locks the account for 15 minutes, the 10th for 30")
+    func slowedThenLocked() throws {
+        let clock = ManualClock()
+        let guardian = SignInGuard(rules: .standard, clock: clock)
+        var waits: [Duration] = []
+        for _ in 1...5 {
+            try guardian.begin(account: "alice", address: "10.0.0.1")
+            waits.append(guardian.failed(account: "alice", address: "10.0.0.1"))
+        }
+        #expect(waits == [.zero, .zero, .seconds(1), .seconds(2), .zero])
+        let locked = #expect(throws: ServiceError.self) { try guardian.begin(account: "alice", address: "10.0.0.1") }
+        #expect(locked == .rateLimited(retryAfter: .seconds(900), .signInAttempts))
+        clock.advance(by: .seconds(899))
+        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1), .signInAttempts)) {
+            try guardian.begin(account: "alice", address: "10.0.0.1")
+        }
+        // Other accounts are not affected.
+        try guardian.begin(account: "bob", address: "10.0.0.1")
+        guardian.succeeded(account: "bob")
+        clock.advance(by: .seconds(1))
+        for _ in 6...10 {
+            try guardian.begin(account: "alice", address: "10.0.0.2")
+            _ = guardian.failed(account: "alice", address: "10.0.0.2")
+        }
+        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1800), .signInAttempts)) {
+            try guardian.begin(account: "alice", address: "10.0.0.2")
+        }
+    }
+
+    @Test("locks double up to a day, and a success forgets the failures")
+    func longestLockAndReset() throws {
+        let rules = SignInRules.standard
+        #expect(rules.lock(afterFailures: 5) == .seconds(900))
+        #expect(rules.lock(afterFailures: 20) == .seconds(7200))
+        #expect(rules.lock(afterFailures: 5000) == .seconds(86_400))
+        #expect(rules.lock(afterFailures: 7) == nil)
+
+        let clock = ManualClock()
+        let guardian = SignInGuard(rules: rules, clock: clock)
+        for _ in 1...4 {
+            try guardian.begin(account: "carol", address: "a")
+            _ = guardian.failed(account: "carol", address: "a")
+        }
+        try guardian.begin(account: "carol", address: "a")
+        guardian.succeeded(account: "carol")
+        try guardian.begin(account: "carol", address: "a")
+        #expect(guardian.failed(account: "carol", address: "a") == .zero, "the count started again after the success")
+    }
+
+    @Test("attempts under way count against the failures left, so parallel guesses cannot slip past the lock")
+    func parallelAttempts() throws {
+        let guardian = SignInGuard(rules: .standard, clock: ManualClock())
+        for _ in 1...5 { try guardian.begin(account: "dave", address: "a") }
+        #expect(throws: ServiceError.self) { try guardian.begin(account: "dave", address: "a") }
+        guardian.abandoned(account: "dave")
+        try guardian.begin(account: "dave", address: "a")
+    }
+
+    @Test("100 failures from one address close it for sign-ins; successes never count, so a classroom signs in")
+    func perAddress() throws {
+        let clock = ManualClock()
+        let guardian = SignInGuard(rules: .standard, clock: clock)
+        for student in 0..<500 {
+            try guardian.begin(account: "student\(student)", address: "campus-nat")
+            guardian.succeeded(account: "student\(student)")
+        }
+        for guess in 0..<100 {
+            try guardian.begin(account: "victim\(guess)", address: "campus-nat")
+            _ = guardian.failed(account: "victim\(guess)", address: "campus-nat")
+        }
+        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInsFromAddress)) {
+            try guardian.begin(account: "student1", address: "campus-nat")
+        }
+        try guardian.begin(account: "student1", address: "elsewhere")
+        clock.advance(by: .seconds(900))
+        try guardian.begin(account: "student2", address: "campus-nat")
+    }
+
+    @Test("a window limiter allows its count, says how long until the next, and forgets idle keys")
+    func windowLimiter() {
+        let clock = ManualClock()
+        let limiter = WindowLimiter<String>(RateLimit(limit: 3, window: .seconds(600)), clock: clock)
+        #expect(limiter.acquire("a") == nil)
+        clock.advance(by: .seconds(10))
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == .seconds(590))
+        #expect(limiter.acquire("b") == nil)
+        clock.advance(by: .seconds(590))
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == .seconds(10))
+        clock.advance(by: .seconds(3600))
+        for index in 0..<4096 { _ = limiter.acquire("key\(index)") }
+        #expect(limiter.keyCount <= 4097, "a and b aged out and were swept")
+        #expect(limiter.wait("a") == nil)
+    }
+}
+
+@Suite("Account service, with a clock the tests move")
+struct AccountServiceTests {
+    @Test("a token signs in until its lifetime ends; signing out ends it at once")
+    func tokenLifetime() async throws {
+        let clock = ManualClock()
+        let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher)
+        _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
+        let signedIn = try await services.accounts.signIn(username: "ALICE", password: "correct horse battery", from: ClientAddress("a"))
+        #expect(signedIn.expiresAt == clock.now + .seconds(30 * 24 * 3600))
+        let identity = try await services.accounts.authenticate(token: signedIn.token.text)
+        #expect(identity.userID == signedIn.account.id)
+        clock.advance(by: .seconds(30 * 24 * 3600) - .milliseconds(1))
+        _ = try await services.accounts.authenticate(token: signedIn.token.text)
+        clock.advance(by: .milliseconds(1))
+        await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: signedIn.token.text) }
+
+        let again = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let second = try await services.accounts.authenticate(token: again.token.text)
+        try await services.accounts.signOut(second)
+        await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: again.token.text) }
+        await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: "not a token") }
+    }
+
+    @Test("a wrong password and an unknown username read the same; both count towards the lock")
+    func wrongCredentials() async throws {
+        let clock = ManualClock()
+        let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher)
+        _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
+        await #expect(throws: ServiceError.wrongCredentials) {
+            try await services.accounts.signIn(username: "alice", password: "wrong password", from: ClientAddress("a"))
+        }
+        await #expect(throws: ServiceError.wrongCredentials) {
+            try await services.accounts.signIn(username: "nobody", password: "wrong password", from: ClientAddress("a"))
+        }
+        for _ in 2...5 {
+            _ = try? await services.accounts.signIn(username: "alice", password: "wrong password", from: ClientAddress("a"))
+        }
+        #expect(clock.sleeps == [.seconds(1), .seconds(2)])
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInAttempts)) {
+            try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        }
+        clock.advance(by: .seconds(900))
+        _ = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+    }
+
+    @Test("usernames are unique ignoring case, and sign-ups per address are limited")
+    func signUps() async throws {
+        let clock = ManualClock()
+        var settings = ServiceSettings()
+        settings.accounts.signUpsPerAddress = RateLimit(limit: 2, window: .seconds(3600))
+        let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher, settings: settings)
+        _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("nat"))
+        await #expect(throws: ServiceError.conflict(.usernameTaken)) {
+            try await services.accounts.signUp(try signUp("ALICE"), from: ClientAddress("nat"))
+        }
+        _ = try await services.accounts.signUp(try signUp("bob"), from: ClientAddress("nat"))
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .signUpsFromAddress)) {
+            try await services.accounts.signUp(try signUp("carol"), from: ClientAddress("nat"))
+        }
+        _ = try await services.accounts.signUp(try signUp("carol"), from: ClientAddress("elsewhere"))
+    }
+
+    @Test("a new password needs the current one and ends every other session, keeping the one that changed it")
+    func passwordChange() async throws {
+        let services = Services(stores: InMemoryStore(), clock: ManualClock(), hasher: hasher)
+        _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
+        let phone = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let laptop = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let identity = try await services.accounts.authenticate(token: phone.token.text)
+
+        await #expect(throws: ServiceError.invalid("current_password", "is required to change the password")) {
+            try await services.accounts.update(identity, AccountChanges(newPassword: try Password("new password 1")), from: ClientAddress("a"))
+        }
+        await #expect(throws: ServiceError.forbidden("The current password is wrong.")) {
+            try await services.accounts.update(
+                identity, AccountChanges(newPassword: try Password("new password 1"), currentPassword: "guess"), from: ClientAddress("a"))
+        }
+        _ = try await services.accounts.authenticate(token: laptop.token.text)
+        let updated = try await services.accounts.update(
+            identity,
+            AccountChanges(privacyMode: true, newPassword: try Password("new password 1"), currentPassword: "correct horse battery"),
+            from: ClientAddress("a"))
+        #expect(updated.privacyMode)
+        _ = try await services.accounts.authenticate(token: phone.token.text)
+        await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: laptop.token.text) }
+        await #expect(throws: ServiceError.wrongCredentials) {
+            try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        }
+        _ = try await services.accounts.signIn(username: "alice", password: "new password 1", from: ClientAddress("a"))
+    }
+}

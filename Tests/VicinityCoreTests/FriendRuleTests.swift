@@ -1,0 +1,343 @@
+import Foundation
+import GeoCore
+import Testing
+import VicinityCore
+
+private let hasher = BcryptHasher(cost: .forTesting(4))
+
+/// Positions on the CSULB campus, from Data/csulb-buildings.csv.
+private enum Spot {
+    static let hallOfScience = point(33.779842, -118.112526)
+    static let library = point(33.777267, -118.114777)
+    static let studentUnion = point(33.781700, -118.114632)
+    static let pyramid = point(33.787445, -118.114403)
+    /// Wat Pho, Bangkok, from Data/bangkok-temples.csv.
+    static let watPho = point(13.746549, 100.492766)
+
+    static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
+        do { return try Coordinate(latitude: latitude, longitude: longitude) } catch { preconditionFailure("\(error)") }
+    }
+}
+
+/// A small world: services over an in-memory store with a manual clock, and helpers to make people.
+private struct World {
+    let clock = ManualClock()
+    let store = InMemoryStore()
+    let services: Services<InMemoryStore>
+
+    init(settings: ServiceSettings = .standard) async throws {
+        services = Services(stores: store, clock: clock, hasher: hasher, settings: settings)
+        let hall = try Place(id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", coordinate: Spot.hallOfScience)
+        let library = try Place(id: PlaceID("csulb-lib"), name: "Library", category: "academic", coordinate: Spot.library)
+        _ = try await store.upsert([hall, library])
+    }
+
+    func person(_ username: String) async throws -> Identity {
+        let request = SignUp(
+            username: try Username(username), password: try Password("correct horse battery"),
+            firstName: try PersonName(username.capitalized, field: "first_name"), lastName: try PersonName("Test", field: "last_name"),
+            email: nil)
+        _ = try await services.accounts.signUp(request, from: ClientAddress(nil))
+        let signedIn = try await services.accounts.signIn(username: username, password: "correct horse battery", from: ClientAddress(nil))
+        return try await services.accounts.authenticate(token: signedIn.token.text)
+    }
+
+    func befriend(_ a: Identity, _ b: Identity) async throws {
+        guard case .pending(let view) = try await services.friends.sendRequest(from: a, to: b.userID) else {
+            Issue.record("expected a pending request")
+            return
+        }
+        _ = try await services.friends.accept(view.request.id, by: b)
+    }
+}
+
+@Suite("The privacy rule")
+struct PrivacyRuleTests {
+    @Test("who sees a position: the owner and friends it is shared with; privacy mode hides; strangers see nothing")
+    func matrix() throws {
+        let now = Timestamp(millisecondsSince1970: 1_795_338_000_000)
+        let rules = PositionRules.standard
+        let fresh = SharedPosition(
+            userID: .random(), coordinate: Spot.library, accuracy: nil, status: nil, label: "Around Library", onCampus: nil,
+            closestPlace: nil, updatedAt: now - .seconds(60))
+        var old = fresh
+        old.updatedAt = now - rules.maximumAge - .milliseconds(1)
+
+        func seen(_ position: SharedPosition?, privacy: Bool, _ relation: Relation) -> Presence {
+            let result = PrivacyRule.visible(position, ownerPrivacyMode: privacy, relation: relation, at: now, rules: rules)
+            #expect((result.position != nil) == [.current, .lastSeen].contains(result.presence))
+            return result.presence
+        }
+        #expect(seen(fresh, privacy: false, .owner) == .current)
+        #expect(seen(old, privacy: false, .owner) == .lastSeen)
+        #expect(seen(fresh, privacy: true, .owner) == .current, "privacy mode hides from friends, not from oneself")
+        #expect(seen(nil, privacy: false, .owner) == .none)
+        #expect(seen(fresh, privacy: false, .friend(sharedWith: true)) == .current)
+        #expect(seen(old, privacy: false, .friend(sharedWith: true)) == .lastSeen)
+        #expect(seen(fresh, privacy: true, .friend(sharedWith: true)) == .hidden)
+        #expect(seen(nil, privacy: true, .friend(sharedWith: true)) == .hidden, "hidden says nothing of whether a position exists")
+        #expect(seen(fresh, privacy: false, .friend(sharedWith: false)) == .none)
+        #expect(seen(nil, privacy: false, .friend(sharedWith: true)) == .none)
+        for privacy in [false, true] {
+            #expect(seen(fresh, privacy: privacy, .stranger) == .none)
+        }
+    }
+
+    @Test("a position older than the configured age is last seen, never current; exactly that age is still current")
+    func staleness() {
+        let now = Timestamp(millisecondsSince1970: 1_795_338_000_000)
+        var position = SharedPosition(
+            userID: .random(), coordinate: Spot.library, accuracy: nil, status: nil, label: "", onCampus: nil,
+            closestPlace: nil, updatedAt: now - .seconds(3600))
+        let hour = PositionRules(maximumAge: .seconds(3600))
+        #expect(hour.isCurrent(position, at: now))
+        position.updatedAt = position.updatedAt - .milliseconds(1)
+        #expect(!hour.isCurrent(position, at: now))
+    }
+}
+
+@Suite("Friend service, with a clock the tests move")
+struct FriendServiceTests {
+    @Test("friends carry the label, distance and bearing from my current position; hidden and stale ones as the rule says")
+    func friendList() async throws {
+        let world = try await World()
+        let me = try await world.person("myself")
+        let near = try await world.person("near")
+        let hider = try await world.person("hider")
+        let ghost = try await world.person("ghost")
+        let stale = try await world.person("stale")
+        for friend in [near, hider, ghost, stale] { try await world.befriend(me, friend) }
+
+        _ = try await world.services.friends.sharePosition(stale, at: Spot.pyramid, accuracy: nil, status: nil)
+        world.clock.advance(by: .seconds(24 * 3600 + 1))
+        _ = try await world.services.friends.sharePosition(me, at: Spot.hallOfScience, accuracy: nil, status: nil)
+        let status = try StatusText("In the library")
+        _ = try await world.services.friends.sharePosition(near, at: Spot.library, accuracy: try Accuracy(meters: 8), status: status)
+        _ = try await world.services.friends.sharePosition(hider, at: Spot.studentUnion, accuracy: nil, status: nil)
+        _ = try await world.services.friends.setSharing(false, with: me.userID, of: hider)
+        _ = try await world.services.friends.sharePosition(ghost, at: Spot.studentUnion, accuracy: nil, status: nil)
+        _ = try await world.services.accounts.update(ghost, AccountChanges(privacyMode: true), from: ClientAddress(nil))
+
+        let friends = try await world.services.friends.friends(of: me)
+        let byName = Dictionary(uniqueKeysWithValues: friends.map { ($0.friend.username.rawValue, $0) })
+        #expect(friends.map(\.friend.username.rawValue) == ["ghost", "hider", "near", "stale"])
+
+        let nearView = try #require(byName["near"])
+        #expect(nearView.presence == .current)
+        #expect(nearView.position?.label == "Around Library")
+        #expect(nearView.position?.status == status)
+        #expect(nearView.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.library))
+        #expect(nearView.bearing == initialBearing(from: Spot.hallOfScience, to: Spot.library))
+
+        #expect(byName["hider"]?.presence == Presence.none)
+        #expect(byName["hider"]?.position == nil && byName["hider"]?.distance == nil)
+        #expect(byName["ghost"]?.presence == .hidden)
+        #expect(byName["ghost"]?.position == nil && byName["ghost"]?.distance == nil)
+        #expect(byName["stale"]?.presence == .lastSeen)
+        #expect(byName["stale"]?.position?.coordinate == Spot.pyramid)
+
+        // Nearby lists only current, visible positions within the radius, nearest first.
+        let nearby = try await world.services.friends.nearbyFriends(of: me, around: nil, radius: .standard, limit: .standard)
+        #expect(nearby.map(\.friend.username.rawValue) == ["near"])
+        await #expect(throws: ServiceError.notFound(.friendPosition)) {
+            try await world.services.friends.direction(to: hider.userID, of: me, from: nil)
+        }
+        await #expect(throws: ServiceError.notFound(.friendPosition)) {
+            try await world.services.friends.direction(to: ghost.userID, of: me, from: nil)
+        }
+        let toStale = try await world.services.friends.direction(to: stale.userID, of: me, from: nil)
+        #expect(toStale.presence == .lastSeen)
+        #expect(toStale.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.pyramid))
+    }
+
+    @Test("without a current position of my own, distances are absent and nearby needs a centre")
+    func withoutMyPosition() async throws {
+        let world = try await World()
+        let me = try await world.person("myself")
+        let friend = try await world.person("friend")
+        try await world.befriend(me, friend)
+        _ = try await world.services.friends.sharePosition(friend, at: Spot.library, accuracy: nil, status: nil)
+        #expect(try await world.services.friends.friends(of: me).first?.distance == nil)
+        await #expect(throws: ServiceError.conflict(.noCurrentPosition)) {
+            try await world.services.friends.nearbyFriends(of: me, around: nil, radius: .standard, limit: .standard)
+        }
+        let around = try await world.services.friends.nearbyFriends(
+            of: me, around: Spot.hallOfScience, radius: .standard, limit: .standard)
+        #expect(around.map(\.friend.id) == [friend.userID])
+        // A position of mine that has gone stale is no "current position" either.
+        _ = try await world.services.friends.sharePosition(me, at: Spot.hallOfScience, accuracy: nil, status: nil)
+        world.clock.advance(by: .seconds(24 * 3600 + 1))
+        await #expect(throws: ServiceError.conflict(.noCurrentPosition)) {
+            try await world.services.friends.direction(to: friend.userID, of: me, from: nil)
+        }
+        #expect(try await world.services.friends.myPosition(me).presence == .lastSeen)
+    }
+
+    @Test("nearby friends come nearest first, equal distances by id, at most limit")
+    func nearbyOrder() async throws {
+        let world = try await World()
+        let me = try await world.person("myself")
+        var friends: [Identity] = []
+        for index in 0..<6 {
+            let friend = try await world.person("friend\(index)")
+            try await world.befriend(me, friend)
+            friends.append(friend)
+        }
+        // Two at the Library (a tie), others around campus, one in Bangkok (Wat Pho), far beyond 1000 m.
+        let spots = [Spot.library, Spot.studentUnion, Spot.library, Spot.hallOfScience, Spot.pyramid, Spot.watPho]
+        for (friend, spot) in zip(friends, spots) {
+            _ = try await world.services.friends.sharePosition(friend, at: spot, accuracy: nil, status: nil)
+        }
+        var measured: [(id: UserID, distance: Distance)] = []
+        for (friend, spot) in zip(friends, spots) {
+            let distance = haversineDistance(from: Spot.hallOfScience, to: spot)
+            if distance.meters <= 1000 { measured.append((friend.userID, distance)) }
+        }
+        let bruteForce = measured
+            .sorted { a, b in a.distance != b.distance ? a.distance < b.distance : a.id < b.id }
+            .map(\.id)
+        #expect(bruteForce.count == 5)
+        let found = try await world.services.friends.nearbyFriends(
+            of: me, around: Spot.hallOfScience, radius: .standard, limit: .standard)
+        #expect(found.map(\.friend.id) == bruteForce)
+        #expect(found.compactMap(\.distance) == found.compactMap(\.distance).sorted())
+        let two = try await world.services.friends.nearbyFriends(
+            of: me, around: Spot.hallOfScience, radius: .standard, limit: try ResultLimit(2))
+        #expect(two.map(\.friend.id) == Array(bruteForce.prefix(2)))
+        let tight = try await world.services.friends.nearbyFriends(
+            of: me, around: Spot.library, radius: try SearchRadius(meters: 1), limit: .standard)
+        #expect(tight.map(\.friend.id) == [friends[0].userID, friends[2].userID].sorted(), "a tie at 0 m is ordered by id")
+    }
+
+    @Test("a request to someone who asked first is the friendship; duplicates and self-requests are refused")
+    func requests() async throws {
+        let world = try await World()
+        let a = try await world.person("anna")
+        let b = try await world.person("ben")
+        guard case .pending = try await world.services.friends.sendRequest(from: a, to: b.userID) else {
+            Issue.record("expected pending")
+            return
+        }
+        await #expect(throws: ServiceError.conflict(.alreadyRequested)) {
+            try await world.services.friends.sendRequest(from: a, to: b.userID)
+        }
+        guard case .accepted(_, let friend) = try await world.services.friends.sendRequest(from: b, to: a.userID) else {
+            Issue.record("expected the reverse request to become the friendship")
+            return
+        }
+        #expect(friend.friend.id == a.userID)
+        #expect(try await world.services.friends.requests(of: a).incoming.isEmpty)
+        #expect(try await world.services.friends.requests(of: a).outgoing.isEmpty)
+        await #expect(throws: ServiceError.conflict(.alreadyFriends)) {
+            try await world.services.friends.sendRequest(from: a, to: b.userID)
+        }
+        await #expect(throws: ServiceError.invalid("to", "cannot be yourself")) {
+            try await world.services.friends.sendRequest(from: a, to: a.userID)
+        }
+        await #expect(throws: ServiceError.notFound(.user)) {
+            try await world.services.friends.sendRequest(from: a, to: .random())
+        }
+    }
+
+    @Test("pokes reach friends only, three per friend in ten minutes")
+    func pokes() async throws {
+        let world = try await World()
+        let a = try await world.person("anna")
+        let b = try await world.person("ben")
+        let stranger = try await world.person("stranger")
+        await #expect(throws: ServiceError.notFound(.friend)) { try await world.services.friends.poke(b.userID, by: a) }
+        try await world.befriend(a, b)
+        for _ in 0..<3 { _ = try await world.services.friends.poke(b.userID, by: a) }
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(600), .pokes)) {
+            try await world.services.friends.poke(b.userID, by: a)
+        }
+        _ = try await world.services.friends.poke(a.userID, by: b)
+        world.clock.advance(by: .seconds(600))
+        _ = try await world.services.friends.poke(b.userID, by: a)
+        await #expect(throws: ServiceError.notFound(.friend)) { try await world.services.friends.poke(b.userID, by: stranger) }
+        // Ben received four pokes and a friend request; Anna one poke and the acceptance.
+        let events = try await world.store.events(for: b.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+        #expect(events.map(\.type) == [.friendRequest, .poke, .poke, .poke, .poke])
+        #expect(events.allSatisfy { $0.data["from"] != nil && !"\($0.data)".contains("lat") })
+    }
+
+    @Test("people search ranks exact username, prefix, then names; never lists the searcher; marks requests")
+    func peopleSearch() async throws {
+        let world = try await World()
+        let me = try await world.person("annie")
+        let ann = try await world.person("ann")
+        let anna = try await world.person("anna_k")
+        let bob = try await world.person("bob")
+        _ = try await world.services.accounts.update(
+            bob, AccountChanges(firstName: try PersonName("Ánnabel", field: "first_name")), from: ClientAddress(nil))
+        _ = try await world.services.friends.sendRequest(from: me, to: anna.userID)
+        let found = try await world.services.friends.people(matching: "ANN", for: me, limit: .standard)
+        #expect(found.map(\.person.id) == [ann.userID, anna.userID, bob.userID])
+        #expect(found[1].relationship != .none)
+        #expect(found[0].relationship == .none)
+        #expect(try await world.services.friends.people(matching: "   ", for: me, limit: .standard).isEmpty)
+    }
+}
+
+@Suite("Events, with a clock the tests move")
+struct EventRuleTests {
+    @Test("a stream replays what came after Last-Event-ID within the retention window, then goes live, each event once")
+    func replayThenLive() async throws {
+        let world = try await World()
+        let a = try await world.person("anna")
+        let b = try await world.person("ben")
+        try await world.befriend(a, b)
+        let first = try await world.services.friends.poke(b.userID, by: a)
+        world.clock.advance(by: .seconds(24 * 3600))
+        let second = try await world.services.friends.poke(b.userID, by: a)
+        world.clock.advance(by: .seconds(1))
+        let stream = world.services.events.stream(for: b, after: EventID(0))
+        var iterator = stream.makeAsyncIterator()
+        // The friend request and the first poke are older than a day: gone. The second poke is replayed.
+        #expect(try await iterator.next()?.id == second.eventID)
+        let third = try await world.services.friends.poke(b.userID, by: a)
+        #expect(try await iterator.next()?.id == third.eventID)
+        #expect(first.eventID < second.eventID)
+    }
+
+    @Test("a new stream without Last-Event-ID starts from now; more streams than allowed end the oldest")
+    func streamCap() async throws {
+        var settings = ServiceSettings()
+        settings.events.maximumStreamsPerUser = 2
+        let world = try await World(settings: settings)
+        let a = try await world.person("anna")
+        let b = try await world.person("ben")
+        try await world.befriend(a, b)
+        _ = try await world.services.friends.poke(b.userID, by: a)
+        let hub = world.services.events.hub
+        let oldest = hub.subscribe(b.userID)
+        let middle = hub.subscribe(b.userID)
+        let newest = hub.subscribe(b.userID)
+        #expect(hub.openStreams == 2)
+        var ended = oldest.makeAsyncIterator()
+        #expect(await ended.next() == nil)
+        let poke = try await world.services.friends.poke(b.userID, by: a)
+        var second = middle.makeAsyncIterator()
+        var third = newest.makeAsyncIterator()
+        #expect(await second.next()?.id == poke.eventID)
+        #expect(await third.next()?.id == poke.eventID)
+        hub.close()
+        #expect(await third.next() == nil)
+        #expect(hub.openStreams == 0)
+    }
+
+    @Test("a stream that falls more than its buffer behind ends, so that its client reconnects and replays")
+    func overflow() async throws {
+        let hub = EventHub(maximumStreamsPerUser: 1)
+        let user = UserID.random()
+        let stream = hub.subscribe(user)
+        let events = (1...(EventHub.bufferedEvents + 1)).map {
+            Event(id: EventID(Int64($0)), draft: EventDraft(recipient: user, type: .poke, data: [:], createdAt: Timestamp(millisecondsSince1970: 0)))
+        }
+        hub.publish(events)
+        var received: [EventID] = []
+        for await event in stream { received.append(event.id) }
+        #expect(received == events.prefix(EventHub.bufferedEvents).map(\.id))
+        #expect(hub.openStreams == 0)
+    }
+}
