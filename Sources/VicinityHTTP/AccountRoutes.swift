@@ -76,22 +76,23 @@ struct AccountRoutes<S: Stores>: RouteGroup {
         return WireEncoding.response(json: Wire.account(try await accounts.me(try context.signedIn())))
     }
 
-    /// Names, e-mail (null removes it), privacy mode, and a new password with the current one.
+    /// Names, e-mail (null removes it), privacy mode, and a new password with the current one. Null for any
+    /// other member is refused: in a change it would otherwise read as "leave it" where the client meant a value.
     func updateMe(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
         var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
         var changes = AccountChanges()
-        changes.firstName = body.string("first_name", required: false) { try PersonName($0, field: "first_name") }
-        changes.lastName = body.string("last_name", required: false) { try PersonName($0, field: "last_name") }
+        changes.firstName = body.string("first_name", required: false, null: .refused) { try PersonName($0, field: "first_name") }
+        changes.lastName = body.string("last_name", required: false, null: .refused) { try PersonName($0, field: "last_name") }
         switch body.nullableString("email") {
         case nil: break
         case .some(nil): changes.email = .some(nil)
         case .some(let text?):
             do { changes.email = .some(try Email(text)) } catch { body.reject("email", error.message) }
         }
-        changes.privacyMode = body.bool("privacy_mode", required: false)
-        changes.newPassword = body.string("password", required: false) { try Password($0) }
-        changes.currentPassword = body.string("current_password", required: false)
+        changes.privacyMode = body.bool("privacy_mode", required: false, null: .refused)
+        changes.newPassword = body.string("password", required: false, null: .refused) { try Password($0) }
+        changes.currentPassword = body.string("current_password", required: false, null: .refused)
         try body.finish()
         let account = try await accounts.update(try context.signedIn(), changes, from: context.address)
         return WireEncoding.response(json: Wire.account(account))

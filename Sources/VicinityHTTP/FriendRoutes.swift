@@ -157,7 +157,8 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         let centre = query.optionalCoordinate()
         try query.finish()
         let view = try await friends.direction(to: try friendID(context), of: try context.signedIn(), from: centre)
-        return WireEncoding.response(json: Wire.direction(view))
+        guard let position = view.position else { throw ServiceError.notFound(.friendPosition) }
+        return WireEncoding.response(json: Wire.direction(view, to: position))
     }
 
     func poke(_ request: Request, context: VicinityRequestContext) async throws -> Response {

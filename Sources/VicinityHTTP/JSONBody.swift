@@ -53,32 +53,47 @@ struct JSONBody {
 
     // MARK: Members
 
-    /// The member's value, recording "is required" when it is absent (or null, when null is no value here).
-    private mutating func value(_ name: String, required: Bool) -> JSONValue? {
+    /// What a member given as JSON null means.
+    enum Null {
+        /// The same as leaving the member out: "no status", "no e-mail" when creating something.
+        case absent
+        /// A mistake: in a change, null would otherwise read as "leave it" where the client meant something.
+        case refused
+    }
+
+    /// The member's value, recording "is required" when it is absent (or null, which is no value).
+    private mutating func value(_ name: String, required: Bool, null: Null, expected: String) -> JSONValue? {
         consumed.insert(name)
         switch members[name] {
-        case nil, .null?:
+        case nil:
             if required { errors.append(ValidationError(field: name, message: "is required")) }
+            return nil
+        case .null?:
+            if required {
+                errors.append(ValidationError(field: name, message: "is required"))
+            } else if null == .refused {
+                errors.append(ValidationError(field: name, message: "must be \(expected), not null"))
+            }
             return nil
         case let value?:
             return value
         }
     }
 
-    mutating func string(_ name: String, required: Bool = true) -> String? {
-        guard let value = value(name, required: required) else { return nil }
+    mutating func string(_ name: String, required: Bool = true, null: Null = .absent) -> String? {
+        guard let value = value(name, required: required, null: null, expected: "a string") else { return nil }
         guard case .string(let text) = value else { return mistyped(name, "a string") }
         return text
     }
 
-    mutating func bool(_ name: String, required: Bool = true) -> Bool? {
-        guard let value = value(name, required: required) else { return nil }
+    mutating func bool(_ name: String, required: Bool = true, null: Null = .absent) -> Bool? {
+        guard let value = value(name, required: required, null: null, expected: "true or false") else { return nil }
         guard case .bool(let flag) = value else { return mistyped(name, "true or false") }
         return flag
     }
 
-    mutating func number(_ name: String, required: Bool = true) -> Double? {
-        guard let value = value(name, required: required) else { return nil }
+    mutating func number(_ name: String, required: Bool = true, null: Null = .absent) -> Double? {
+        guard let value = value(name, required: required, null: null, expected: "a number") else { return nil }
         guard case .number(let number) = value else { return mistyped(name, "a number") }
         return number
     }
@@ -96,8 +111,10 @@ struct JSONBody {
 
     /// A domain value built from a string member by its type's own rule, whose message is recorded under the
     /// member's name.
-    mutating func string<Value>(_ name: String, required: Bool = true, as make: (String) throws -> Value?) -> Value? {
-        guard let text = string(name, required: required) else { return nil }
+    mutating func string<Value>(
+        _ name: String, required: Bool = true, null: Null = .absent, as make: (String) throws -> Value?
+    ) -> Value? {
+        guard let text = string(name, required: required, null: null) else { return nil }
         return convert(name) { try make(text) }
     }
 
@@ -112,6 +129,8 @@ struct JSONBody {
             return try make()
         } catch let error as ValidationError {
             errors.append(ValidationError(field: name, message: error.message))
+        } catch let error as CoordinateError {
+            errors.append(ValidationError(field: name, message: error.description))
         } catch {
             errors.append(ValidationError(field: name, message: "\(error)"))
         }
@@ -120,13 +139,12 @@ struct JSONBody {
 
     /// Latitude and longitude members, each checked on its own so that both are reported when both are wrong.
     mutating func coordinate(required: Bool = true) -> Coordinate? {
-        let latitude = number("lat", required: required)
-        let longitude = number("lon", required: required)
-        if let latitude, (try? Coordinate(latitude: latitude, longitude: 0)) == nil {
-            errors.append(ValidationError(field: "lat", message: CoordinateError.latitudeOutOfRange(latitude).description))
+        // Each checked by `Coordinate`'s own rule, so that the range lives in one place.
+        let latitude = number("lat", required: required) { value throws(CoordinateError) in
+            try Coordinate(latitude: value, longitude: 0).latitude
         }
-        if let longitude, (try? Coordinate(latitude: 0, longitude: longitude)) == nil {
-            errors.append(ValidationError(field: "lon", message: CoordinateError.longitudeOutOfRange(longitude).description))
+        let longitude = number("lon", required: required) { value throws(CoordinateError) in
+            try Coordinate(latitude: 0, longitude: value).longitude
         }
         guard let latitude, let longitude else { return nil }
         return try? Coordinate(latitude: latitude, longitude: longitude)

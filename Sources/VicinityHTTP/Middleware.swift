@@ -1,3 +1,5 @@
+import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -80,4 +82,40 @@ struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         return try await next(request, context)
     }
+}
+
+/// Finds the client's address behind trusted reverse proxies, for limits per client address.
+///
+/// Behind a proxy every connection comes from the proxy, so without this every client would share one
+/// address and one client's failed sign-ins would lock out everyone. Only when the peer is a trusted proxy is
+/// `X-Forwarded-For` read: from its right end, the first address that is not a trusted proxy is the client
+/// (anyone can write the left end). From any other peer the header is ignored, so that clients cannot pick
+/// their own address.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = VicinityRequestContext
+    let trustedProxies: Set<String>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let peer = context.peerAddress, trustedProxies.contains(peer),
+            let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty
+        else { return try await next(request, context) }
+        var context = context
+        context.clientAddress = Self.client(forwardedFor: forwarded, trusted: trustedProxies) ?? peer
+        return try await next(request, context)
+    }
+
+    /// The rightmost address of the list that is not a trusted proxy; the leftmost when all are.
+    static func client(forwardedFor list: String, trusted: Set<String>) -> String? {
+        let hops = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return hops.last { !trusted.contains($0) } ?? hops.first
+    }
+}
+
+extension String {
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}
+
+extension HTTPField.Name {
+    /// The de facto proxy header (nginx `$proxy_add_x_forwarded_for`): client, then each proxy but the last.
+    static var xForwardedFor: Self { Self("X-Forwarded-For")! }
 }

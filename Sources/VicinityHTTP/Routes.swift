@@ -6,14 +6,17 @@ import VicinityCore
 /// from which address, for limits per client address.
 public struct VicinityRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The peer's IP address; nil when the transport has none (tests through the router).
-    public let clientAddress: String?
+    /// The connection's peer IP address; nil when the transport has none (tests through the router).
+    public let peerAddress: String?
+    /// The client's address: the peer's, or the one a trusted proxy forwarded (`ClientAddressMiddleware`).
+    public var clientAddress: String?
     /// Set by the route table on signed-in routes before the handler runs.
     public var identity: Identity?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress
+        peerAddress = source.channel.remoteAddress?.ipAddress
+        clientAddress = peerAddress
         identity = nil
     }
 

@@ -110,10 +110,10 @@ extension Wire {
         .array(campuses.map { .object(["id": .string($0.id.rawValue), "name": .string($0.name)]) })
     }
 
-    /// The way to a friend: how far, which way, and a link that opens walking directions.
-    static func direction(_ view: FriendView) -> JSONValue {
+    /// The way to a friend: how far, which way, and a link that opens walking directions to `position`.
+    static func direction(_ view: FriendView, to position: SharedPosition) -> JSONValue {
         var fields = friend(view)
-        fields["directions_url"] = view.position.map { .string(DirectionsURL.walking(to: $0.coordinate)) } ?? .null
+        fields["directions_url"] = .string(DirectionsURL.walking(to: position.coordinate))
         return .object(fields)
     }
 

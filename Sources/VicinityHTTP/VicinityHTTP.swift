@@ -18,6 +18,9 @@ public struct HTTPOptions: Sendable {
     /// How often an open event stream gets a comment line when no event comes. 25 s stays under the 60 s
     /// after which nginx (`proxy_read_timeout`) and common load balancers drop a quiet upstream response.
     public var eventHeartbeat: Duration
+    /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client. None by default: the
+    /// connection's peer is the client.
+    public var trustedProxies: Set<String>
 
     public static let standard = HTTPOptions()
 
@@ -25,12 +28,14 @@ public struct HTTPOptions: Sendable {
         maximumBodyBytes: Int = 64 * 1024,
         maximumRequestTargetBytes: Int = 4 * 1024,
         idleTimeout: Duration = .seconds(90),
-        eventHeartbeat: Duration = .seconds(25)
+        eventHeartbeat: Duration = .seconds(25),
+        trustedProxies: Set<String> = []
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
         self.idleTimeout = idleTimeout
         self.eventHeartbeat = eventHeartbeat
+        self.trustedProxies = trustedProxies
     }
 }
 
@@ -54,7 +59,7 @@ public func routeTable<S: Stores>(
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
 /// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
-/// limits. Logging and metrics sit outside the problem mapping so that they see the status the client gets.
+/// limits, client address behind trusted proxies. Logging and metrics sit outside the problem mapping so that they see the status the client gets.
 /// Signed-in routes check the bearer token before their handler runs and put the caller in the context.
 public func buildRouter<S: Stores>(
     services: Services<S>,
@@ -68,6 +73,7 @@ public func buildRouter<S: Stores>(
     router.add(middleware: HeadMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table, options: options))
     router.add(middleware: RequestLimitsMiddleware(options: options))
+    if !options.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(trustedProxies: options.trustedProxies)) }
     let accounts = services.accounts
     for entry in table.entries {
         let handler = entry.handler

@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
             VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
-            VICINITY_SESSION_LIFETIME, VICINITY_LOG_LEVEL. A command-line option wins over the environment. \
+            VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL. A command-line option wins \
+            over the environment. \
             SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
             """
     )
@@ -56,6 +57,12 @@ struct Serve: AsyncParsableCommand {
         discussion: "Default: $VICINITY_SESSION_LIFETIME, else 30d.", valueName: "duration"))
     var sessionLifetime: String?
 
+    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
+        "IP address of a reverse proxy whose X-Forwarded-For names the client (repeat for several).",
+        discussion: "Default: $VICINITY_TRUSTED_PROXIES (comma-separated), else none: the peer is the client.",
+        valueName: "address"))
+    var trustedProxies: [String] = []
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "trace, debug, info, notice, warning, error or critical.",
         discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
@@ -71,6 +78,7 @@ struct Serve: AsyncParsableCommand {
         var port: Int
         var services: ServiceSettings
         var bcryptCost: BcryptCost
+        var trustedProxies: Set<String>
         var logLevel: Logger.Level
     }
 
@@ -112,11 +120,23 @@ struct Serve: AsyncParsableCommand {
             services.accounts.sessionLifetime = try Self.duration(text, option: "--session-lifetime (or VICINITY_SESSION_LIFETIME)")
         }
 
+        let proxyList = trustedProxies.isEmpty
+            ? (environment["VICINITY_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init) : trustedProxies
+        var proxies: Set<String> = []
+        for text in proxyList.map({ $0.trimmingCharacters(in: .whitespaces) }) where !text.isEmpty {
+            // Written as the server will see peers, so that "::1" and "0:0:0:0:0:0:0:1" are one proxy.
+            guard let address = try? SocketAddress(ipAddress: text, port: 0), let canonical = address.ipAddress else {
+                throw ValidationError("--trusted-proxy (or VICINITY_TRUSTED_PROXIES) must be an IP address, not \"\(text)\"")
+            }
+            proxies.insert(canonical)
+        }
+
         let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("unknown log level \"\(levelText)\"")
         }
-        return Settings(host: host, port: port, services: services, bcryptCost: cost, logLevel: level)
+        return Settings(
+            host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level)
     }
 
     /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
@@ -152,6 +172,7 @@ struct Serve: AsyncParsableCommand {
         let services = Services(stores: store, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         let app = buildApplication(
             services: services,
+            options: HTTPOptions(trustedProxies: settings.trustedProxies),
             host: settings.host,
             port: settings.port,
             metrics: registry,

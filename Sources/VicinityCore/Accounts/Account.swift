@@ -79,7 +79,8 @@ public struct Email: Hashable, Sendable, CustomStringConvertible {
 
 /// A password as typed, before hashing. Never stored, logged or written anywhere: only its bcrypt hash is.
 ///
-/// At least 8 characters, and at most 72 bytes once encoded: bcrypt reads no further, so a longer password
+/// At least 8 characters (Unicode code points in normal form C, as JSON Schema's `minLength` counts), and at most
+/// 72 bytes once encoded: bcrypt reads no further, so a longer password
 /// would be cut silently and its tail would protect nothing; it is refused instead. NUL is refused too, because
 /// bcrypt reads the password as C text and would stop there. Text is compared in Unicode normal form C, so a
 /// password typed on keyboards that compose accents differently is the same password.
@@ -92,7 +93,7 @@ public struct Password: Sendable, CustomStringConvertible {
 
     public init(_ text: String, field: String = "password") throws(ValidationError) {
         let normalized = text.precomposedStringWithCanonicalMapping
-        guard normalized.count >= Self.minimumCharacters else {
+        guard normalized.unicodeScalars.count >= Self.minimumCharacters else {
             throw ValidationError(field: field, message: "must be at least \(Self.minimumCharacters) characters")
         }
         guard normalized.utf8.count <= Self.maximumBytes else {

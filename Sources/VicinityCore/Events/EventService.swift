@@ -20,7 +20,6 @@ public final class EventHub: Sendable {
     private struct State {
         var streams: [UserID: [Subscriber]] = [:]
         var nextID = 0
-        var closed = false
     }
 
     public init(maximumStreamsPerUser: Int) {
@@ -28,12 +27,11 @@ public final class EventHub: Sendable {
         self.maximumStreamsPerUser = maximumStreamsPerUser
     }
 
-    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, when
-    /// a newer stream pushes it out, or when the hub closes.
+    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, or
+    /// when a newer stream pushes it out.
     public func subscribe(_ user: UserID) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
         let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
-            guard !state.closed else { return [continuation] }
             let id = state.nextID
             state.nextID += 1
             var list = state.streams[user] ?? []
@@ -62,15 +60,6 @@ public final class EventHub: Sendable {
             return overflowing
         }
         for continuation in overflowing { continuation.finish() }
-    }
-
-    /// Ends every stream and refuses new ones: the server is shutting down.
-    public func close() {
-        let all = state.withLock { state in
-            state.closed = true
-            return state.streams.values.flatMap { $0.map(\.continuation) }
-        }
-        for continuation in all { continuation.finish() }
     }
 
     /// Open streams, over all users.

@@ -1,0 +1,198 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOHTTP1
+import Synchronization
+import Testing
+import VicinityCore
+import VicinityHTTP
+import VicinitySpatiaLite
+
+/// Runs the application on an ephemeral port over the given stores.
+private func withLiveApp<S: Stores>(
+    _ stores: S, settings: ServiceSettings = .standard, options: HTTPOptions = .standard,
+    _ test: @Sendable (any TestClientProtocol, Int) async throws -> Void
+) async throws {
+    let app = buildApplication(
+        services: services(stores, settings: settings), options: options, port: 0, metrics: sharedRegistry,
+        logger: LogRecorder().logger)
+    try await app.test(.live) { client in try await test(client, try #require(client.port)) }
+}
+
+/// The next event of a stream, skipping comments; nil when the stream ends.
+private func nextEvent(_ iterator: inout AsyncStream<StreamItem>.Iterator) async -> (id: String, type: String, data: [String: Any])? {
+    while let item = await iterator.next() {
+        guard case .event(let id, let type, let data) = item else { continue }
+        let object = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:]
+        return (id, type, object)
+    }
+    return nil
+}
+
+/// An event number; -1 for text that is none, which fails any ordering check.
+private func number(_ id: String) -> Int64 { Int64(id) ?? -1 }
+
+@Suite("Live events over Server-Sent Events", .timeLimit(.minutes(1)))
+struct EventStreamTests {
+    @Test("a poke reaches the friend's open stream at once, with its number, type and who poked")
+    func livePoke() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let anna = try await client.person("anna", first: "Anna", last: "Lee")
+            let ben = try await client.person("ben")
+            try await client.befriend(anna, ben)
+            let stream = try await EventStreamConnection.open(port: port, token: ben.token)
+            defer { stream.close() }
+            #expect(stream.status == .ok)
+            #expect(stream.headers["Content-Type"].first == "text/event-stream")
+            #expect(stream.headers["Cache-Control"].first == "no-cache")
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            #expect(try await client.call(.post, "/v1/friends/\(ben.id)/pokes", as: anna).status == .created)
+            let event = try #require(await nextEvent(&items))
+            #expect(event.type == "poke")
+            #expect(event.data["type"] as? String == "poke")
+            #expect(event.data["id"] as? String == event.id)
+            let from = event.data["from"] as? [String: Any]
+            #expect(from?["id"] as? String == anna.id)
+            #expect(from?["first_name"] as? String == "Anna")
+            #expect(Set(event.data.keys) == ["id", "type", "at", "from"])
+        }
+    }
+
+    @Test("friend requests and acceptances arrive as events too")
+    func friendEvents() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let anna = try await client.person("anna")
+            let ben = try await client.person("ben")
+            let annaStream = try await EventStreamConnection.open(port: port, token: anna.token)
+            let benStream = try await EventStreamConnection.open(port: port, token: ben.token)
+            defer { annaStream.close(); benStream.close() }
+            var annaItems = annaStream.items.makeAsyncIterator()
+            var benItems = benStream.items.makeAsyncIterator()
+            try await client.befriend(anna, ben)
+            let request = try #require(await nextEvent(&benItems))
+            #expect(request.type == "friend_request")
+            #expect((request.data["from"] as? [String: Any])?["id"] as? String == anna.id)
+            #expect(request.data["request_id"] is String)
+            let accepted = try #require(await nextEvent(&annaItems))
+            #expect(accepted.type == "friend_accepted")
+            #expect((accepted.data["friend"] as? [String: Any])?["id"] as? String == ben.id)
+        }
+    }
+
+    @Test("a client reconnecting with Last-Event-ID gets exactly what it missed, in order, then live events")
+    func reconnect() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let anna = try await client.person("anna")
+            let ben = try await client.person("ben")
+            let cleo = try await client.person("cleo")
+            try await client.befriend(anna, ben)
+            try await client.befriend(cleo, ben)
+            let first = try await EventStreamConnection.open(port: port, token: ben.token)
+            var firstItems = first.items.makeAsyncIterator()
+            _ = try await client.call(.post, "/v1/friends/\(ben.id)/pokes", as: anna)
+            let seen = try #require(await nextEvent(&firstItems))
+            first.close()
+
+            // While Ben is away: a poke from Anna and one from Cleo.
+            _ = try await client.call(.post, "/v1/friends/\(ben.id)/pokes", as: anna)
+            _ = try await client.call(.post, "/v1/friends/\(ben.id)/pokes", as: cleo)
+            let again = try await EventStreamConnection.open(port: port, token: ben.token, lastEventID: seen.id)
+            defer { again.close() }
+            var items = again.items.makeAsyncIterator()
+            let missed1 = try #require(await nextEvent(&items))
+            let missed2 = try #require(await nextEvent(&items))
+            #expect((missed1.data["from"] as? [String: Any])?["id"] as? String == anna.id)
+            #expect((missed2.data["from"] as? [String: Any])?["id"] as? String == cleo.id)
+            #expect(number(seen.id) < number(missed1.id) && number(missed1.id) < number(missed2.id))
+            _ = try await client.call(.post, "/v1/friends/\(ben.id)/pokes", as: cleo)
+            let live = try #require(await nextEvent(&items))
+            #expect(number(live.id) > number(missed2.id))
+        }
+    }
+
+    @Test("events wait in the SpatiaLite file across a restart for a client that reconnects")
+    func survivesRestart() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-events-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let ben = try await {
+            let store = try SpatiaLiteStore(path: path, logger: Logger(label: "test"))
+            defer { try? store.close() }
+            let ben = Mutex<Person?>(nil)
+            try await withApp(stores: store) { client in
+                let anna = try await client.person("anna")
+                let person = try await client.person("ben")
+                try await client.befriend(anna, person)
+                _ = try await client.call(.post, "/v1/friends/\(person.id)/pokes", as: anna)
+                ben.withLock { $0 = person }
+            }
+            return try #require(ben.withLock { $0 })
+        }()
+        let store = try SpatiaLiteStore(path: path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        try await withLiveApp(store) { _, port in
+            let stream = try await EventStreamConnection.open(port: port, token: ben.token, lastEventID: "0")
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            #expect(await nextEvent(&items)?.type == "friend_request")
+            #expect(await nextEvent(&items)?.type == "poke")
+        }
+    }
+
+    @Test("a quiet stream gets heartbeat comments")
+    func heartbeats() async throws {
+        try await withLiveApp(InMemoryStore(), options: HTTPOptions(eventHeartbeat: .milliseconds(100))) { client, port in
+            let anna = try await client.person("anna")
+            let stream = try await EventStreamConnection.open(port: port, token: anna.token)
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            #expect(await items.next() == .comment("heartbeat"))
+            #expect(await items.next() == .comment("heartbeat"))
+        }
+    }
+
+    @Test("graceful shutdown ends open streams cleanly instead of waiting for them")
+    func shutdown() async throws {
+        let ended = try await {
+            let stream = Mutex<EventStreamConnection?>(nil)
+            try await withLiveApp(InMemoryStore()) { client, port in
+                let anna = try await client.person("anna")
+                let opened = try await EventStreamConnection.open(port: port, token: anna.token)
+                stream.withLock { $0 = opened }
+            }
+            return try #require(stream.withLock { $0 })
+        }()
+        // The server has stopped, so its side ended the stream: reading finds the end, not a hang.
+        var items = ended.items.makeAsyncIterator()
+        while await items.next() != nil {}
+        await ended.reader.value
+    }
+
+    @Test("a sixth stream of one user ends the oldest")
+    func streamCap() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let anna = try await client.person("anna")
+            var streams: [EventStreamConnection] = []
+            for _ in 0..<6 { streams.append(try await EventStreamConnection.open(port: port, token: anna.token)) }
+            defer { streams.forEach { $0.close() } }
+            var oldest = streams[0].items.makeAsyncIterator()
+            #expect(await oldest.next() == .comment("connected"))
+            #expect(await oldest.next() == nil)
+        }
+    }
+
+    @Test("a stream needs a token, and Last-Event-ID must be an event number")
+    func refusals() async throws {
+        try await withApp(InMemoryStore()) { client in
+            #expect(try await client.call(.get, "/v1/events").status == .unauthorized)
+            let anna = try await client.person("anna")
+            for bad in ["abc", "-1", "1.5", "99999999999999999999"] {
+                let problem: ProblemWire = try await client.call(.get, "/v1/events", as: anna, headers: [.init("Last-Event-ID")!: bad]).decoded()
+                #expect(problem.status == 400, "\(bad)")
+                #expect(problem.fields == ["Last-Event-ID"])
+            }
+        }
+    }
+}
