@@ -113,6 +113,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// Fills a database with synthetic people for Scripts/benchmark-friends.sh, never for real use.
+        .executableTarget(
+            name: "vicinity-seed",
+            dependencies: ["GeoCore", "VicinityCore", "VicinityImport", "VicinitySpatiaLite", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
         .executableTarget(
             name: "vicinity-bench",

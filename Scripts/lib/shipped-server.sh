@@ -1,18 +1,32 @@
-# Sourced by scripts that exercise a release server over the shipped data on loopback.
-#   start_shipped_server PORT    builds `vicinity` in release, loads Data/ into a temporary database and
-#                                starts `vicinity serve` on 127.0.0.1:PORT; sets $work (a temporary folder)
-#                                and $server (the server's pid). An EXIT trap stops the server and removes $work.
+# Sourced by scripts that exercise a server over the shipped data on loopback.
+#   start_shipped_server PORT [CONFIGURATION]
+#       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into a temporary database and
+#       starts `vicinity serve` on 127.0.0.1:PORT; sets $work (a temporary folder) and $server (the server's
+#       pid). An EXIT trap stops the server and removes $work.
+#   sign_up_and_in USERNAME
+#       signs a new user up on that server and prints a bearer token for them.
 start_shipped_server() {
-    local port="$1"
+    local port="$1" configuration="${2:-release}"
     Scripts/setup.sh >/dev/null
-    swift build -c release --product vicinity >/dev/null
+    swift build -c "$configuration" --product vicinity >/dev/null
+    local binary=".build/$configuration/vicinity"
     work="$(mktemp -d)"
     trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-    VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
-    .build/release/vicinity serve --port "$port" --db "$work/shipped.sqlite" --log-level warning > "$work/server.log" 2>&1 &
+    VICINITY_BIN="$binary" Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
+    "$binary" serve --port "$port" --db "$work/shipped.sqlite" --log-level warning > "$work/server.log" 2>&1 &
     server=$!
-    for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && return 0; sleep 0.2; done
+    shipped_server="http://127.0.0.1:$port"
+    for _ in $(seq 1 50); do curl -sf "$shipped_server/health" >/dev/null && return 0; sleep 0.2; done
     echo "the server did not answer on port $port; its log:" >&2
     cat "$work/server.log" >&2
     return 1
+}
+
+sign_up_and_in() {
+    local username="$1" password="contract check password"
+    curl -sf -X POST "$shipped_server/v1/users" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"$username\",\"password\":\"$password\",\"first_name\":\"Contract\",\"last_name\":\"Check\"}" >/dev/null
+    curl -sf -X POST "$shipped_server/v1/sessions" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"$username\",\"password\":\"$password\"}" \
+        | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
 }

@@ -18,8 +18,11 @@ public enum RandomID {
 
     /// True for text that has the form of an id made here; anything else names nothing.
     public static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.count == length && text.utf8.allSatisfy { alphabet.contains($0) }
+        text.utf8.count == length && text.utf8.allSatisfy { $0 < 128 && isDigit[Int($0)] }
     }
+
+    /// Which ASCII bytes are digits of the alphabet: ids are checked on every row read, so by table.
+    private static let isDigit: [Bool] = (0..<128).map { alphabet.contains(UInt8($0)) }
 }
 
 /// A user's identifier: random, fixed for life, the `id` of every user on the wire.

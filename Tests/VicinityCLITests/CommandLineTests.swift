@@ -212,6 +212,22 @@ struct CommandLineTests {
         #expect(scratch.contents.isEmpty, "a refused command opens no database")
     }
 
+    @Test("serve refuses a bcrypt cost under 10, malformed durations and proxies that are not IP addresses (status 64)")
+    func badServeOptions() throws {
+        let scratch = try Scratch()
+        for (arguments, message) in [
+            (["--bcrypt-cost", "9"], "--bcrypt-cost (or VICINITY_BCRYPT_COST) must be an integer in [10, 31], not \"9\""),
+            (["--position-max-age", "24x"], "--position-max-age (or VICINITY_POSITION_MAX_AGE) must be a positive whole number"),
+            (["--session-lifetime", "0d"], "--session-lifetime (or VICINITY_SESSION_LIFETIME) must be a positive whole number"),
+            (["--trusted-proxy", "proxy.campus.edu"], "--trusted-proxy (or VICINITY_TRUSTED_PROXIES) must be an IP address"),
+        ] {
+            let outcome = try CLI.run(["serve", "--port", "0", "--db", scratch.database] + arguments)
+            #expect(outcome.status == 64, "\(arguments)")
+            #expect(outcome.errors.contains(message), "\(outcome.errors)")
+        }
+        #expect(scratch.contents.isEmpty, "a refused command opens no database")
+    }
+
     @Test("serve announces the port it bound, answers, refuses a taken port, and stops cleanly on SIGTERM",
           .timeLimit(.minutes(1)))
     func serveLifecycle() async throws {

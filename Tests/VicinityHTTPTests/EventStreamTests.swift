@@ -57,6 +57,15 @@ struct EventStreamTests {
             #expect(from?["id"] as? String == anna.id)
             #expect(from?["first_name"] as? String == "Anna")
             #expect(Set(event.data.keys) == ["id", "type", "at", "from"])
+
+            // Open streams and position updates are in the metrics (other tests share the registry, so the
+            // stream count is at least this one).
+            try await client.share(anna, 33.779842, -118.112526)
+            let metrics = try await client.call(.get, "/metrics").text
+            let streams = metrics.split(separator: "\n").first { $0.hasPrefix("vicinity_event_streams_open ") }
+            #expect(streams.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 1 } == true, "\(streams ?? "none")")
+            #expect(metrics.contains("vicinity_position_updates_total "))
+            #expect(metrics.contains(#"vicinity_sign_ins_total{outcome="signed_in"}"#))
         }
     }
 
@@ -181,6 +190,34 @@ struct EventStreamTests {
             #expect(await oldest.next() == .comment("connected"))
             #expect(await oldest.next() == nil)
         }
+    }
+
+    @Test("limits per client address read X-Forwarded-For from trusted proxies only, from its right end")
+    func trustedProxies() async throws {
+        var settings = ServiceSettings()
+        settings.accounts.signUpsPerAddress = RateLimit(limit: 1, window: .seconds(3600))
+        try await withLiveApp(InMemoryStore(), settings: settings, options: HTTPOptions(trustedProxies: ["127.0.0.1"])) { client, _ in
+            let first = try await Self.signUp(client, "first", forwardedFor: "10.0.0.1")
+            let second = try await Self.signUp(client, "second", forwardedFor: "10.0.0.1")
+            let third = try await Self.signUp(client, "third", forwardedFor: "10.0.0.2")
+            // A client that writes its own header cannot pick its address: the proxy appended the real one.
+            let spoofed = try await Self.signUp(client, "fourth", forwardedFor: "10.0.0.77, 10.0.0.2")
+            #expect([first, second, third, spoofed] == [.created, .tooManyRequests, .created, .tooManyRequests])
+        }
+        // Without trusted proxies the header is ignored: every request here comes from 127.0.0.1.
+        try await withLiveApp(InMemoryStore(), settings: settings) { client, _ in
+            let first = try await Self.signUp(client, "first", forwardedFor: "10.0.0.1")
+            let second = try await Self.signUp(client, "second", forwardedFor: "10.0.0.2")
+            #expect([first, second] == [.created, .tooManyRequests])
+        }
+    }
+
+    private static func signUp(_ client: any TestClientProtocol, _ name: String, forwardedFor: String) async throws -> HTTPResponse.Status {
+        try await client.call(
+            .post, "/v1/users",
+            json: #"{"username":"\#(name)","password":"\#(testPassword)","first_name":"A","last_name":"B"}"#,
+            headers: [.init("X-Forwarded-For")!: forwardedFor]
+        ).status
     }
 
     @Test("a stream needs a token, and Last-Event-ID must be an event number")

@@ -12,6 +12,37 @@ import VicinityHTTP
 enum OpenAPIPaths {
     static let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 
+    /// Each operation's lines (its method line and everything indented under it), by "METHOD /path".
+    static func blocks(in yaml: String) -> [String: String] {
+        var blocks: [String: [Substring]] = [:]
+        var inPaths = false
+        var currentPath: String?
+        var current: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            let indent = line.prefix { $0 == " " }.count
+            let content = line.dropFirst(indent)
+            if content.isEmpty || content.hasPrefix("#") {
+                if let current { blocks[current, default: []].append(line) }
+                continue
+            }
+            if indent == 0 {
+                inPaths = content == "paths:"
+                currentPath = nil
+                current = nil
+                continue
+            }
+            guard inPaths else { continue }
+            if indent <= 4 { current = nil }
+            if indent == 2, content.hasSuffix(":") {
+                currentPath = String(content.dropLast()).trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+            } else if indent == 4, content.hasSuffix(":"), let currentPath, methods.contains(String(content.dropLast())) {
+                current = "\(content.dropLast().uppercased()) \(currentPath)"
+            }
+            if let current { blocks[current, default: []].append(line) }
+        }
+        return blocks.mapValues { $0.joined(separator: "\n") }
+    }
+
     static func operations(in yaml: String) -> Set<String> {
         var operations: Set<String> = []
         var inPaths = false
@@ -60,6 +91,33 @@ struct OpenAPIContractTests {
         #expect(document.contains("Every GET operation also answers HEAD"))
         #expect(registered.subtracting(documented).isEmpty, "registered but not documented: \(registered.subtracting(documented).sorted())")
         #expect(documented.subtracting(registered).isEmpty, "documented but not registered: \(documented.subtracting(registered).sorted())")
+    }
+
+    @Test("signed-in operations declare the bearer requirement and 401; guests' do not; bodies declare 413 and 415")
+    func securityIsDocumented() async throws {
+        let table = routeTable(services: services(InMemoryStore()), metrics: sharedRegistry)
+        let document = try await Application(router: buildRouter(services: services(InMemoryStore()), metrics: sharedRegistry))
+            .test(.router) { client in try await client.execute(uri: "/openapi.yaml", method: .get).text }
+        let blocks = OpenAPIPaths.blocks(in: document)
+        #expect(blocks.count == table.operations.count)
+        for operation in table.operations {
+            let block = try #require(blocks[operation.description], "\(operation) is not documented")
+            switch operation.access {
+            case .signedIn:
+                #expect(block.contains("security:") && block.contains("'401':"), "\(operation)")
+            case .anyone:
+                #expect(!block.contains("security:"), "\(operation)")
+            }
+            if block.contains("requestBody:") {
+                #expect(block.contains("'413':") && block.contains("'415':"), "\(operation)")
+            }
+        }
+        // The operations that read a JSON body, as the handlers do.
+        let withBodies = Set(blocks.filter { $0.value.contains("requestBody:") }.keys)
+        #expect(withBodies == [
+            "POST /v1/users", "POST /v1/sessions", "PATCH /v1/me", "PUT /v1/me/position", "POST /v1/friend-requests",
+            "PATCH /v1/friends/{id}",
+        ])
     }
 
     @Test("the path parser reads operations and ignores other keys, so the contract test can fail")

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Friend-finder throughput of a release build on loopback, with wrk, in one run:
+#   Scripts/benchmark-friends.sh [SECONDS_PER_RUN] [USERS]      defaults 10 and 10000
+# Loads the shipped data, seeds USERS synthetic people signed in and sharing positions around the CSULB
+# buildings (user00000 with 200 friends; vicinity-seed), starts `vicinity serve`, then measures, each beside the
+# /v1/distance floor taken in the same run:
+#   PUT /v1/me/position        every request a different user moving to a new spot, 64 connections
+#   GET /v1/friends/nearby     user00000 and their 200 friends, 64 connections
+#   POST /v1/sessions          sign-ins (bcrypt at the server's cost), 8 and 64 connections
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-10}"
+users="${2:-10000}"
+port="${VICINITY_BENCH_PORT:-18082}"
+Scripts/setup.sh >/dev/null
+swift build -c release --product vicinity >/dev/null
+swift build -c release --product vicinity-seed >/dev/null
+work="$(mktemp -d)"
+trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+
+VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
+.build/release/vicinity-seed "$work/bench.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
+.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+
+cat > "$work/position.lua" <<'LUA'
+-- Each request a different user (token, then where they move to), starting at a random line per thread.
+local lines = {}
+for line in io.lines(os.getenv("SESSIONS")) do lines[#lines + 1] = line end
+local counter = 0
+init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); counter = math.random(#lines) end
+request = function()
+  counter = counter + 1
+  local token, lat, lon = lines[(counter % #lines) + 1]:match("(%S+) (%S+) (%S+)")
+  return wrk.format("PUT", "/v1/me/position",
+    { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" },
+    '{"lat":' .. lat .. ',"lon":' .. lon .. ',"status":"On my way"}')
+end
+LUA
+cat > "$work/nearby.lua" <<'LUA'
+local token = io.open(os.getenv("FRIENDLY")):read("*l")
+request = function()
+  return wrk.format("GET", "/v1/friends/nearby?radius=1000&limit=500", { ["Authorization"] = "Bearer " .. token })
+end
+LUA
+cat > "$work/signin.lua" <<'LUA'
+-- Sign-ins of the first 1,000 users in turn; all succeed, so no limit applies.
+local counter = 0
+init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); counter = math.random(1000) end
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", "/v1/sessions", { ["Content-Type"] = "application/json" },
+    string.format('{"username":"user%05d","password":"bench password"}', counter % 1000))
+end
+LUA
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
+echo "data: $(curl -s "http://127.0.0.1:$port/health"), $users users; ${duration} s per run"
+printf "%-44s %6s %12s %10s %10s\n" workload conns "requests/s" p50 p99
+run() {
+    local label="$1" connections="$2" url="$3"; shift 3
+    local threads=$(( connections < 2 ? 1 : 2 ))
+    local out
+    out=$(SESSIONS="$work/sessions.txt" FRIENDLY="$work/friendly.txt" \
+        wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "$@" "$url")
+    local rps p50 p99 errors
+    rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
+    p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
+    p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
+    errors=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
+    printf "%-44s %6s %12s %10s %10s%s\n" "$label" "$connections" "$rps" "$p50" "$p99" "${errors:+  (non-2xx: $errors)}"
+}
+base="http://127.0.0.1:$port"
+floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
+run "/v1/distance (floor)" 64 "$floor"
+run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s "$work/position.lua"
+run "GET /v1/friends/nearby (200 friends)" 64 "$base/v1/friends/nearby" -s "$work/nearby.lua"
+run "/v1/distance (floor)" 64 "$floor"
+run "POST /v1/sessions (sign-in)" 8 "$base/v1/sessions" -s "$work/signin.lua"
+run "POST /v1/sessions (sign-in)" 64 "$base/v1/sessions" -s "$work/signin.lua"
+run "/v1/distance (floor)" 64 "$floor"
+echo "server: $(grep -m1 VmHWM /proc/$server/status | tr -s ' ') peak resident memory"
