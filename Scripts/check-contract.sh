@@ -21,11 +21,41 @@ port="${VICINITY_CONTRACT_PORT:-18081}"
 command -v st >/dev/null || python3 -m pip install --quiet 'schemathesis>=4,<5'
 source Scripts/lib/shipped-server.sh
 start_shipped_server "$port" "$configuration"
+
+# The checker has friends, so that the friend operations answer with real friends and not only 404: random ids
+# name nobody, so the operations on one friend are pinned to real ids (the contract of those answers is what is
+# checked; ids themselves are fuzzed by the Swift tests). One friend is there to be removed, one request to be
+# accepted or withdrawn.
 token="$(sign_up_and_in contract-checker)"
 leaving="$(sign_up_and_in contract-leaver)"
+me="$(call GET /v1/me "$token" "" id)"
+friend_ids=()
+for name in contract-friend contract-removable; do
+    friend_token="$(sign_up_and_in "$name")"
+    request="$(call POST /v1/friend-requests "$friend_token" "{\"to\":\"$me\"}" id)"
+    friend_ids+=("$(call POST "/v1/friend-requests/$request/accept" "$token" "" id)")
+    call PUT /v1/me/position "$friend_token" '{"lat":33.779842,"lon":-118.112526,"status":"in the lab"}' >/dev/null
+done
+asking="$(sign_up_and_in contract-asking)"
+pending="$(call POST /v1/friend-requests "$asking" "{\"to\":\"$me\"}" id)"
+call PUT /v1/me/position "$token" '{"lat":33.777267,"lon":-118.114777}' >/dev/null
+cat > "$work/schemathesis.toml" <<TOML
+[[operations]]
+include-operation-id-regex = "^(friend|setSharing|friendDirection|poke)$"
+parameters = { "path.id" = "${friend_ids[0]}" }
+
+[[operations]]
+include-operation-id = "unfriend"
+parameters = { "path.id" = "${friend_ids[1]}" }
+
+[[operations]]
+include-operation-id-regex = "^(acceptFriendRequest|withdrawFriendRequest)$"
+parameters = { "path.id" = "$pending" }
+TOML
+
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance
 checks+=,response_schema_conformance,unsupported_method,allow_header_conformance,ignored_auth
-st run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks" \
+st --config-file "$work/schemathesis.toml" run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks" \
     --header "Authorization: Bearer $token" --exclude-operation-id events --exclude-operation-id signOut \
     --max-examples "$examples" --workers 2 --seed 2026
 st run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks" \

@@ -5,6 +5,8 @@
 #       pid). An EXIT trap stops the server and removes $work.
 #   sign_up_and_in USERNAME
 #       signs a new user up on that server and prints a bearer token for them.
+#   call METHOD PATH TOKEN [JSON] [FIELD]
+#       sends a request with that token (and JSON body) and prints the answer, or one top-level FIELD of it.
 start_shipped_server() {
     local port="$1" configuration="${2:-release}"
     Scripts/setup.sh >/dev/null
@@ -29,4 +31,15 @@ sign_up_and_in() {
     curl -sf -X POST "$shipped_server/v1/sessions" -H 'Content-Type: application/json' \
         -d "{\"username\":\"$username\",\"password\":\"$password\"}" \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
+}
+
+call() {
+    local method="$1" path="$2" token="$3" body="${4:-}" field="${5:-}"
+    local arguments=(-sf -X "$method" "$shipped_server$path" -H "Authorization: Bearer $token")
+    [ -n "$body" ] && arguments+=(-H 'Content-Type: application/json' -d "$body")
+    if [ -n "$field" ]; then
+        curl "${arguments[@]}" | python3 -c "import json, sys; print(json.load(sys.stdin)['$field'])"
+    else
+        curl "${arguments[@]}"
+    fi
 }

@@ -260,7 +260,7 @@ struct AccountServiceTests {
         _ = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
     }
 
-    @Test("usernames are unique ignoring case, and sign-ups per address are limited")
+    @Test("usernames are unique ignoring case, and sign-ups per address are limited, attempts counted")
     func signUps() async throws {
         let clock = ManualClock()
         var settings = ServiceSettings()
@@ -268,7 +268,7 @@ struct AccountServiceTests {
         let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher, settings: settings)
         _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("nat"))
         await #expect(throws: ServiceError.conflict(.usernameTaken)) {
-            try await services.accounts.signUp(try signUp("ALICE"), from: ClientAddress("nat"))
+            try await services.accounts.signUp(try signUp("ALICE"), from: ClientAddress("elsewhere"))
         }
         _ = try await services.accounts.signUp(try signUp("bob"), from: ClientAddress("nat"))
         await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .signUpsFromAddress)) {

@@ -53,14 +53,15 @@ public struct AccountService<S: Stores>: Sendable {
 
     // MARK: Signing up, in and out
 
+    /// Creates the account. Every attempt that gets this far counts against the address's sign-ups, a taken
+    /// username included: counting first keeps concurrent sign-ups from slipping past the limit together.
     public func signUp(_ request: SignUp, from address: ClientAddress) async throws -> Account {
-        if let wait = signUps.wait(address) { throw ServiceError.rateLimited(retryAfter: wait, .signUpsFromAddress) }
+        if let wait = signUps.acquire(address) { throw ServiceError.rateLimited(retryAfter: wait, .signUpsFromAddress) }
         let hash = await hasher.hash(request.password)
         let account = Account(
             id: .random(), username: request.username, firstName: request.firstName, lastName: request.lastName,
             email: request.email, privacyMode: false, createdAt: clock.now)
         try await stores.accounts.createAccount(account, passwordHash: hash)
-        signUps.record(address)
         return account
     }
 

@@ -86,6 +86,8 @@ public struct EventService<S: Stores>: Sendable {
     /// Events replayed per store read while catching a client up.
     static var replayPage: Int { 500 }
 
+    private let pruning = Pruning(every: .seconds(60))
+
     public init(stores: S, clock: any WallClock, rules: EventRules = .standard) {
         self.stores = stores
         self.clock = clock
@@ -93,14 +95,16 @@ public struct EventService<S: Stores>: Sendable {
         hub = EventHub(maximumStreamsPerUser: rules.maximumStreamsPerUser)
     }
 
-    /// Stores the events and hands them to their recipients' open streams; events past the retention window
-    /// are removed on the way.
+    /// Stores the events and hands them to their recipients' open streams. Events past the retention window
+    /// are removed on the way, at most once a minute: replays never read them anyway (`since`), so removing
+    /// them is housekeeping, and a failure to do it fails no one's request.
     @discardableResult
     public func record(_ drafts: [EventDraft]) async throws -> [Event] {
         guard !drafts.isEmpty else { return [] }
         let events = try await stores.events.appendEvents(drafts)
         hub.publish(events)
-        _ = try await stores.events.deleteEvents(before: clock.now - rules.retention)
+        let now = clock.now
+        if pruning.due(at: now) { _ = try? await stores.events.deleteEvents(before: now - rules.retention) }
         return events
     }
 
@@ -136,5 +140,21 @@ public struct EventService<S: Stores>: Sendable {
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
+    }
+}
+
+/// When housekeeping is next due: true at most once per interval, to the first caller.
+final class Pruning: Sendable {
+    private let interval: Duration
+    private let last = Mutex<Timestamp?>(nil)
+
+    init(every interval: Duration) { self.interval = interval }
+
+    func due(at now: Timestamp) -> Bool {
+        last.withLock { last in
+            if let previous = last, now - previous < interval { return false }
+            last = now
+            return true
+        }
     }
 }
