@@ -18,7 +18,9 @@ configuration=release
 if [ "${1:-}" = "--quick" ]; then examples=25; configuration=debug; shift; fi
 examples="${1:-$examples}"
 port="${VICINITY_CONTRACT_PORT:-18081}"
-command -v st >/dev/null || python3 -m pip install --quiet 'schemathesis>=4,<5'
+python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install --quiet 'schemathesis>=4,<5'
+# Through this Python rather than the `st` script, which pip may put outside $PATH.
+st() { python3 -c 'import sys; from schemathesis.cli import schemathesis; sys.argv[0] = "st"; sys.exit(schemathesis())' "$@"; }
 source Scripts/lib/shipped-server.sh
 start_shipped_server "$port" "$configuration"
 

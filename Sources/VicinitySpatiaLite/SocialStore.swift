@@ -142,12 +142,11 @@ extension SpatiaLiteStore: AccountStore {
         }
     }
 
+    /// On every signed-in request: a cached statement, parsed once per connection.
     public func session(_ digest: TokenDigest) async throws -> Session? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT account_id, created_at, expires_at FROM session WHERE token_digest = ?",
-                arguments: [Data(digest.bytes)])
-            else { return nil }
+            let statement = try db.cachedStatement(sql: "SELECT account_id, created_at, expires_at FROM session WHERE token_digest = ?")
+            guard let row = try Row.fetchOne(statement, arguments: [Data(digest.bytes)]) else { return nil }
             return Session(
                 digest: digest, userID: try AccountRow.userID(row[0]),
                 createdAt: Timestamp(millisecondsSince1970: row[1]), expiresAt: Timestamp(millisecondsSince1970: row[2]))
@@ -210,9 +209,10 @@ enum PositionRow {
 }
 
 extension SpatiaLiteStore: PositionStore {
+    /// The friend finder's most frequent write: a cached statement, parsed once.
     public func setPosition(_ position: SharedPosition) async throws {
         try await pool.write { db in
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO user_position (account_id, lat, lon, accuracy_m, status, label, on_campus,
                                                closest_place_id, updated_at, geom)
@@ -222,7 +222,8 @@ extension SpatiaLiteStore: PositionStore {
                         status = excluded.status, label = excluded.label, on_campus = excluded.on_campus,
                         closest_place_id = excluded.closest_place_id, updated_at = excluded.updated_at,
                         geom = excluded.geom
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     position.userID.rawValue, position.coordinate.latitude, position.coordinate.longitude,
                     position.accuracy?.distance.meters, position.status?.rawValue, position.label, position.onCampus,
