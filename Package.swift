@@ -116,7 +116,10 @@ let package = Package(
         /// Fills a database with synthetic people for Scripts/benchmark-friends.sh, never for real use.
         .executableTarget(
             name: "vicinity-seed",
-            dependencies: ["GeoCore", "VicinityCore", "VicinityImport", "VicinitySpatiaLite", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
@@ -127,7 +130,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        /// Seeded randomness and geometry helpers shared by the test targets.
+        /// Seeded randomness and geometry helpers shared by the test targets and the load-test seeder.
         .target(
             name: "GeoTestSupport",
             dependencies: ["GeoCore"],

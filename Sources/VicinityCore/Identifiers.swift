@@ -25,8 +25,9 @@ public enum RandomID {
     private static let isDigit: [Bool] = (0..<128).map { alphabet.contains(UInt8($0)) }
 }
 
-/// A user's identifier: random, fixed for life, the `id` of every user on the wire.
-public struct UserID: Hashable, Comparable, Sendable, CustomStringConvertible {
+/// An identifier made with `RandomID`, typed by what it names so that a user id cannot be passed where a
+/// friend request id is meant.
+public struct RandomIdentifier<Kind>: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
     /// Nil for text that is not an id this service makes.
@@ -35,27 +36,18 @@ public struct UserID: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
-    public static func random() -> UserID { UserID(unchecked: RandomID.make()) }
+    public static func random() -> Self { Self(unchecked: RandomID.make()) }
 
     private init(unchecked: String) { rawValue = unchecked }
 
-    public static func < (lhs: UserID, rhs: UserID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { rawValue }
 }
 
+public enum UserKind {}
+public enum FriendRequestKind {}
+
+/// A user's identifier: random, fixed for life, the `id` of every user on the wire.
+public typealias UserID = RandomIdentifier<UserKind>
 /// A friend request's identifier.
-public struct FriendRequestID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-
-    public init?(_ rawValue: String) {
-        guard RandomID.isWellFormed(rawValue) else { return nil }
-        self.rawValue = rawValue
-    }
-
-    public static func random() -> FriendRequestID { FriendRequestID(unchecked: RandomID.make()) }
-
-    private init(unchecked: String) { rawValue = unchecked }
-
-    public static func < (lhs: FriendRequestID, rhs: FriendRequestID) -> Bool { lhs.rawValue < rhs.rawValue }
-    public var description: String { rawValue }
-}
+public typealias FriendRequestID = RandomIdentifier<FriendRequestKind>

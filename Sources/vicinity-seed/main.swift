@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import GeoTestSupport
 import Logging
 import VicinityCore
 import VicinityImport
@@ -14,28 +15,6 @@ import VicinitySpatiaLite
 ///   friendly.txt   the token of user00000
 /// The database must already hold the places (`vicinity import places`).
 
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// The point `distance` metres from `start` at `bearing` degrees on the sphere (the direct problem).
-func destination(from start: Coordinate, distance: Double, bearing: Double) throws -> Coordinate {
-    let delta = distance / Earth.meanRadius.meters, theta = bearing * .pi / 180
-    let phi1 = start.latitude * .pi / 180, lambda1 = start.longitude * .pi / 180
-    let phi2 = asin(sin(phi1) * cos(delta) + cos(phi1) * sin(delta) * cos(theta))
-    let lambda2 = lambda1 + atan2(sin(theta) * sin(delta) * cos(phi1), cos(delta) - sin(phi1) * sin(phi2))
-    var longitude = lambda2 * 180 / .pi
-    if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
-    return try Coordinate(latitude: phi2 * 180 / .pi, longitude: longitude)
-}
-
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
     FileHandle.standardError.write(Data("usage: vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS]\n".utf8))
@@ -47,12 +26,12 @@ let output = URL(fileURLWithPath: arguments[3])
 let anchors = try PlaceFileReader.read(path: arguments[2]).places.map(\.coordinate)
 let store = try SpatiaLiteStore(path: arguments[1], logger: Logger(label: "seed"))
 let locator = Locator(places: store, campuses: store)
-var generator = SeededGenerator(state: 2026)
+var generator = SeededGenerator(seed: 2026)
 let started = ContinuousClock.now
 
-func near(_ generator: inout SeededGenerator) throws -> Coordinate {
+func near(_ generator: inout SeededGenerator) -> Coordinate {
     let anchor = anchors[Int.random(in: 0..<anchors.count, using: &generator)]
-    return try destination(
+    return destination(
         from: anchor, distance: Double.random(in: 0...150, using: &generator), bearing: Double.random(in: 0..<360, using: &generator))
 }
 
@@ -71,12 +50,12 @@ for index in 0..<userCount {
     let token = SessionToken.random()
     try await store.createSession(Session(
         digest: token.digest, userID: account.id, createdAt: now, expiresAt: now + .seconds(30 * 24 * 3600)))
-    let position = try near(&generator)
+    let position = near(&generator)
     let whereabouts = try await locator.whereabouts(of: position)
     try await store.setPosition(SharedPosition(
         userID: account.id, coordinate: position, accuracy: nil, status: try StatusText("Studying"), label: whereabouts.label,
         onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id, updatedAt: now))
-    let next = try near(&generator)
+    let next = near(&generator)
     lines.append("\(token.text) \(next.latitude) \(next.longitude)")
     ids.append(account.id)
     if index == 0 { try (token.text + "\n").write(to: output.appendingPathComponent("friendly.txt"), atomically: true, encoding: .utf8) }
