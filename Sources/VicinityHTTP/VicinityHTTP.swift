@@ -59,8 +59,9 @@ public func routeTable<S: Stores>(
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
 /// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
-/// limits, client address behind trusted proxies. Logging and metrics sit outside the problem mapping so that they see the status the client gets.
-/// Signed-in routes check the bearer token before their handler runs and put the caller in the context.
+/// limits, client address behind trusted proxies. Logging and metrics sit outside the problem mapping so that
+/// they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
+/// put the caller in the context.
 public func buildRouter<S: Stores>(
     services: Services<S>,
     options: HTTPOptions = .standard,

@@ -195,6 +195,25 @@ struct SignInLimitTests {
         try guardian.begin(account: "student2", address: "campus-nat")
     }
 
+    @Test("failures of made-up usernames are forgotten after a day, so guessing names cannot grow memory for good")
+    func forgetsOldFailures() throws {
+        let clock = ManualClock()
+        var rules = SignInRules.standard
+        rules.failuresPerAddress = RateLimit(limit: 1_000_000, window: .seconds(60))
+        let guardian = SignInGuard(rules: rules, clock: clock)
+        for index in 0..<4000 {
+            try guardian.begin(account: "made-up-\(index)", address: "a")
+            _ = guardian.failed(account: "made-up-\(index)", address: "a")
+        }
+        #expect(guardian.rememberedAccounts == 4000)
+        clock.advance(by: .seconds(24 * 3600 + 1))
+        for index in 0..<96 {
+            try guardian.begin(account: "fresh-\(index)", address: "a")
+            _ = guardian.failed(account: "fresh-\(index)", address: "a")
+        }
+        #expect(guardian.rememberedAccounts == 96, "the 4,096th failure swept the day-old ones")
+    }
+
     @Test("a window limiter allows its count, says how long until the next, and forgets idle keys")
     func windowLimiter() {
         let clock = ManualClock()

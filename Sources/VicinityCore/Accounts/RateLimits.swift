@@ -148,7 +148,12 @@ public final class SignInGuard: Sendable {
     public let rules: SignInRules
     private let clock: any WallClock
     private let addresses: WindowLimiter<String>
-    private let accounts = Mutex<[String: AccountState]>([:])
+    private let accounts = Mutex<Accounts>(Accounts())
+
+    private struct Accounts {
+        var states: [String: AccountState] = [:]
+        var failuresSinceSweep = 0
+    }
 
     private struct AccountState {
         var failures = 0
@@ -172,35 +177,37 @@ public final class SignInGuard: Sendable {
         if let wait = addresses.wait(address) { throw .rateLimited(retryAfter: wait, .signInsFromAddress) }
         let now = clock.now
         try accounts.withLock { (accounts) throws(ServiceError) in
-            var state = accounts[key] ?? AccountState(lastFailure: now)
-            if state.failures > 0, now - state.lastFailure > rules.failureMemory { state = AccountState(lastFailure: now) }
+            var state = accounts.states[key] ?? AccountState(lastFailure: now)
+            if state.failures > 0, state.pending == 0, now - state.lastFailure > rules.failureMemory {
+                state = AccountState(lastFailure: now)
+            }
             if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, .signInAttempts) }
             let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
             if state.pending >= untilLock {
                 throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), .signInAttempts)
             }
             state.pending += 1
-            accounts[key] = state
+            accounts.states[key] = state
         }
     }
 
     /// The attempt signed in: the account's failures are forgotten.
     public func succeeded(account key: String) {
         accounts.withLock { accounts in
-            guard var state = accounts[key] else { return }
+            guard var state = accounts.states[key] else { return }
             state.pending -= 1
             state.failures = 0
             state.lockedUntil = nil
-            accounts[key] = state.pending == 0 ? nil : state
+            accounts.states[key] = state.pending == 0 ? nil : state
         }
     }
 
     /// The attempt could not be decided (the store failed): it no longer counts as under way.
     public func abandoned(account key: String) {
         accounts.withLock { accounts in
-            guard var state = accounts[key] else { return }
+            guard var state = accounts.states[key] else { return }
             state.pending = max(0, state.pending - 1)
-            accounts[key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
+            accounts.states[key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
         }
     }
 
@@ -209,20 +216,28 @@ public final class SignInGuard: Sendable {
         addresses.record(address)
         let now = clock.now
         return accounts.withLock { accounts in
-            var state = accounts[key] ?? AccountState(lastFailure: now)
+            var state = accounts.states[key] ?? AccountState(lastFailure: now)
             state.pending = max(0, state.pending - 1)
             state.failures += 1
             state.lastFailure = now
             if let lock = rules.lock(afterFailures: state.failures) { state.lockedUntil = now + lock }
-            accounts[key] = state
-            if accounts.count > 100_000 { Self.forgetOld(&accounts, now: now, memory: rules.failureMemory) }
+            accounts.states[key] = state
+            accounts.failuresSinceSweep += 1
+            if accounts.failuresSinceSweep >= 4096 {
+                accounts.failuresSinceSweep = 0
+                Self.forgetOld(&accounts.states, now: now, memory: rules.failureMemory)
+            }
             return rules.slowdown(afterFailures: state.failures)
         }
     }
 
-    /// Drops accounts whose failures are older than the memory and that are not locked or mid-attempt.
-    private static func forgetOld(_ accounts: inout [String: AccountState], now: Timestamp, memory: Duration) {
-        accounts = accounts.filter { _, state in
+    /// Accounts with failures remembered: for tests of the sweep.
+    public var rememberedAccounts: Int { accounts.withLock { $0.states.count } }
+
+    /// Drops accounts whose failures are older than the memory and that are not locked or mid-attempt, every
+    /// few thousand failures, so that memory follows the usernames tried within a day.
+    private static func forgetOld(_ states: inout [String: AccountState], now: Timestamp, memory: Duration) {
+        states = states.filter { _, state in
             state.pending > 0 || (state.lockedUntil.map { $0 > now } ?? false) || now - state.lastFailure <= memory
         }
     }
