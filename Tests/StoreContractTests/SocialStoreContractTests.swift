@@ -5,7 +5,7 @@ import GeoTestSupport
 import Logging
 import Testing
 import VicinityCore
-import VicinitySpatiaLite
+@testable import VicinitySpatiaLite
 
 typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore
 
@@ -288,5 +288,39 @@ struct SocialSpatiaLiteFileTests {
                 """)
         }
         #expect(hits == 1)
+    }
+}
+
+@Suite("Upgrading a database made before accounts existed")
+struct SchemaUpgradeTests {
+    @Test("a database at the places-only schema opens with its places intact and takes accounts and positions")
+    func upgradeFromPlacesOnly() async throws {
+        let file = TemporaryFile()
+        // Build the file as the previous release did: the migrations up to the name search index, then places.
+        do {
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in try SpatiaLiteConnection.initialise(db) }
+            let pool = try DatabasePool(path: file.path, configuration: configuration)
+            try Schema.migrator.migrate(pool, upTo: "v2 place name search")
+            try await pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO place (id, name, category, search_text, lat, lon, geom)
+                    VALUES ('csulb-hsci', 'Hall of Science', 'academic', 'hall of science', 33.779842, -118.112526,
+                            MakePoint(-118.112526, 33.779842, 4326))
+                    """)
+            }
+            try pool.close()
+        }
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        #expect(try await store.place(id: PlaceID("csulb-hsci"))?.name == "Hall of Science")
+        #expect(try await store.search(PlaceSearch(text: "science")).map(\.id.rawValue) == ["csulb-hsci"])
+        let alice = try account("alice")
+        try await store.createAccount(alice, passwordHash: someHash)
+        try await store.setPosition(SharedPosition(
+            userID: alice.id, coordinate: hallOfScience, accuracy: nil, status: nil, label: "Around Hall of Science",
+            onCampus: nil, closestPlace: try PlaceID("csulb-hsci"), updatedAt: epoch))
+        #expect(try await store.position(of: alice.id)?.closestPlace == PlaceID("csulb-hsci"))
+        #expect(try await store.integrityProblems() == [])
     }
 }
