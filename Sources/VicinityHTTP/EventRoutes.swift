@@ -1,7 +1,9 @@
+import AsyncAlgorithms
 import Foundation
 import GeoCore
 import HTTPTypes
 import Hummingbird
+import Logging
 import Metrics
 import NIOCore
 import ServiceLifecycle
@@ -30,6 +32,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
         let identity = try context.signedIn()
         let events = events
         let heartbeat = options.eventHeartbeat
+        let logger = context.logger
         let headers: HTTPFields = [
             .contentType: Self.mediaType,
             .cacheControl: "no-cache",
@@ -41,17 +44,24 @@ struct EventRoutes<S: Stores>: RouteGroup {
             let open = Meter(label: "vicinity_event_streams_open")
             open.increment()
             defer { open.decrement() }
-            let (items, feed) = AsyncStream<Item>.makeStream()
+            // Items wait in a channel with no buffer: the event stream is read, and its replay pages fetched,
+            // only as fast as the client takes what is written; events recorded meanwhile wait in the hub's
+            // bounded buffer, and a client that falls further behind loses the stream and replays on reconnect.
+            let items = AsyncChannel<Item>()
             let forward = Task {
                 do {
-                    for try await event in events.stream(for: identity, after: lastEventID) { feed.yield(.event(event)) }
-                } catch {}
-                feed.finish()
+                    for try await event in events.stream(for: identity, after: lastEventID) { await items.send(.event(event)) }
+                } catch is CancellationError {
+                } catch {
+                    // The client reconnects with its last id; the cause stays in the log.
+                    logger.error("Event stream ended by a store error", metadata: ["error": "\(error)"])
+                }
+                items.finish()
             }
             let beat = Task {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: heartbeat) } catch { break }
-                    feed.yield(.heartbeat)
+                    await items.send(.heartbeat)
                 }
             }
             defer {
@@ -62,7 +72,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
                 try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
                 for await item in items { try await writer.write(item.buffer) }
             } onGracefulShutdown: {
-                feed.finish()
+                items.finish()
             }
             try await writer.finish(nil)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GeoCore
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -146,6 +147,51 @@ struct EventStreamTests {
             var items = stream.items.makeAsyncIterator()
             #expect(await nextEvent(&items)?.type == "friend_request")
             #expect(await nextEvent(&items)?.type == "poke")
+        }
+    }
+
+    @Test("a replay longer than any buffer arrives whole and in order, read from the store as the client reads")
+    func longReplay() async throws {
+        let store = InMemoryStore()
+        try await withLiveApp(store) { client, port in
+            let anna = try await client.person("anna")
+            let annaID = try #require(UserID(anna.id))
+            let count = EventHub.bufferedEvents * 3 + 7
+            let drafts = (0..<count).map { index in
+                EventDraft(recipient: annaID, type: .poke, data: ["n": .number(Double(index))], createdAt: Timestamp(Date()))
+            }
+            let recorded = try await store.appendEvents(drafts)
+            let stream = try await EventStreamConnection.open(port: port, token: anna.token, lastEventID: "0")
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            var received: [String] = []
+            while received.count < count, let event = await nextEvent(&items) { received.append(event.id) }
+            #expect(received == recorded.map(\.id.description))
+        }
+    }
+
+    @Test("a client that goes away leaves no stream behind in the hub")
+    func disconnectFrees() async throws {
+        let services = services(InMemoryStore())
+        let app = buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let anna = try await client.person("anna")
+            let stream = try await EventStreamConnection.open(port: port, token: anna.token)
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            #expect(services.events.hub.openStreams == 1)
+            stream.close()
+            // The server notices at its next write; a poke is one.
+            let ben = try await client.person("ben")
+            try await client.befriend(anna, ben)
+            for _ in 0..<3 { _ = try await client.call(.post, "/v1/friends/\(anna.id)/pokes", as: ben) }
+            var waited = 0
+            while services.events.hub.openStreams > 0, waited < 100 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            #expect(services.events.hub.openStreams == 0)
         }
     }
 

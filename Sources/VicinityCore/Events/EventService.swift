@@ -110,36 +110,69 @@ public struct EventService<S: Stores>: Sendable {
 
     /// The caller's events: first those after `lastEventID` still within the retention window (none when nil:
     /// a new client starts from now), then each new one as it is recorded, each exactly once and in order.
-    public func stream(for identity: Identity, after lastEventID: EventID?) -> AsyncThrowingStream<Event, any Error> {
+    ///
+    /// Pull-based: the store is read a page at a time as the consumer asks for more, so a long replay is never
+    /// all in memory. Events recorded meanwhile wait in the hub's bounded buffer; a consumer that falls further
+    /// behind loses the stream and catches up by reconnecting.
+    public func stream(for identity: Identity, after lastEventID: EventID?) -> EventStream {
         // Subscribed before reading the store, so that nothing recorded in between is missed; what arrives
         // both ways is passed on once, by number.
         let live = hub.subscribe(identity.userID)
         let stores = stores
         let since = clock.now - rules.retention
-        let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
-        let task = Task {
-            var last = lastEventID
-            do {
-                if lastEventID != nil {
-                    while true {
-                        let page = try await stores.events.events(
-                            for: identity.userID, after: last, since: since, limit: Self.replayPage)
-                        for event in page { continuation.yield(event) }
-                        last = page.last?.id ?? last
-                        if page.count < Self.replayPage { break }
-                    }
-                }
-                for await event in live where last.map({ event.id > $0 }) ?? true {
-                    continuation.yield(event)
-                    last = event.id
-                }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        return EventStream(live: live, start: lastEventID, pageSize: Self.replayPage) { after, limit in
+            try await stores.events.events(for: identity.userID, after: after, since: since, limit: limit)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+    }
+}
+
+/// A user's events: a replay from the store, then the live ones, each once and in order.
+public struct EventStream: AsyncSequence, Sendable {
+    public typealias Element = Event
+
+    let live: AsyncStream<Event>
+    let start: EventID?
+    let pageSize: Int
+    let page: @Sendable (_ after: EventID, _ limit: Int) async throws -> [Event]
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(live: live.makeAsyncIterator(), last: start, replaying: start != nil, pageSize: pageSize, read: page)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var live: AsyncStream<Event>.Iterator
+        var last: EventID?
+        var replaying: Bool
+        let pageSize: Int
+        let read: @Sendable (_ after: EventID, _ limit: Int) async throws -> [Event]
+        var buffered: [Event] = []
+        var position = 0
+        var exhausted = false
+
+        public mutating func next() async throws -> Event? {
+            while replaying {
+                if position < buffered.count {
+                    let event = buffered[position]
+                    position += 1
+                    last = event.id
+                    return event
+                }
+                guard !exhausted, let after = last else {
+                    replaying = false
+                    buffered = []
+                    break
+                }
+                buffered = try await read(after, pageSize)
+                position = 0
+                exhausted = buffered.count < pageSize
+            }
+            while let event = await live.next() {
+                if let last, event.id <= last { continue }
+                last = event.id
+                return event
+            }
+            return nil
+        }
     }
 }
 
