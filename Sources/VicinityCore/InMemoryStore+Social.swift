@@ -114,8 +114,6 @@ extension InMemoryStore: PositionStore {
     public func deletePosition(of user: UserID) async throws -> Bool {
         state.withLock { $0.social.positions.removeValue(forKey: user) != nil }
     }
-
-    public func positionCount() async throws -> Int { state.withLock { $0.social.positions.count } }
 }
 
 extension InMemoryStore: FriendStore {

@@ -5,7 +5,6 @@ public struct Services<S: Stores>: Sendable {
     public let accounts: AccountService<S>
     public let friends: FriendService<S>
     public let events: EventService<S>
-    public let clock: any WallClock
 
     public init(
         stores: S,
@@ -13,7 +12,6 @@ public struct Services<S: Stores>: Sendable {
         hasher: any PasswordHasher,
         settings: ServiceSettings = .standard
     ) {
-        self.clock = clock
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         accounts = AccountService(stores: stores, clock: clock, hasher: hasher, rules: settings.accounts)
         events = EventService(stores: stores, clock: clock, rules: settings.events)

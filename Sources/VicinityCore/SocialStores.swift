@@ -45,7 +45,6 @@ public protocol PositionStore: Sendable {
     func positions(of users: [UserID]) async throws -> [SharedPosition]
     /// False when the user had none.
     func deletePosition(of user: UserID) async throws -> Bool
-    func positionCount() async throws -> Int
 }
 
 /// Where friendships and friend requests live.

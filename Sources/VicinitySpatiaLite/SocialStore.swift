@@ -256,10 +256,6 @@ extension SpatiaLiteStore: PositionStore {
             return db.changesCount > 0
         }
     }
-
-    public func positionCount() async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM user_position") ?? 0 }
-    }
 }
 
 /// The mapping between `FriendRequest` and a row of `friend_request`.

@@ -123,7 +123,6 @@ struct SocialStoreContractTests {
         try await store.setPosition(position)
         #expect(try await store.position(of: alice.id) == position)
         #expect(try await store.positions(of: [alice.id, bob.id]) == [position])
-        #expect(try await store.positionCount() == 1)
         #expect(try await store.deletePosition(of: alice.id))
         #expect(try await store.deletePosition(of: alice.id) == false)
         #expect(try await store.position(of: alice.id) == nil)

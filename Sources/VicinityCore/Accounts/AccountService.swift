@@ -70,24 +70,13 @@ public struct AccountService<S: Stores>: Sendable {
     public func signIn(username: String, password: String, from address: ClientAddress) async throws -> SignedIn {
         // Bounded so that made-up usernames cannot grow the guard's memory by their length.
         let key = String(username.lowercased().prefix(Username.lengths.upperBound + 1))
-        try signInGuard.begin(account: key, address: address.rawValue)
-        let found: (account: Account, passwordHash: PasswordHash)?
-        let matches: Bool
-        do {
-            found = try await stores.accounts.credentials(usernameKey: key)
+        let signedIn = try await guardedPasswordCheck(account: key, from: address) { () async throws -> Account? in
+            let found = try await stores.accounts.credentials(usernameKey: key)
             let hash: PasswordHash
             if let found { hash = found.passwordHash } else { hash = await standIn.hash(using: hasher) }
-            matches = await hasher.verify(password, against: hash) && found != nil
-        } catch {
-            signInGuard.abandoned(account: key)
-            throw error
+            return await hasher.verify(password, against: hash) ? found?.account : nil
         }
-        guard matches, let account = found?.account else {
-            let delay = signInGuard.failed(account: key, address: address.rawValue)
-            if delay > .zero { try await clock.sleep(for: delay) }
-            throw ServiceError.wrongCredentials
-        }
-        signInGuard.succeeded(account: key)
+        guard let account = signedIn else { throw ServiceError.wrongCredentials }
         let now = clock.now
         let token = SessionToken.random()
         let session = Session(digest: token.digest, userID: account.id, createdAt: now, expiresAt: now + rules.sessionLifetime)
@@ -131,22 +120,11 @@ public struct AccountService<S: Stores>: Sendable {
             guard let current = changes.currentPassword else {
                 throw ServiceError.invalid("current_password", "is required to change the password")
             }
-            let key = account.username.key
-            try signInGuard.begin(account: key, address: address.rawValue)
-            let matches: Bool
-            do {
+            let confirmed = try await guardedPasswordCheck(account: account.username.key, from: address) { () async throws -> Bool? in
                 guard let stored = try await stores.accounts.passwordHash(of: account.id) else { throw ServiceError.unauthenticated }
-                matches = await hasher.verify(current, against: stored)
-            } catch {
-                signInGuard.abandoned(account: key)
-                throw error
+                return await hasher.verify(current, against: stored) ? true : nil
             }
-            guard matches else {
-                let delay = signInGuard.failed(account: key, address: address.rawValue)
-                if delay > .zero { try await clock.sleep(for: delay) }
-                throw ServiceError.forbidden("The current password is wrong.")
-            }
-            signInGuard.succeeded(account: key)
+            guard confirmed != nil else { throw ServiceError.forbidden("The current password is wrong.") }
             newHash = await hasher.hash(newPassword)
         } else if changes.currentPassword != nil {
             throw ServiceError.invalid("current_password", "is only needed with a new password")
@@ -157,8 +135,27 @@ public struct AccountService<S: Stores>: Sendable {
         return account
     }
 
-    /// Accounts and open sessions are not counted here: `/health` reports places only.
-    public func accountCount() async throws -> Int { try await stores.accounts.accountCount() }
+    /// A password check under the sign-in guard, the one way signing in and changing a password check one:
+    /// refused while the account or address is locked out, counted either way, a failure's answer held back.
+    /// `check` returns its value when the password matches and nil when it does not; if it throws, the attempt
+    /// is abandoned, counting as neither.
+    private func guardedPasswordCheck<Value>(
+        account key: String, from address: ClientAddress, _ check: () async throws -> Value?
+    ) async throws -> Value? {
+        try signInGuard.begin(account: key, address: address.rawValue)
+        let value: Value?
+        do { value = try await check() } catch {
+            signInGuard.abandoned(account: key)
+            throw error
+        }
+        guard let value else {
+            let delay = signInGuard.failed(account: key, address: address.rawValue)
+            if delay > .zero { try await clock.sleep(for: delay) }
+            return nil
+        }
+        signInGuard.succeeded(account: key)
+        return value
+    }
 }
 
 /// A bcrypt hash of a password nobody has, made on first use with the service's own hasher so that checking

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// At most `limit` events in any `window`.
-public struct RateLimit: Hashable, Sendable, CustomStringConvertible {
+public struct RateLimit: Hashable, Sendable {
     public var limit: Int
     public var window: Duration
 
@@ -11,7 +11,11 @@ public struct RateLimit: Hashable, Sendable, CustomStringConvertible {
         self.window = window
     }
 
-    public var description: String { "\(limit) per \(window.wholeMilliseconds / 1000) s" }
+    /// How long after `now` another event is allowed, given the events within the window (oldest first);
+    /// nil when one is allowed now.
+    func wait(after times: [Timestamp], now: Timestamp) -> Duration? {
+        times.count >= limit ? (times[times.count - limit] + window) - now : nil
+    }
 }
 
 /// A sliding-window limiter per key, in memory, reading time from a `WallClock`.
@@ -41,9 +45,9 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
         return state.withLock { state in
             sweepIfDue(&state, now: now)
             var times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
-            if times.count >= rule.limit {
+            if let wait = rule.wait(after: times, now: now) {
                 state.events[key] = times
-                return (times[times.count - rule.limit] + rule.window) - now
+                return wait
             }
             times.append(now)
             state.events[key] = times
@@ -55,8 +59,7 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
     public func wait(_ key: Key) -> Duration? {
         let now = clock.now
         return state.withLock { state in
-            let times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
-            return times.count >= rule.limit ? (times[times.count - rule.limit] + rule.window) - now : nil
+            rule.wait(after: Self.recent(state.events[key] ?? [], now: now, window: rule.window), now: now)
         }
     }
 
