@@ -18,7 +18,7 @@ extension Wire {
     }
 
     static func person(_ view: PersonView) -> JSONValue {
-        var fields = summaryFields(view.person)
+        var fields = view.person.jsonFields
         switch view.relationship {
         case .none:
             fields["relationship"] = .string("none")
@@ -50,7 +50,7 @@ extension Wire {
     /// A friend as the privacy rule lets the caller see them. `position`, `status`, `label`, `on_campus` and
     /// `updated_at` are null unless `presence` is `current` or `last_seen`.
     static func friend(_ view: FriendView) -> [String: JSONValue] {
-        var fields = summaryFields(view.friend)
+        var fields = view.friend.jsonFields
         fields["since"] = .string(view.since.rfc3339)
         fields["sharing_my_position"] = .bool(view.sharingWithFriend)
         fields["presence"] = .string(view.presence.rawValue)
@@ -115,11 +115,6 @@ extension Wire {
         var fields = friend(view)
         fields["directions_url"] = .string(DirectionsURL.walking(to: position.coordinate))
         return .object(fields)
-    }
-
-    private static func summaryFields(_ summary: UserSummary) -> [String: JSONValue] {
-        guard case .object(let fields) = summary.jsonValue else { return [:] }
-        return fields
     }
 
     private static func coordinates(_ position: SharedPosition) -> JSONValue {

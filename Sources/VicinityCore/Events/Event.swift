@@ -87,14 +87,16 @@ public struct Event: Hashable, Sendable {
 
 extension UserSummary {
     /// The wire form of a person, the same in answers and events: id, username, first and last name.
-    public var jsonValue: JSONValue {
-        .object([
+    public var jsonFields: [String: JSONValue] {
+        [
             "id": .string(id.rawValue),
             "username": .string(username.rawValue),
             "first_name": .string(firstName.rawValue),
             "last_name": .string(lastName.rawValue),
-        ])
+        ]
     }
+
+    public var jsonValue: JSONValue { .object(jsonFields) }
 }
 
 /// How long events are kept for clients that reconnect.
