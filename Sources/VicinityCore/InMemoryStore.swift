@@ -9,6 +9,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
         var places: [PlaceID: Place] = [:]
         var campuses: [PlaceID: Campus] = [:]
         var social = SocialState()
+        var votes = VoteTables()
     }
 
     let state = Mutex(State())
@@ -19,6 +20,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var positions: InMemoryStore { self }
     public var friends: InMemoryStore { self }
     public var events: InMemoryStore { self }
+    public var votes: InMemoryStore { self }
 
     public init() {}
 

@@ -116,20 +116,25 @@ public enum Ranking {
     public static func nearest<Candidates: Sequence<PlaceLocation>>(
         _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, limit: Int
     ) -> [PlaceLocation] {
-        var hits: [(distance: Double, location: PlaceLocation)] = []
-        for location in candidates {
-            let distance = haversineDistance(from: centre, to: location.coordinate)
-            if radius.map({ distance <= $0 }) ?? true { hits.append((distance.meters, location)) }
-        }
-        guard limit > 0 else { return [] }
-        if limit == 1 { return hits.min(by: precedes).map { [$0.location] } ?? [] }
-        return hits.sorted(by: precedes).prefix(limit).map(\.location)
+        nearest(candidates, to: centre, within: radius, limit: limit, at: \.coordinate, id: \.id).map(\.item)
     }
 
-    /// Order by distance, then by id so that equal distances come out the same in every store.
-    static func precedes(
-        _ a: (distance: Double, location: PlaceLocation), _ b: (distance: Double, location: PlaceLocation)
-    ) -> Bool {
-        a.distance != b.distance ? a.distance < b.distance : a.location.id < b.location.id
+    /// Any located things, ranked as places are: by distance from `centre`, then by id, so that equal
+    /// distances come out the same in every store. Each comes with its distance.
+    public static func nearest<Candidates: Sequence, ID: Comparable>(
+        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, limit: Int,
+        at coordinate: (Candidates.Element) -> Coordinate, id: (Candidates.Element) -> ID
+    ) -> [(item: Candidates.Element, distance: Distance)] {
+        guard limit > 0 else { return [] }
+        var hits: [(item: Candidates.Element, distance: Distance)] = []
+        for item in candidates {
+            let distance = haversineDistance(from: centre, to: coordinate(item))
+            if radius.map({ distance <= $0 }) ?? true { hits.append((item, distance)) }
+        }
+        let precedes = { (a: (item: Candidates.Element, distance: Distance), b: (item: Candidates.Element, distance: Distance)) in
+            a.distance != b.distance ? a.distance < b.distance : id(a.item) < id(b.item)
+        }
+        if limit == 1 { return hits.min(by: precedes).map { [$0] } ?? [] }
+        return Array(hits.sorted(by: precedes).prefix(limit))
     }
 }

@@ -25,6 +25,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case friendPosition
         /// The caller shares no position.
         case ownPosition
+        case vote
+        case ballot
     }
 
     public enum Conflict: Hashable, Sendable {
@@ -33,6 +35,16 @@ public enum ServiceError: Error, Hashable, Sendable {
         case alreadyRequested
         /// The caller's own current position is needed (for distances) and there is none.
         case noCurrentPosition
+        /// The vote takes no more ballots: every participant has voted or its time is up.
+        case voteFinished
+        case alreadyVoted
+        /// The result is asked for while the vote is open; the counts say how far it has got.
+        case voteNotFinished(ballotsCast: Int, participants: Int)
+        /// A finished vote's ballots can no longer be voided or restored: a change of a published tally
+        /// would tell what the changed ballot chose.
+        case resultFinal
+        /// An anonymous vote shows no names, so no two of its voters can be confused by name.
+        case anonymousVote
     }
 
     public enum Limit: Hashable, Sendable {
@@ -40,6 +52,9 @@ public enum ServiceError: Error, Hashable, Sendable {
         case signInsFromAddress
         case signUpsFromAddress
         case pokes
+        case votePasswordAttempts
+        case votePasswordsFromAddress
+        case voteCreations
     }
 
     /// One field's problem, for input rules that reject a single value.
@@ -61,6 +76,8 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .friendRequest: "No friend request of yours has this id."
             case .friendPosition: "No position of this friend is available to you."
             case .ownPosition: "You are not sharing a position."
+            case .vote: "No vote has this id."
+            case .ballot: "No ballot of this vote has this id."
             }
         case .conflict(let conflict):
             switch conflict {
@@ -69,6 +86,13 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .alreadyRequested: "A friend request to this user is already pending."
             case .noCurrentPosition:
                 "Your current position is not known: share it with PUT /v1/me/position, or pass lat and lon."
+            case .voteFinished: "This vote is finished and takes no more ballots."
+            case .alreadyVoted: "You have already voted in this vote; a ballot cannot be changed or cast twice."
+            case .voteNotFinished(let cast, let participants):
+                "This vote is not finished yet: \(cast) of \(participants) ballots cast. The result is shown when every participant has voted or the time is up."
+            case .resultFinal:
+                "This vote is finished and its result is final: changing a counted ballot now would reveal what it chose."
+            case .anonymousVote: "This vote is anonymous: it shows no names, so it has no name conflicts."
             }
         case .rateLimited(let retryAfter, let limit):
             switch limit {
@@ -79,6 +103,11 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .signUpsFromAddress:
                 "Too many sign-ups from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .pokes: "You have poked this friend enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .votePasswordAttempts:
+                "Too many wrong passwords for this vote; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .votePasswordsFromAddress:
+                "Too many wrong vote passwords from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .voteCreations: "You have opened enough votes for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             }
         }
     }

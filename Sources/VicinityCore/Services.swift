@@ -5,6 +5,7 @@ public struct Services<S: Stores>: Sendable {
     public let accounts: AccountService<S>
     public let friends: FriendService<S>
     public let events: EventService<S>
+    public let votes: VoteService<S>
 
     public init(
         stores: S,
@@ -16,6 +17,9 @@ public struct Services<S: Stores>: Sendable {
         accounts = AccountService(stores: stores, clock: clock, hasher: hasher, rules: settings.accounts)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
+        votes = VoteService(
+            stores: stores, clock: clock, hasher: hasher, locator: places, events: events,
+            positions: settings.friends.positions, rules: settings.votes)
     }
 }
 
@@ -26,17 +30,19 @@ public struct ServiceSettings: Hashable, Sendable {
     public var accounts: AccountRules
     public var friends: FriendRules
     public var events: EventRules
+    public var votes: VoteRules
 
     public static let standard = ServiceSettings()
 
     public init(
         labels: LabelRule = .standard, temples: TempleCategories = .standard, accounts: AccountRules = .standard,
-        friends: FriendRules = .standard, events: EventRules = .standard
+        friends: FriendRules = .standard, events: EventRules = .standard, votes: VoteRules = .standard
     ) {
         self.labels = labels
         self.temples = temples
         self.accounts = accounts
         self.friends = friends
         self.events = events
+        self.votes = votes
     }
 }

@@ -103,6 +103,7 @@ public protocol Stores: Sendable {
     associatedtype Positions: PositionStore
     associatedtype Friends: FriendStore
     associatedtype Events: EventStore
+    associatedtype Votes: VoteStore
 
     var places: Places { get }
     var campuses: Campuses { get }
@@ -110,4 +111,5 @@ public protocol Stores: Sendable {
     var positions: Positions { get }
     var friends: Friends { get }
     var events: Events { get }
+    var votes: Votes { get }
 }

@@ -98,6 +98,44 @@ struct JSONBody {
         return number
     }
 
+    /// A whole number: a JSON number without a fraction, within what `Int` holds.
+    mutating func integer(_ name: String, required: Bool = true) -> Int? {
+        guard let number = number(name, required: required) else { return nil }
+        guard number.rounded() == number, abs(number) < 9_007_199_254_740_992 else { return mistyped(name, "an integer") }
+        return Int(number)
+    }
+
+    /// An array whose every element is a string.
+    mutating func strings(_ name: String, required: Bool = true) -> [String]? {
+        guard let value = value(name, required: required, null: .absent, expected: "an array of strings") else { return nil }
+        guard case .array(let elements) = value else { return mistyped(name, "an array of strings") }
+        var texts: [String] = []
+        for element in elements {
+            guard case .string(let text) = element else { return mistyped(name, "an array of strings") }
+            texts.append(text)
+        }
+        return texts
+    }
+
+    /// Like `string(_:required:as:)` for an integer member.
+    mutating func integer<Value>(_ name: String, required: Bool = true, as make: (Int) throws -> Value?) -> Value? {
+        guard let integer = integer(name, required: required) else { return nil }
+        return convert(name) { try make(integer) }
+    }
+
+    /// Like `string(_:required:as:)` for an array of strings, whose rule may name an element (`options[2]`).
+    mutating func strings<Value>(_ name: String, required: Bool = true, as make: ([String]) throws -> Value?) -> Value? {
+        guard let texts = strings(name, required: required) else { return nil }
+        do {
+            return try make(texts)
+        } catch let error as ValidationError {
+            errors.append(error)
+        } catch {
+            errors.append(ValidationError(field: name, message: "\(error)"))
+        }
+        return nil
+    }
+
     /// For members that may be set to null to clear them: absent is nil, null is `.some(nil)`.
     mutating func nullableString(_ name: String) -> String?? {
         consumed.insert(name)

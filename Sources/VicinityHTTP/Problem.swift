@@ -37,6 +37,9 @@ struct Problem: HTTPResponseError, Sendable {
     var errors: [FieldError] = []
     /// Headers the status requires, such as `Allow` for 405.
     var headers: HTTPFields = [:]
+    /// Extension members (RFC 9457 §3.2) that let a client act without parsing `detail`, such as how many
+    /// ballots a vote still waits for.
+    var members: [String: Int] = [:]
 
     static let contentType = "application/problem+json"
 
@@ -45,7 +48,7 @@ struct Problem: HTTPResponseError, Sendable {
         headers[.contentType] = Self.contentType
         let body = Body(
             type: "about:blank", title: status.reasonPhrase, status: status.code, detail: detail,
-            errors: errors.isEmpty ? nil : errors)
+            errors: errors.isEmpty ? nil : errors, members: members)
         return Response(status: status, headers: headers, body: .init(byteBuffer: try WireEncoding.encode(body)))
     }
 
@@ -55,6 +58,24 @@ struct Problem: HTTPResponseError, Sendable {
         var status: Int
         var detail: String
         var errors: [FieldError]?
+        var members: [String: Int]
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(type, forKey: Key(stringValue: "type"))
+            try container.encode(title, forKey: Key(stringValue: "title"))
+            try container.encode(status, forKey: Key(stringValue: "status"))
+            try container.encode(detail, forKey: Key(stringValue: "detail"))
+            try container.encodeIfPresent(errors, forKey: Key(stringValue: "errors"))
+            for (name, value) in members { try container.encode(value, forKey: Key(stringValue: name)) }
+        }
     }
 }
 
@@ -134,6 +155,9 @@ extension Problem {
             self.init(status: .forbidden, detail: error.message)
         case .notFound:
             self.init(status: .notFound, detail: error.message)
+        case .conflict(.voteNotFinished(let cast, let participants)):
+            self.init(
+                status: .conflict, detail: error.message, members: ["ballots_cast": cast, "participants": participants])
         case .conflict:
             self.init(status: .conflict, detail: error.message)
         case .rateLimited(let retryAfter, _):

@@ -49,6 +49,7 @@ public func routeTable<S: Stores>(
         AccountRoutes(accounts: services.accounts, options: options),
         FriendRoutes(friends: services.friends, options: options),
         EventRoutes(events: services.events, options: options),
+        VoteRoutes(votes: services.votes, options: options),
         OperationRoutes<S>(places: services.places, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
     ]
     var table = RouteTable()
@@ -124,6 +125,7 @@ public func buildApplication<S: Stores>(
         router: buildRouter(services: services, options: options, metrics: metrics),
         server: .http1(configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
+        services: [VoteAnnouncer(votes: services.votes, logger: logger)],
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
     )

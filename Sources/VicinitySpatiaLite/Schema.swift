@@ -146,6 +146,54 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v4 votes and ballots") { db in
+            // A vote is open until `completed_at` is set (its last participant voted) or `closes_at` passes:
+            // the clock decides, so nothing has to run at closing time for readers to see it finished.
+            // `finish_announced` records that the finish was told to voters and initiator, exactly once.
+            // A ballot's `voter_name` is the voter's display name when voting and `name_key` that name folded
+            // by `Ballot.nameKey`, which name conflicts compare: a derived column, recomputed by a migration
+            // if the rule changes.
+            try db.execute(sql: """
+                CREATE TABLE vote (
+                    id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 6 AND id = upper(id)),
+                    initiator_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    subject TEXT NOT NULL CHECK (length(subject) BETWEEN 1 AND 200),
+                    options TEXT NOT NULL CHECK (json_valid(options) AND json_type(options) = 'array'
+                        AND json_array_length(options) BETWEEN 2 AND 20),
+                    participants INTEGER NOT NULL CHECK (participants BETWEEN 1 AND 1000),
+                    password_hash TEXT NOT NULL CHECK (password_hash GLOB '$2[abxy]$[0-9][0-9]$*'),
+                    duration_minutes INTEGER CHECK (duration_minutes IS NULL OR duration_minutes IN (5, 15, 30, 60)),
+                    visibility TEXT NOT NULL CHECK (visibility IN ('public', 'private')),
+                    anonymous INTEGER NOT NULL CHECK (anonymous IN (0, 1)),
+                    lat REAL NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                    lon REAL NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                    label TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    closes_at INTEGER CHECK ((closes_at IS NULL) = (duration_minutes IS NULL)),
+                    ballots_cast INTEGER NOT NULL DEFAULT 0 CHECK (ballots_cast BETWEEN 0 AND participants),
+                    completed_at INTEGER CHECK ((completed_at IS NOT NULL) = (ballots_cast = participants)),
+                    finish_announced INTEGER NOT NULL DEFAULT 0 CHECK (finish_announced IN (0, 1))
+                );
+                CREATE INDEX vote_initiator ON vote(initiator_id, created_at);
+                CREATE INDEX vote_unannounced ON vote(closes_at, completed_at) WHERE finish_announced = 0;
+                CREATE TABLE ballot (
+                    id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                    vote_id TEXT NOT NULL REFERENCES vote(id) ON DELETE CASCADE,
+                    voter_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    voter_name TEXT NOT NULL CHECK (length(voter_name) >= 1),
+                    name_key TEXT NOT NULL,
+                    option_index INTEGER NOT NULL CHECK (option_index BETWEEN 0 AND 19),
+                    cast_at INTEGER NOT NULL,
+                    counted INTEGER NOT NULL DEFAULT 1 CHECK (counted IN (0, 1)),
+                    UNIQUE (vote_id, voter_id)
+                );
+                CREATE INDEX ballot_voter ON ballot(voter_id);
+                """)
+            // Votes are located things like places and positions: a POINT with an R*Tree.
+            try SpatiaLiteCall.require(db, "SELECT AddGeometryColumn('vote', 'geom', 4326, 'POINT', 'XY', 1)")
+            try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('vote', 'geom')")
+        }
+
         return migrator
     }
 

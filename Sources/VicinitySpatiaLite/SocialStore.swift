@@ -10,6 +10,7 @@ extension SpatiaLiteStore: Stores {
     public var positions: SpatiaLiteStore { self }
     public var friends: SpatiaLiteStore { self }
     public var events: SpatiaLiteStore { self }
+    public var votes: SpatiaLiteStore { self }
 }
 
 /// The mapping between `Account` and a row of the `account` table.

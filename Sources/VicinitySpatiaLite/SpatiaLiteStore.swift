@@ -190,7 +190,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public func integrityProblems() async throws -> [String] {
         try await pool.writeWithoutTransaction { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
-            for (table, column) in [("place", "geom"), ("campus", "boundary"), ("user_position", "geom")] {
+            for (table, column) in [("place", "geom"), ("campus", "boundary"), ("user_position", "geom"), ("vote", "geom")] {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
                     problems.append("spatial index \(table).\(column) does not match its table")
                 }

@@ -120,7 +120,7 @@ struct SignInLimitTests {
     @Test("failures 3 and 4 are slowed by 1 s and 2 s, the 5th locks the account for 15 minutes, the 10th for 30")
     func slowedThenLocked() throws {
         let clock = ManualClock()
-        let guardian = SignInGuard(rules: .standard, clock: clock)
+        let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         var waits: [Duration] = []
         for _ in 1...5 {
             try guardian.begin(account: "alice", address: "10.0.0.1")
@@ -148,14 +148,14 @@ struct SignInLimitTests {
 
     @Test("locks double up to a day, and a success forgets the failures")
     func longestLockAndReset() throws {
-        let rules = SignInRules.standard
+        let rules = GuessingRules.standard
         #expect(rules.lock(afterFailures: 5) == .seconds(900))
         #expect(rules.lock(afterFailures: 20) == .seconds(7200))
         #expect(rules.lock(afterFailures: 5000) == .seconds(86_400))
         #expect(rules.lock(afterFailures: 7) == nil)
 
         let clock = ManualClock()
-        let guardian = SignInGuard(rules: rules, clock: clock)
+        let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for _ in 1...4 {
             try guardian.begin(account: "carol", address: "a")
             _ = guardian.failed(account: "carol", address: "a")
@@ -168,7 +168,7 @@ struct SignInLimitTests {
 
     @Test("attempts under way count against the failures left, so parallel guesses cannot slip past the lock")
     func parallelAttempts() throws {
-        let guardian = SignInGuard(rules: .standard, clock: ManualClock())
+        let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: ManualClock())
         for _ in 1...5 { try guardian.begin(account: "dave", address: "a") }
         #expect(throws: ServiceError.self) { try guardian.begin(account: "dave", address: "a") }
         guardian.abandoned(account: "dave")
@@ -178,7 +178,7 @@ struct SignInLimitTests {
     @Test("100 failures from one address close it for sign-ins; successes never count, so a classroom signs in")
     func perAddress() throws {
         let clock = ManualClock()
-        let guardian = SignInGuard(rules: .standard, clock: clock)
+        let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         for student in 0..<500 {
             try guardian.begin(account: "student\(student)", address: "campus-nat")
             guardian.succeeded(account: "student\(student)")
@@ -198,9 +198,9 @@ struct SignInLimitTests {
     @Test("failures of made-up usernames are forgotten after a day, so guessing names cannot grow memory for good")
     func forgetsOldFailures() throws {
         let clock = ManualClock()
-        var rules = SignInRules.standard
+        var rules = GuessingRules.standard
         rules.failuresPerAddress = RateLimit(limit: 1_000_000, window: .seconds(60))
-        let guardian = SignInGuard(rules: rules, clock: clock)
+        let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for index in 0..<4000 {
             try guardian.begin(account: "made-up-\(index)", address: "a")
             _ = guardian.failed(account: "made-up-\(index)", address: "a")

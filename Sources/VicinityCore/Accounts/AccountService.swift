@@ -4,7 +4,7 @@ import Synchronization
 public struct AccountRules: Hashable, Sendable {
     /// How long a token signs in. 30 days: students sign in on their phone once a month at most.
     public var sessionLifetime: Duration
-    public var signIn: SignInRules
+    public var signIn: GuessingRules
     /// New accounts per client address. 100 an hour lets a lecture hall behind one campus NAT sign up at once
     /// while keeping one address from minting accounts by the thousand.
     public var signUpsPerAddress: RateLimit
@@ -13,7 +13,7 @@ public struct AccountRules: Hashable, Sendable {
         sessionLifetime: .seconds(30 * 24 * 3600), signIn: .standard,
         signUpsPerAddress: RateLimit(limit: 100, window: .seconds(3600)))
 
-    public init(sessionLifetime: Duration, signIn: SignInRules, signUpsPerAddress: RateLimit) {
+    public init(sessionLifetime: Duration, signIn: GuessingRules, signUpsPerAddress: RateLimit) {
         self.sessionLifetime = sessionLifetime
         self.signIn = signIn
         self.signUpsPerAddress = signUpsPerAddress
@@ -35,7 +35,7 @@ public struct AccountService<S: Stores>: Sendable {
     let clock: any WallClock
     let hasher: any PasswordHasher
     public let rules: AccountRules
-    private let signInGuard: SignInGuard
+    private let signInGuard: GuessingGuard
     private let signUps: WindowLimiter<ClientAddress>
     /// Checked against when a username has no account, so that a sign-in takes as long whether or not the
     /// account exists.
@@ -46,7 +46,7 @@ public struct AccountService<S: Stores>: Sendable {
         self.clock = clock
         self.hasher = hasher
         self.rules = rules
-        signInGuard = SignInGuard(rules: rules.signIn, clock: clock)
+        signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock)
         signUps = WindowLimiter(rules.signUpsPerAddress, clock: clock)
         standIn = StandInHash()
     }
@@ -66,7 +66,7 @@ public struct AccountService<S: Stores>: Sendable {
     }
 
     /// Checks the password and opens a session. Wrong credentials read the same whether or not the username
-    /// exists; repeated failures are slowed, then refused for a while (`SignInRules`).
+    /// exists; repeated failures are slowed, then refused for a while (`GuessingRules`).
     public func signIn(username: String, password: String, from address: ClientAddress) async throws -> SignedIn {
         // Bounded so that made-up usernames cannot grow the guard's memory by their length.
         let key = String(username.lowercased().prefix(Username.lengths.upperBound + 1))

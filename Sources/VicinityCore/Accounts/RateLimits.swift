@@ -90,8 +90,8 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
     }
 }
 
-/// The rules against password guessing at sign-in.
-public struct SignInRules: Hashable, Sendable {
+/// The rules against password guessing: at sign-in, per account; at a ballot, per person and vote.
+public struct GuessingRules: Hashable, Sendable {
     /// Failures after which further failures are answered more slowly: one `slowdownStep` more per failure,
     /// counted afresh after each lock.
     public var failuresBeforeSlowdown: Int
@@ -110,7 +110,7 @@ public struct SignInRules: Hashable, Sendable {
     /// 2 free failures (typos), then answers slowed by 1 s, 2 s; the 5th failure locks the account for
     /// 15 minutes (the right password is refused too), the 10th for 30, and so on up to a day. 100 failures
     /// per address in 15 minutes: a classroom's worth of typos, far below what guessing needs.
-    public static let standard = SignInRules(
+    public static let standard = GuessingRules(
         failuresBeforeSlowdown: 2, slowdownStep: .seconds(1), failuresPerLock: 5, firstLock: .seconds(15 * 60),
         longestLock: .seconds(24 * 3600), failureMemory: .seconds(24 * 3600),
         failuresPerAddress: RateLimit(limit: 100, window: .seconds(15 * 60)))
@@ -145,10 +145,21 @@ public struct SignInRules: Hashable, Sendable {
     }
 }
 
-/// Keeps count of failed sign-ins per account (by username key, whether or not the account exists, so that
-/// the answers do not tell which usernames exist) and per client address.
-public final class SignInGuard: Sendable {
-    public let rules: SignInRules
+/// Keeps count of failed password checks per key and per client address. For sign-ins the key is the username
+/// key, whether or not the account exists, so that the answers do not tell which usernames exist; for ballots
+/// it is the person and the vote.
+public final class GuessingGuard: Sendable {
+    /// Which limit a refusal names: the key's own lock, or the client address's failures.
+    public struct Limits: Hashable, Sendable {
+        public var perKey: ServiceError.Limit
+        public var perAddress: ServiceError.Limit
+
+        public static let signIn = Limits(perKey: .signInAttempts, perAddress: .signInsFromAddress)
+        public static let votePassword = Limits(perKey: .votePasswordAttempts, perAddress: .votePasswordsFromAddress)
+    }
+
+    public let rules: GuessingRules
+    public let limits: Limits
     private let clock: any WallClock
     private let addresses: WindowLimiter<String>
     private let accounts = Mutex<Accounts>(Accounts())
@@ -167,8 +178,9 @@ public final class SignInGuard: Sendable {
         var pending = 0
     }
 
-    public init(rules: SignInRules, clock: any WallClock) {
+    public init(rules: GuessingRules, limits: Limits, clock: any WallClock) {
         self.rules = rules
+        self.limits = limits
         self.clock = clock
         addresses = WindowLimiter(rules.failuresPerAddress, clock: clock)
     }
@@ -177,17 +189,17 @@ public final class SignInGuard: Sendable {
     /// attempts already under way could use up the failures left before a lock. Every started attempt must end
     /// with `succeeded` or `failed`.
     public func begin(account key: String, address: String) throws(ServiceError) {
-        if let wait = addresses.wait(address) { throw .rateLimited(retryAfter: wait, .signInsFromAddress) }
+        if let wait = addresses.wait(address) { throw .rateLimited(retryAfter: wait, limits.perAddress) }
         let now = clock.now
         try accounts.withLock { (accounts) throws(ServiceError) in
             var state = accounts.states[key] ?? AccountState(lastFailure: now)
             if state.failures > 0, state.pending == 0, now - state.lastFailure > rules.failureMemory {
                 state = AccountState(lastFailure: now)
             }
-            if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, .signInAttempts) }
+            if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, limits.perKey) }
             let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
             if state.pending >= untilLock {
-                throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), .signInAttempts)
+                throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey)
             }
             state.pending += 1
             accounts.states[key] = state

@@ -24,6 +24,8 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case poke
     case friendRequest = "friend_request"
     case friendAccepted = "friend_accepted"
+    case voteFinished = "vote_finished"
+    case voteConflict = "vote_conflict"
 }
 
 /// An event to record for one recipient; the store gives it its number.
@@ -56,6 +58,36 @@ public struct EventDraft: Hashable, Sendable {
     /// `friend` accepted the recipient's request (or asked back, which accepts it).
     public static func friendAccepted(to recipient: UserID, friend: UserSummary, at time: Timestamp) -> EventDraft {
         EventDraft(recipient: recipient, type: .friendAccepted, data: ["friend": friend.jsonValue], createdAt: time)
+    }
+}
+
+extension EventDraft {
+    /// A vote the recipient voted in or opened has finished; the result is theirs to fetch. Never a tally: a
+    /// result is read with the reader's own ballot, which no shared notice can carry.
+    public static func voteFinished(to recipient: UserID, vote: Vote, reason: VoteState.FinishReason, at time: Timestamp) -> EventDraft {
+        EventDraft(
+            recipient: recipient, type: .voteFinished,
+            data: [
+                "vote_id": .string(vote.id.rawValue),
+                "subject": .string(vote.subject.rawValue),
+                "reason": .string(reason.rawValue),
+                "ballots_cast": .number(Double(vote.ballotsCast)),
+                "participants": .number(Double(vote.participants.value)),
+            ],
+            createdAt: time)
+    }
+
+    /// Ballots in the recipient's vote now come from several people whose names read the same.
+    public static func voteConflict(to initiator: UserID, vote: Vote, name: String, ballots: Int, at time: Timestamp) -> EventDraft {
+        EventDraft(
+            recipient: initiator, type: .voteConflict,
+            data: [
+                "vote_id": .string(vote.id.rawValue),
+                "subject": .string(vote.subject.rawValue),
+                "name": .string(name),
+                "ballots": .number(Double(ballots)),
+            ],
+            createdAt: time)
     }
 }
 

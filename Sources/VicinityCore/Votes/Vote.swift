@@ -1,0 +1,324 @@
+import GeoCore
+
+/// A vote's identifier, made to be read aloud in a room and typed on a phone: six characters from an
+/// alphabet without look-alikes (no 0/O, 1/I/L, nor U, which reads as V), random, so that one id says
+/// nothing about any other.
+///
+/// 30 symbols over 6 places give 729 million ids: a new vote meets a taken id once in 72,900 tries with
+/// 10,000 votes stored (and then draws again), and a guessed id finds a vote as rarely. Letters are read in
+/// either case; ids are written in upper case.
+public struct VoteID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let alphabet = Array("23456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+    public static let length = 6
+
+    /// Nil for text that is not a vote id in either case.
+    public init?(_ text: String) {
+        guard text.utf8.count == Self.length else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.length)
+        for byte in text.utf8 {
+            // ASCII lower case to upper case; anything else must already be a symbol of the alphabet.
+            let upper = (97...122).contains(byte) ? byte - 32 : byte
+            guard upper < 128, Self.isSymbol[Int(upper)] else { return nil }
+            bytes.append(upper)
+        }
+        rawValue = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Ids that read as a word of the HTTP paths (`/v1/votes/nearby`) are never given out.
+    public static let reserved: Set<String> = ["NEARBY"]
+
+    public static func random() -> VoteID {
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let bytes = (0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if !reserved.contains(text) { return VoteID(unchecked: text) }
+        }
+    }
+
+    private init(unchecked: String) { rawValue = unchecked }
+
+    private static let isSymbol: [Bool] = (0..<128).map { alphabet.contains(UInt8($0)) }
+
+    public static func < (lhs: VoteID, rhs: VoteID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { rawValue }
+}
+
+public enum BallotKind {}
+/// A ballot's identifier: what the initiator names when voiding or restoring one.
+public typealias BallotID = RandomIdentifier<BallotKind>
+
+/// What a vote asks: one line of text.
+public struct VoteSubject: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Long enough for a question ("Where do we eat after the lab on Friday?"), short enough for a list row.
+    public static let maximumLength = 200
+
+    public init(_ text: String) throws(ValidationError) {
+        rawValue = try OneLine.check(text, field: "subject", maximumLength: Self.maximumLength)
+    }
+
+    public var description: String { rawValue }
+}
+
+/// The choices of a vote, in the order voters see them; a ballot names one by its index.
+public struct VoteOptions: Hashable, Sendable {
+    public let texts: [String]
+
+    /// Twenty fit a phone screen without scrolling far; more is a survey, not a vote.
+    public static let count = 2...20
+    public static let maximumLength = 100
+
+    /// Each option is one line of text; no two may read the same ignoring case and accents, which would make
+    /// a ballot's meaning depend on where the voter tapped.
+    public init(_ texts: [String]) throws(ValidationError) {
+        guard Self.count.contains(texts.count) else {
+            throw ValidationError(
+                field: "options", message: "must hold \(Self.count.lowerBound) to \(Self.count.upperBound) options, not \(texts.count)")
+        }
+        var checked: [String] = []
+        var seen: [String: Int] = [:]
+        for (index, text) in texts.enumerated() {
+            let option = try OneLine.check(text, field: "options[\(index)]", maximumLength: Self.maximumLength)
+            let key = NameMatch.folded(option)
+            if let first = seen[key] {
+                throw ValidationError(field: "options[\(index)]", message: "reads the same as options[\(first)]")
+            }
+            seen[key] = index
+            checked.append(option)
+        }
+        self.texts = checked
+    }
+
+    /// The option a ballot names, checked against this vote's options.
+    public func option(_ index: Int) throws(ValidationError) -> Int {
+        guard texts.indices.contains(index) else {
+            throw ValidationError(field: "option", message: "must be an index into the vote's options, 0 to \(texts.count - 1)")
+        }
+        return index
+    }
+}
+
+/// How many people are to vote: the vote finishes when that many ballots are cast.
+public struct ParticipantCount: Hashable, Sendable, CustomStringConvertible {
+    public let value: Int
+
+    /// A large lecture hall.
+    public static let maximum = 1000
+
+    public init(_ value: Int) throws(ValidationError) {
+        guard (1...Self.maximum).contains(value) else {
+            throw ValidationError(field: "participants", message: "must be an integer in [1, \(Self.maximum)]")
+        }
+        self.value = value
+    }
+
+    public var description: String { String(value) }
+}
+
+/// How long a vote stays open: one of the app's choices, or until every participant has voted.
+public enum VoteDuration: Hashable, Sendable, CustomStringConvertible {
+    case minutes(Int)
+    case permanent
+
+    public static let allowedMinutes = [5, 15, 30, 60]
+
+    /// `5m`, `15m`, `30m`, `60m` or `permanent`.
+    public init(_ text: String) throws(ValidationError) {
+        if text == "permanent" {
+            self = .permanent
+        } else if text.hasSuffix("m"), let minutes = Int(text.dropLast()), Self.allowedMinutes.contains(minutes),
+            String(minutes) + "m" == text
+        {
+            self = .minutes(minutes)
+        } else {
+            throw ValidationError(field: "duration", message: "must be one of 5m, 15m, 30m, 60m, permanent")
+        }
+    }
+
+    /// For stores: nil for permanent.
+    public init(storedMinutes: Int?) throws(ValidationError) {
+        switch storedMinutes {
+        case nil: self = .permanent
+        case let minutes? where Self.allowedMinutes.contains(minutes): self = .minutes(minutes)
+        case let minutes?: throw ValidationError(field: "duration", message: "\(minutes) minutes is not a vote duration")
+        }
+    }
+
+    public var minutes: Int? {
+        if case .minutes(let minutes) = self { minutes } else { nil }
+    }
+
+    public var description: String { minutes.map { "\($0)m" } ?? "permanent" }
+}
+
+/// Who finds a vote: everyone nearby, or only those given its id.
+public enum VoteVisibility: String, Hashable, Sendable, CaseIterable {
+    case `public`
+    case `private`
+}
+
+/// A vote's password: exactly six ASCII digits, said aloud in the room so that only those present vote.
+public struct VotePassword: Sendable, CustomStringConvertible {
+    let digits: String
+
+    public static let length = 6
+
+    public init(_ text: String, field: String = "password") throws(ValidationError) {
+        guard text.utf8.count == Self.length, text.utf8.allSatisfy({ (48...57).contains($0) }) else {
+            throw ValidationError(field: field, message: "must be exactly \(Self.length) digits 0-9")
+        }
+        digits = text
+    }
+
+    /// The text the hasher takes: six digits are never cut or misread by bcrypt.
+    var hashable: Password { Password(uncheckedNormalized: digits) }
+
+    /// Never the password itself, so that it cannot reach a log by accident.
+    public var description: String { "VotePassword(redacted)" }
+}
+
+/// What it takes to open a vote.
+public struct VoteDraft: Sendable {
+    public var subject: VoteSubject
+    public var options: VoteOptions
+    public var participants: ParticipantCount
+    public var password: VotePassword
+    public var duration: VoteDuration
+    public var visibility: VoteVisibility
+    public var anonymous: Bool
+    /// Where the vote is held; nil for the initiator's current position.
+    public var location: Coordinate?
+
+    public init(
+        subject: VoteSubject, options: VoteOptions, participants: ParticipantCount, password: VotePassword,
+        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, location: Coordinate?
+    ) {
+        self.subject = subject
+        self.options = options
+        self.participants = participants
+        self.password = password
+        self.duration = duration
+        self.visibility = visibility
+        self.anonymous = anonymous
+        self.location = location
+    }
+}
+
+/// A vote as stored: its settings, where it is held and how many have voted. Whether it is open is not
+/// stored but read off the clock (`state(at:)`), so a vote whose time is up is finished for every reader
+/// whether or not anything ran at that moment.
+public struct Vote: Hashable, Sendable {
+    public var id: VoteID
+    public var initiator: UserID
+    public var subject: VoteSubject
+    public var options: VoteOptions
+    public var participants: ParticipantCount
+    public var duration: VoteDuration
+    public var visibility: VoteVisibility
+    public var anonymous: Bool
+    public var location: Coordinate
+    /// Where the vote is held in words, "Around Hall of Science", as the initiator was told when opening it.
+    public var label: String
+    public var createdAt: Timestamp
+    /// Nil for a permanent vote.
+    public var closesAt: Timestamp?
+    /// Ballots cast, voided ones included: a voided ballot was still cast by a participant.
+    public var ballotsCast: Int
+    /// When the last participant voted; nil until then.
+    public var completedAt: Timestamp?
+
+    public init(
+        id: VoteID, initiator: UserID, subject: VoteSubject, options: VoteOptions, participants: ParticipantCount,
+        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, location: Coordinate, label: String,
+        createdAt: Timestamp, ballotsCast: Int = 0, completedAt: Timestamp? = nil
+    ) {
+        self.id = id
+        self.initiator = initiator
+        self.subject = subject
+        self.options = options
+        self.participants = participants
+        self.duration = duration
+        self.visibility = visibility
+        self.anonymous = anonymous
+        self.location = location
+        self.label = label
+        self.createdAt = createdAt
+        closesAt = duration.minutes.map { createdAt + .seconds($0 * 60) }
+        self.ballotsCast = ballotsCast
+        self.completedAt = completedAt
+    }
+
+    public func state(at now: Timestamp) -> VoteState {
+        if let completedAt { return .finished(.allVoted, at: completedAt) }
+        if let closesAt, closesAt <= now { return .finished(.timeUp, at: closesAt) }
+        return .open
+    }
+
+    public func isOpen(at now: Timestamp) -> Bool { state(at: now) == .open }
+}
+
+/// Whether a vote takes ballots, and if not, why and since when.
+public enum VoteState: Hashable, Sendable {
+    case open
+    case finished(FinishReason, at: Timestamp)
+
+    public enum FinishReason: String, Hashable, Sendable {
+        case allVoted = "all_voted"
+        case timeUp = "time_up"
+    }
+}
+
+/// One person's ballot. Only the voter is ever shown `option`; everyone else sees at most that a ballot
+/// exists, by whom (unless the vote is anonymous) and whether it is counted.
+public struct Ballot: Hashable, Sendable {
+    public var id: BallotID
+    public var vote: VoteID
+    public var voter: UserID
+    /// The voter's display name when voting, which the result lists and name conflicts compare.
+    public var voterName: String
+    public var option: Int
+    public var castAt: Timestamp
+    /// False once the initiator voids it.
+    public var counted: Bool
+
+    public init(id: BallotID, vote: VoteID, voter: UserID, voterName: String, option: Int, castAt: Timestamp, counted: Bool = true) {
+        self.id = id
+        self.vote = vote
+        self.voter = voter
+        self.voterName = voterName
+        self.option = option
+        self.castAt = castAt
+        self.counted = counted
+    }
+
+    /// Names that compare the same here read the same in a result: case and accents are ignored.
+    public var nameKey: String { Self.nameKey(voterName) }
+
+    public static func nameKey(_ name: String) -> String { NameMatch.folded(name) }
+}
+
+/// A user's part in votes, for their history.
+public enum VoteRole: String, Hashable, Sendable, CaseIterable {
+    case initiated
+    case attended
+}
+
+/// One line of text without control characters, trimmed, non-empty and at most so many code points.
+enum OneLine {
+    static func check(_ text: String, field: String, maximumLength: Int) throws(ValidationError) -> String {
+        let trimmed = text.trimmingSpaces
+        guard !trimmed.isEmpty else { throw ValidationError(field: field, message: "must not be empty") }
+        guard trimmed.unicodeScalars.count <= maximumLength else {
+            throw ValidationError(field: field, message: "must be at most \(maximumLength) characters")
+        }
+        guard !trimmed.unicodeScalars.contains(where: \.isControl) else {
+            throw ValidationError(field: field, message: "must be one line without control characters")
+        }
+        return trimmed
+    }
+}

@@ -1,0 +1,357 @@
+import GeoCore
+
+/// The vote app's rules: limits on guessing passwords and on opening votes.
+public struct VoteRules: Hashable, Sendable {
+    /// Wrong passwords per person and vote, and per client address over all votes. With the standard rules a
+    /// person gets 5 tries, then waits 15 minutes (the right password refused too), 30 after the next 5, and
+    /// so on up to a day; an address gets 100 wrong passwords in 15 minutes. Sign-ups are limited per address
+    /// (`AccountRules.signUpsPerAddress`), so new accounts do not buy new tries faster than that: one address
+    /// tries at most 400 of the million passwords an hour.
+    public var passwords: GuessingRules
+    /// Votes one person opens. Thirty an hour is a busy teacher's day of polls; it keeps one account from
+    /// filling a campus's list of nearby votes.
+    public var openings: RateLimit
+    /// How often the server looks for votes whose time ran out, to tell their voters: the longest a
+    /// "vote finished" event may come after `closes_at`. Votes that fill up are told at their last ballot.
+    public var announcementInterval: Duration
+
+    public static let standard = VoteRules(
+        passwords: .standard, openings: RateLimit(limit: 30, window: .seconds(3600)), announcementInterval: .seconds(1))
+
+    public init(passwords: GuessingRules, openings: RateLimit, announcementInterval: Duration) {
+        self.passwords = passwords
+        self.openings = openings
+        self.announcementInterval = announcementInterval
+    }
+}
+
+/// A vote's public facts: what anyone given its id may see. No tally, no choice, no password.
+public struct VoteView: Hashable, Sendable {
+    public var vote: Vote
+    public var initiatorName: String
+    public var state: VoteState
+}
+
+/// A vote found nearby.
+public struct VoteListing: Hashable, Sendable {
+    public var view: VoteView
+    public var distance: Distance
+    public var bearing: Bearing
+}
+
+/// The voter's own ballot after casting it, and the vote as it then stands.
+public struct BallotReceipt: Hashable, Sendable {
+    public var ballot: Ballot
+    public var view: VoteView
+}
+
+/// Someone who voted, as a result names them: never with their choice.
+public struct VoterEntry: Hashable, Sendable {
+    public var name: String
+    public var counted: Bool
+}
+
+/// A finished vote's result.
+public struct VoteResult: Hashable, Sendable {
+    public var view: VoteView
+    /// Counted ballots per option, by option index.
+    public var tally: [Int]
+    /// The options with the most counted ballots, by index; several on a tie, none when nothing was counted.
+    public var winners: [Int]
+    public var ballotsCounted: Int
+    /// Those who voted, by name (ties in the order cast); nil for an anonymous vote.
+    public var voters: [VoterEntry]?
+    /// The caller's own ballot, with their choice; nil when they did not vote.
+    public var yourBallot: Ballot?
+}
+
+/// A ballot as the initiator sees it when settling a conflict: who cast it and whether it counts, never what
+/// it chose. The type holds no option, so no answer built from it can show one.
+public struct BallotSummary: Hashable, Sendable {
+    public var id: BallotID
+    public var voter: UserSummary
+    public var voterName: String
+    public var castAt: Timestamp
+    public var counted: Bool
+}
+
+/// Two or more ballots whose voters' names read the same.
+public struct NameConflict: Hashable, Sendable {
+    public var name: String
+    public var ballots: [BallotSummary]
+}
+
+/// A vote in someone's history.
+public struct VoteHistoryEntry: Hashable, Sendable {
+    public var view: VoteView
+    public var roles: [VoteRole]
+}
+
+/// Located votes: opening, finding, secret ballots, results, name conflicts and the announcement of finishes.
+public struct VoteService<S: Stores>: Sendable {
+    let stores: S
+    let clock: any WallClock
+    let hasher: any PasswordHasher
+    let locator: Locator<S.Places, S.Campuses>
+    let events: EventService<S>
+    public let rules: VoteRules
+    /// Which of the initiator's positions is current, when a vote is opened where they are: the friend
+    /// finder's rule, so that "where I am" means one thing.
+    let positions: PositionRules
+    private let passwordGuard: GuessingGuard
+    private let openings: WindowLimiter<UserID>
+
+    /// Finishes claimed per store call while announcing.
+    static var announcementBatch: Int { 100 }
+
+    public init(
+        stores: S, clock: any WallClock, hasher: any PasswordHasher, locator: Locator<S.Places, S.Campuses>,
+        events: EventService<S>, positions: PositionRules = .standard, rules: VoteRules = .standard
+    ) {
+        self.positions = positions
+        self.stores = stores
+        self.clock = clock
+        self.hasher = hasher
+        self.locator = locator
+        self.events = events
+        self.rules = rules
+        passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock)
+        openings = WindowLimiter(rules.openings, clock: clock)
+    }
+
+    // MARK: Opening and finding
+
+    /// Opens a vote at the draft's place, or else at the caller's current position.
+    public func open(_ draft: VoteDraft, by identity: Identity) async throws -> VoteView {
+        let location: Coordinate
+        if let given = draft.location {
+            location = given
+        } else if let position = try await stores.positions.position(of: identity.userID),
+            positions.isCurrent(position, at: clock.now)
+        {
+            location = position.coordinate
+        } else {
+            let message = "is required: you share no current position to hold the vote at"
+            throw ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])
+        }
+        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
+        if let wait = openings.acquire(identity.userID) { throw ServiceError.rateLimited(retryAfter: wait, .voteCreations) }
+        let label = try await locator.whereabouts(of: location).label
+        let hash = await hasher.hash(draft.password.hashable)
+        let now = clock.now
+        // A taken id is drawn again; with 729 million ids, eight draws in a row all taken is out of reach.
+        for _ in 0..<8 {
+            let vote = Vote(
+                id: .random(), initiator: identity.userID, subject: draft.subject, options: draft.options,
+                participants: draft.participants, duration: draft.duration, visibility: draft.visibility,
+                anonymous: draft.anonymous, location: location, label: label, createdAt: now)
+            if try await stores.votes.createVote(vote, passwordHash: hash) {
+                return VoteView(vote: vote, initiatorName: me.summary.displayName, state: vote.state(at: now))
+            }
+        }
+        throw VoteIDsExhausted()
+    }
+
+    /// Open public votes within `radius` of `centre`, nearest first.
+    public func nearby(around centre: Coordinate, radius: SearchRadius, limit: ResultLimit) async throws -> [VoteListing] {
+        let now = clock.now
+        let votes = try await stores.votes.openPublicVotes(near: centre, within: radius.distance, at: now, limit: limit.value)
+        let names = try await initiatorNames(votes)
+        return votes.compactMap { vote in
+            guard let name = names[vote.initiator] else { return nil }
+            return VoteListing(
+                view: VoteView(vote: vote, initiatorName: name, state: vote.state(at: now)),
+                distance: haversineDistance(from: centre, to: vote.location),
+                bearing: initialBearing(from: centre, to: vote.location))
+        }
+    }
+
+    /// One vote's public facts, open or finished.
+    public func vote(_ id: VoteID) async throws -> VoteView {
+        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
+        return try await view(vote)
+    }
+
+    // MARK: Ballots
+
+    /// Casts the caller's one ballot. The password is checked under the guessing guard, after everything that
+    /// needs no password (so that a finished vote or a second ballot never costs a try) and before anything
+    /// is written.
+    public func castBallot(
+        on id: VoteID, password text: String, option index: Int, by identity: Identity, from address: ClientAddress
+    ) async throws -> BallotReceipt {
+        guard let (vote, hash) = try await stores.votes.voteForBallot(id: id) else { throw ServiceError.notFound(.vote) }
+        guard vote.isOpen(at: clock.now) else { throw ServiceError.conflict(.voteFinished) }
+        var problems: [ValidationError] = []
+        var option = 0
+        var password: VotePassword?
+        do throws(ValidationError) { option = try vote.options.option(index) } catch { problems.append(error) }
+        do throws(ValidationError) { password = try VotePassword(text) } catch { problems.append(error) }
+        guard problems.isEmpty, let password else { throw ServiceError.invalid(problems) }
+        if try await stores.votes.ballot(of: id, by: identity.userID) != nil { throw ServiceError.conflict(.alreadyVoted) }
+        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
+
+        let key = id.rawValue + " " + identity.userID.rawValue
+        try passwordGuard.begin(account: key, address: address.rawValue)
+        guard await hasher.verify(password.digits, against: hash) else {
+            let delay = passwordGuard.failed(account: key, address: address.rawValue)
+            if delay > .zero { try await clock.sleep(for: delay) }
+            throw ServiceError.forbidden("The password of this vote is wrong.")
+        }
+        passwordGuard.succeeded(account: key)
+
+        let ballot = Ballot(
+            id: .random(), vote: id, voter: identity.userID, voterName: me.summary.displayName, option: option,
+            castAt: clock.now)
+        switch try await stores.votes.castBallot(ballot) {
+        case .noSuchVote: throw ServiceError.notFound(.vote)
+        case .finished: throw ServiceError.conflict(.voteFinished)
+        case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
+        case .cast(let after, let sameName):
+            if sameName > 1, !after.anonymous {
+                try await events.record([.voteConflict(to: after.initiator, vote: after, name: ballot.voterName, ballots: sameName, at: ballot.castAt)])
+            }
+            if after.completedAt != nil { try await announceFinishes() }
+            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: try await initiatorName(after), state: after.state(at: clock.now)))
+        }
+    }
+
+    /// The result of a finished vote, with the caller's own ballot; before the finish, `voteNotFinished` with
+    /// how far it has got.
+    public func result(of id: VoteID, for identity: Identity) async throws -> VoteResult {
+        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
+        guard !vote.isOpen(at: clock.now) else {
+            throw ServiceError.conflict(.voteNotFinished(ballotsCast: vote.ballotsCast, participants: vote.participants.value))
+        }
+        let ballots = try await stores.votes.ballots(of: id)
+        var tally = Array(repeating: 0, count: vote.options.texts.count)
+        for ballot in ballots where ballot.counted { tally[ballot.option] += 1 }
+        let most = tally.max() ?? 0
+        let winners = most == 0 ? [] : tally.indices.filter { tally[$0] == most }
+        let voters = vote.anonymous ? nil : ballots
+            .map { VoterEntry(name: $0.voterName, counted: $0.counted) }
+            .enumerated()
+            .sorted { a, b in a.element.name != b.element.name ? a.element.name < b.element.name : a.offset < b.offset }
+            .map(\.element)
+        return VoteResult(
+            view: try await view(vote), tally: tally, winners: winners, ballotsCounted: tally.reduce(0, +),
+            voters: voters, yourBallot: ballots.first { $0.voter == identity.userID })
+    }
+
+    // MARK: Name conflicts
+
+    /// Ballots of the vote whose voters' names read the same, for its initiator to settle; by name.
+    public func conflicts(in id: VoteID, by identity: Identity) async throws -> [NameConflict] {
+        let vote = try await initiated(id, by: identity)
+        guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
+        let ballots = try await stores.votes.ballots(of: id)
+        let groups = Dictionary(grouping: ballots, by: \.nameKey).values.filter { $0.count > 1 }
+        let people = try await summaries(groups.flatMap { $0.map(\.voter) })
+        return groups
+            .map { group in
+                NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
+                    people[ballot.voter].map {
+                        BallotSummary(id: ballot.id, voter: $0, voterName: ballot.voterName, castAt: ballot.castAt, counted: ballot.counted)
+                    }
+                })
+            }
+            .sorted { a, b in
+                a.name != b.name ? a.name < b.name : (a.ballots.first?.id.rawValue ?? "") < (b.ballots.first?.id.rawValue ?? "")
+            }
+    }
+
+    /// Voids (`counted` false) or restores a ballot, while the vote is open: once its result is out, a change
+    /// would tell anyone comparing the two tallies what the ballot chose.
+    public func setCounted(_ counted: Bool, ballot ballotID: BallotID, in id: VoteID, by identity: Identity) async throws -> BallotSummary {
+        let vote = try await initiated(id, by: identity)
+        guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
+        switch try await stores.votes.setCounted(counted, ballot: ballotID, of: id, at: clock.now) {
+        case .noSuchBallot: throw ServiceError.notFound(.ballot)
+        case .voteFinished: throw ServiceError.conflict(.resultFinal)
+        case .changed(let ballot):
+            guard let voter = try await summaries([ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
+            return BallotSummary(id: ballot.id, voter: voter, voterName: ballot.voterName, castAt: ballot.castAt, counted: ballot.counted)
+        }
+    }
+
+    // MARK: History
+
+    /// The caller's votes in the role (both when nil), newest first, at most `limit`.
+    public func history(of identity: Identity, role: VoteRole?, limit: ResultLimit) async throws -> [VoteHistoryEntry] {
+        var roles: [VoteID: [VoteRole]] = [:]
+        var votes: [VoteID: Vote] = [:]
+        for role in role.map({ [$0] }) ?? VoteRole.allCases {
+            for vote in try await stores.votes.votes(of: identity.userID, role: role, limit: limit.value) {
+                votes[vote.id] = vote
+                roles[vote.id, default: []].append(role)
+            }
+        }
+        let newestFirst = votes.values
+            .sorted { a, b in a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id > b.id }
+            .prefix(limit.value)
+        let names = try await initiatorNames(Array(newestFirst))
+        let now = clock.now
+        return newestFirst.compactMap { vote in
+            guard let name = names[vote.initiator] else { return nil }
+            return VoteHistoryEntry(view: VoteView(vote: vote, initiatorName: name, state: vote.state(at: now)), roles: roles[vote.id] ?? [])
+        }
+    }
+
+    // MARK: Finishes
+
+    /// Tells the voters and the initiator of every vote that has finished since the last call, each finish
+    /// once however many servers or calls race. Votes that fill up are announced at their last ballot; those
+    /// whose time runs out wait for the next call, which the server makes every second. Returns how many.
+    @discardableResult
+    public func announceFinishes() async throws -> Int {
+        var announced = 0
+        while true {
+            let now = clock.now
+            let finished = try await stores.votes.claimFinishAnnouncements(at: now, limit: Self.announcementBatch)
+            var drafts: [EventDraft] = []
+            for vote in finished {
+                guard case .finished(let reason, let at) = vote.state(at: now) else { continue }
+                let recipients = Set(try await stores.votes.voters(of: vote.id) + [vote.initiator])
+                for recipient in recipients.sorted() {
+                    drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at))
+                }
+            }
+            try await events.record(drafts)
+            announced += finished.count
+            if finished.count < Self.announcementBatch { return announced }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The vote, when the caller opened it; others may not settle its conflicts.
+    private func initiated(_ id: VoteID, by identity: Identity) async throws -> Vote {
+        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
+        guard vote.initiator == identity.userID else {
+            throw ServiceError.forbidden("Only the initiator of this vote settles its name conflicts.")
+        }
+        return vote
+    }
+
+    private func view(_ vote: Vote) async throws -> VoteView {
+        VoteView(vote: vote, initiatorName: try await initiatorName(vote), state: vote.state(at: clock.now))
+    }
+
+    private func initiatorName(_ vote: Vote) async throws -> String {
+        guard let name = try await initiatorNames([vote])[vote.initiator] else { throw ServiceError.notFound(.vote) }
+        return name
+    }
+
+    private func initiatorNames(_ votes: [Vote]) async throws -> [UserID: String] {
+        try await summaries(votes.map(\.initiator)).mapValues(\.displayName)
+    }
+
+    private func summaries(_ ids: [UserID]) async throws -> [UserID: UserSummary] {
+        guard !ids.isEmpty else { return [:] }
+        let accounts = try await stores.accounts.accounts(ids: Array(Set(ids)))
+        return Dictionary(accounts.map { ($0.id, $0.summary) }) { first, _ in first }
+    }
+}
+
+/// Eight random vote ids in a row were taken: the id space is nearly full, which no real use reaches.
+public struct VoteIDsExhausted: Error, Hashable, Sendable {}

@@ -1,0 +1,95 @@
+import GeoCore
+import VicinityCore
+
+/// The wire form of votes, ballots and results. A vote's public facts never carry a tally, a choice or a
+/// password; a choice appears only in its own voter's `your_ballot` and ballot receipt.
+extension Wire {
+    static func vote(_ view: VoteView) -> [String: JSONValue] {
+        let vote = view.vote
+        var fields: [String: JSONValue] = [
+            "id": .string(vote.id.rawValue),
+            "subject": .string(vote.subject.rawValue),
+            "options": .array(vote.options.texts.map(JSONValue.string)),
+            "participants": .number(Double(vote.participants.value)),
+            "ballots_cast": .number(Double(vote.ballotsCast)),
+            "duration": .string(vote.duration.description),
+            "visibility": .string(vote.visibility.rawValue),
+            "anonymous": .bool(vote.anonymous),
+            "label": .string(vote.label),
+            "initiator_name": .string(view.initiatorName),
+            "created_at": .string(vote.createdAt.rfc3339),
+            "closes_at": vote.closesAt.map { .string($0.rfc3339) } ?? .null,
+        ]
+        switch view.state {
+        case .open:
+            fields["state"] = .string("open")
+            fields["finish_reason"] = .null
+            fields["finished_at"] = .null
+        case .finished(let reason, let at):
+            fields["state"] = .string("finished")
+            fields["finish_reason"] = .string(reason.rawValue)
+            fields["finished_at"] = .string(at.rfc3339)
+        }
+        return fields
+    }
+
+    static func voteListing(_ listing: VoteListing) -> JSONValue {
+        var fields = vote(listing.view)
+        fields["distance_m"] = .number(listing.distance.meters)
+        fields["bearing_deg"] = .number(listing.bearing.degrees)
+        return .object(fields)
+    }
+
+    /// The caller's own ballot: the only answer that names a choice, and only to its voter.
+    static func ownBallot(_ ballot: Ballot) -> JSONValue {
+        .object([
+            "id": .string(ballot.id.rawValue),
+            "option": .number(Double(ballot.option)),
+            "counted": .bool(ballot.counted),
+            "cast_at": .string(ballot.castAt.rfc3339),
+        ])
+    }
+
+    static func result(_ result: VoteResult) -> JSONValue {
+        let options = result.view.vote.options.texts
+        return .object([
+            "vote": .object(vote(result.view)),
+            "tally": .array(options.indices.map { index in
+                .object([
+                    "index": .number(Double(index)),
+                    "option": .string(options[index]),
+                    "ballots": .number(Double(result.tally[index])),
+                ])
+            }),
+            "winners": .array(result.winners.map { .number(Double($0)) }),
+            "participants": .number(Double(result.view.vote.participants.value)),
+            "ballots_cast": .number(Double(result.view.vote.ballotsCast)),
+            "ballots_counted": .number(Double(result.ballotsCounted)),
+            "voters": result.voters.map { voters in
+                .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
+            } ?? .null,
+            "your_ballot": result.yourBallot.map(ownBallot) ?? .null,
+        ])
+    }
+
+    /// A ballot as its vote's initiator sees it: who and whether counted, never what it chose.
+    static func ballotSummary(_ ballot: BallotSummary) -> JSONValue {
+        .object([
+            "id": .string(ballot.id.rawValue),
+            "voter": ballot.voter.jsonValue,
+            "name": .string(ballot.voterName),
+            "cast_at": .string(ballot.castAt.rfc3339),
+            "counted": .bool(ballot.counted),
+        ])
+    }
+
+    static func conflict(_ conflict: NameConflict) -> JSONValue {
+        .object(["name": .string(conflict.name), "ballots": .array(conflict.ballots.map(ballotSummary))])
+    }
+
+    static func historyEntry(_ entry: VoteHistoryEntry) -> JSONValue {
+        var fields = vote(entry.view)
+        fields["roles"] = .array(entry.roles.map { .string($0.rawValue) })
+        return .object(fields)
+    }
+}
