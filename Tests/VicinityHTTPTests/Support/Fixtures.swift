@@ -114,6 +114,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var positions: InMemoryStore { rest }
     var friends: InMemoryStore { rest }
     var events: InMemoryStore { rest }
+    var votes: InMemoryStore { rest }
 }
 
 /// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10
