@@ -1,0 +1,384 @@
+import Foundation
+import GeoCore
+import Testing
+import VicinityCore
+
+private let hasher = BcryptHasher(cost: .forTesting(4))
+
+/// Positions from Data/csulb-buildings.csv.
+private enum Spot {
+    static let hallOfScience = point(33.779842, -118.112526)
+    static let library = point(33.777267, -118.114777)
+    static let pyramid = point(33.787445, -118.114403)
+
+    static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
+        do { return try Coordinate(latitude: latitude, longitude: longitude) } catch { preconditionFailure("\(error)") }
+    }
+}
+
+/// Services over an in-memory store with a manual clock, with helpers to make people and votes.
+private struct Room {
+    let clock = ManualClock()
+    let store = InMemoryStore()
+    let services: Services<InMemoryStore>
+    let address = ClientAddress("198.51.100.7")
+
+    init() async throws {
+        services = Services(stores: store, clock: clock, hasher: hasher)
+        let hall = try Place(id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", coordinate: Spot.hallOfScience)
+        _ = try await store.upsert([hall])
+    }
+
+    var votes: VoteService<InMemoryStore> { services.votes }
+
+    func person(_ username: String, first: String? = nil, last: String = "Test") async throws -> Identity {
+        let request = SignUp(
+            username: try Username(username), password: try Password("correct horse battery"),
+            firstName: try PersonName(first ?? username.capitalized, field: "first_name"),
+            lastName: try PersonName(last, field: "last_name"), email: nil)
+        _ = try await services.accounts.signUp(request, from: address)
+        let signedIn = try await services.accounts.signIn(username: username, password: "correct horse battery", from: address)
+        return try await services.accounts.authenticate(token: signedIn.token.text)
+    }
+
+    func open(
+        by identity: Identity, participants: Int = 3, duration: String = "15m", visibility: VoteVisibility = .public,
+        anonymous: Bool = false, at location: Coordinate? = Spot.hallOfScience, options: [String] = ["Pizza", "Tacos", "Pho"]
+    ) async throws -> VoteView {
+        let draft = VoteDraft(
+            subject: try VoteSubject("Lunch after the lab?"), options: try VoteOptions(options),
+            participants: try ParticipantCount(participants), password: try VotePassword("482913"),
+            duration: try VoteDuration(duration), visibility: visibility, anonymous: anonymous, location: location)
+        return try await votes.open(draft, by: identity)
+    }
+
+    @discardableResult
+    func vote(_ id: VoteID, _ option: Int, by identity: Identity, password: String = "482913") async throws -> BallotReceipt {
+        try await votes.castBallot(on: id, password: password, option: option, by: identity, from: address)
+    }
+}
+
+@Suite("Vote input rules")
+struct VoteInputTests {
+    @Test("vote ids use no look-alike characters, read in either case, and are random")
+    func voteIDs() throws {
+        let alphabet = String(decoding: VoteID.alphabet, as: UTF8.self)
+        for lookAlike in "0O1IlLU" { #expect(!alphabet.contains(lookAlike)) }
+        #expect(VoteID("k7m3qx")?.rawValue == "K7M3QX")
+        #expect(VoteID("K7m3Qx") == VoteID("k7M3qX"))
+        for bad in ["K7M3Q0", "K7M3QO", "K7M3Q1", "K7M3QI", "K7M3QL", "K7M3Q", "K7M3QXX", "K7M3Q-", "K7M3QÄ", ""] {
+            #expect(VoteID(bad) == nil, "\(bad)")
+        }
+        let ids = (0..<20_000).map { _ in VoteID.random() }
+        #expect(ids.allSatisfy { VoteID($0.rawValue) == $0 && !VoteID.reserved.contains($0.rawValue) })
+        #expect(Set(ids).count >= 19_990, "collisions among 20,000 of 729 million ids are rare")
+        // Not sequential: consecutive ids differ in their first character about 29 times in 30.
+        let firstChanges = zip(ids, ids.dropFirst()).count { $0.rawValue.first != $1.rawValue.first }
+        #expect(firstChanges > 18_000)
+    }
+
+    @Test("subject, options, participants, password and duration are checked with the field named")
+    func drafts() throws {
+        #expect(throws: ValidationError(field: "subject", message: "must not be empty")) { try VoteSubject("   ") }
+        #expect(throws: ValidationError(field: "subject", message: "must be at most 200 characters")) {
+            try VoteSubject(String(repeating: "é", count: 201))
+        }
+        #expect(try VoteSubject("  Lunch?  ").rawValue == "Lunch?")
+        #expect(throws: ValidationError(field: "options", message: "must hold 2 to 20 options, not 1")) { try VoteOptions(["Only"]) }
+        #expect(throws: ValidationError(field: "options", message: "must hold 2 to 20 options, not 21")) {
+            try VoteOptions((0...20).map { "Option \($0)" })
+        }
+        #expect(throws: ValidationError(field: "options[2]", message: "reads the same as options[0]")) {
+            try VoteOptions(["Café", "Tea", "CAFE"])
+        }
+        #expect(throws: ValidationError(field: "options[1]", message: "must not be empty")) { try VoteOptions(["Yes", " "]) }
+        #expect(try VoteOptions(["👍", "👎"]).texts == ["👍", "👎"])
+        #expect(throws: ValidationError(field: "participants", message: "must be an integer in [1, 1000]")) { try ParticipantCount(0) }
+        #expect(throws: ValidationError(field: "participants", message: "must be an integer in [1, 1000]")) { try ParticipantCount(1001) }
+        for bad in ["12345", "1234567", "12345a", "１２３４５６", " 12345", "123 456", "-12345"] {
+            #expect(throws: ValidationError(field: "password", message: "must be exactly 6 digits 0-9")) { try VotePassword(bad) }
+        }
+        #expect(try VotePassword("000000").description == "VotePassword(redacted)")
+        #expect(try VoteDuration("5m") == .minutes(5))
+        #expect(try VoteDuration("permanent") == .permanent)
+        for bad in ["10m", "05m", "60", "1h", "Permanent", "m", ""] {
+            #expect(throws: ValidationError(field: "duration", message: "must be one of 5m, 15m, 30m, 60m, permanent")) {
+                try VoteDuration(bad)
+            }
+        }
+    }
+}
+
+@Suite("Vote rules")
+struct VoteRuleTests {
+    @Test("a timed vote is open until closes_at and finished from that instant, for every reader, without a timer")
+    func finishedByTime() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let opened = try await room.open(by: teacher, duration: "5m")
+        let id = opened.vote.id
+        #expect(opened.vote.closesAt == opened.vote.createdAt + .seconds(300))
+        #expect(opened.state == .open)
+        try await room.vote(id, 1, by: ana)
+        room.clock.advance(by: .milliseconds(299_999))
+        #expect(try await room.votes.vote(id).state == .open)
+        await #expect(throws: ServiceError.conflict(.voteNotFinished(ballotsCast: 1, participants: 3))) {
+            try await room.votes.result(of: id, for: teacher)
+        }
+        room.clock.advance(by: .milliseconds(1))
+        let closesAt = try #require(opened.vote.closesAt)
+        #expect(try await room.votes.vote(id).state == .finished(.timeUp, at: closesAt))
+        let ben = try await room.person("ben")
+        await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 0, by: ben) }
+        let result = try await room.votes.result(of: id, for: ana)
+        #expect(result.tally == [0, 1, 0])
+        #expect(result.winners == [1])
+        #expect(result.yourBallot?.option == 1)
+    }
+
+    @Test("a vote finishes with its last participant's ballot; later ballots are refused")
+    func finishedByCount() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        let ana = try await room.person("ana"), ben = try await room.person("ben"), cy = try await room.person("cyd")
+        let id = try await room.open(by: teacher, participants: 2, duration: "60m").vote.id
+        let first = try await room.vote(id, 0, by: ana)
+        #expect(first.view.state == .open && first.view.vote.ballotsCast == 1)
+        room.clock.advance(by: .seconds(30))
+        let last = try await room.vote(id, 2, by: ben)
+        #expect(last.view.state == .finished(.allVoted, at: room.clock.now))
+        await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 1, by: cy) }
+        #expect(try await room.votes.vote(id).vote.ballotsCast == 2)
+    }
+
+    @Test("a permanent vote has no closing time and stays open until every participant has voted")
+    func permanent() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let opened = try await room.open(by: teacher, participants: 2, duration: "permanent")
+        #expect(opened.vote.closesAt == nil)
+        try await room.vote(opened.vote.id, 0, by: ana)
+        room.clock.advance(by: .seconds(400 * 86_400))
+        #expect(try await room.votes.vote(opened.vote.id).state == .open)
+        #expect(try await room.votes.announceFinishes() == 0)
+        try await room.vote(opened.vote.id, 0, by: teacher)
+        #expect(try await room.votes.vote(opened.vote.id).state == .finished(.allVoted, at: room.clock.now))
+    }
+
+    @Test("the place is the one given, else my current position; neither, or only a stale one, is a clear error")
+    func place() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        let message = "is required: you share no current position to hold the vote at"
+        let missing = ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])
+        await #expect(throws: missing) { try await room.open(by: teacher, at: nil) }
+        _ = try await room.services.friends.sharePosition(teacher, at: Spot.library, accuracy: nil, status: nil)
+        let here = try await room.open(by: teacher, at: nil)
+        #expect(here.vote.location == Spot.library)
+        let given = try await room.open(by: teacher, at: Spot.hallOfScience)
+        #expect(given.vote.location == Spot.hallOfScience)
+        #expect(given.vote.label == "Around Hall of Science")
+        room.clock.advance(by: .seconds(24 * 3600 + 1))
+        await #expect(throws: missing) { try await room.open(by: teacher, at: nil) }
+    }
+
+    @Test("one ballot per person: a second is refused and not counted, whatever its option")
+    func oneBallotEach() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let id = try await room.open(by: teacher).vote.id
+        try await room.vote(id, 0, by: ana)
+        await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana) }
+        await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana, password: "000000") }
+        #expect(try await room.votes.vote(id).vote.ballotsCast == 1)
+        await #expect(throws: ServiceError.invalid([ValidationError(field: "option", message: "must be an index into the vote's options, 0 to 2")])) {
+            try await room.vote(id, 3, by: teacher)
+        }
+        await #expect(throws: ServiceError.notFound(.vote)) { try await room.vote(.random(), 0, by: teacher) }
+    }
+
+    @Test("five wrong passwords lock this person out of this vote for 15 minutes, the right one too; then it works")
+    func lockout() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana"), ben = try await room.person("ben")
+        let id = try await room.open(by: teacher, duration: "60m").vote.id
+        let other = try await room.open(by: teacher, duration: "60m").vote.id
+        let wrong = ServiceError.forbidden("The password of this vote is wrong.")
+        for _ in 0..<5 { await #expect(throws: wrong) { try await room.vote(id, 0, by: ana, password: "111111") } }
+        #expect(room.clock.sleeps == [.seconds(1), .seconds(2)], "failures 3 and 4 are answered late")
+        let locked = ServiceError.rateLimited(retryAfter: .seconds(900), .votePasswordAttempts)
+        await #expect(throws: locked) { try await room.vote(id, 0, by: ana) }
+        // Only this person and this vote: others vote, and she votes elsewhere.
+        try await room.vote(id, 1, by: ben)
+        try await room.vote(other, 1, by: ana)
+        room.clock.advance(by: .seconds(900) - .milliseconds(1))
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .milliseconds(1), .votePasswordAttempts)) {
+            try await room.vote(id, 0, by: ana)
+        }
+        room.clock.advance(by: .milliseconds(1))
+        let receipt = try await room.vote(id, 2, by: ana)
+        #expect(receipt.ballot.option == 2)
+        #expect(try await room.votes.vote(id).vote.ballotsCast == 2, "refused tries were never counted")
+    }
+
+    @Test("a malformed password is a clear error that costs no try")
+    func malformedPassword() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let id = try await room.open(by: teacher).vote.id
+        for _ in 0..<8 {
+            await #expect(throws: ServiceError.invalid([ValidationError(field: "password", message: "must be exactly 6 digits 0-9")])) {
+                try await room.vote(id, 0, by: ana, password: "48291")
+            }
+        }
+        try await room.vote(id, 0, by: ana)
+    }
+
+    @Test("the result: tally, tied winners, participants by name unless anonymous, and only the caller's own choice")
+    func result() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher", first: "Tess", last: "Ward")
+        let ana = try await room.person("ana", first: "Ana", last: "Lima"), ben = try await room.person("ben", first: "Ben", last: "Ito")
+        let named = try await room.open(by: teacher, participants: 3).vote.id
+        let anonymous = try await room.open(by: teacher, participants: 2, anonymous: true).vote.id
+        try await room.vote(named, 0, by: ana)
+        try await room.vote(named, 2, by: ben)
+        try await room.vote(named, 2, by: teacher)
+        try await room.vote(anonymous, 0, by: ana)
+        try await room.vote(anonymous, 1, by: ben)
+
+        let forAna = try await room.votes.result(of: named, for: ana)
+        #expect(forAna.tally == [1, 0, 2] && forAna.winners == [2] && forAna.ballotsCounted == 3)
+        #expect(forAna.voters?.map(\.name) == ["Ana Lima", "Ben Ito", "Tess Ward"])
+        #expect(forAna.voters?.allSatisfy(\.counted) == true)
+        #expect(forAna.yourBallot?.option == 0)
+        #expect(try await room.votes.result(of: named, for: ben).yourBallot?.option == 2)
+        let cy = try await room.person("cyd")
+        #expect(try await room.votes.result(of: named, for: cy).yourBallot == nil, "a non-voter has no ballot to see")
+
+        let tie = try await room.votes.result(of: anonymous, for: teacher)
+        #expect(tie.tally == [1, 1, 0] && tie.winners == [0, 1])
+        #expect(tie.voters == nil, "an anonymous vote names no one")
+        #expect(tie.yourBallot == nil, "the initiator did not vote here and sees no one's choice")
+    }
+
+    @Test("same names: the initiator is told, sees them, voids and restores while open; then the result is final")
+    func conflicts() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        let ana = try await room.person("ana", first: "Ana", last: "Lima")
+        let impostor = try await room.person("ana2", first: "ana", last: "LIMA")
+        let ben = try await room.person("ben", first: "Ben", last: "Ito")
+        let id = try await room.open(by: teacher, participants: 3).vote.id
+        try await room.vote(id, 0, by: ana)
+        #expect(try await room.votes.conflicts(in: id, by: teacher).isEmpty)
+        room.clock.advance(by: .seconds(5))
+        try await room.vote(id, 1, by: impostor)
+
+        let told = try await room.store.events(for: teacher.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
+        #expect(told.count == 1)
+        let event = try #require(told.first)
+        #expect(event.type == .voteConflict)
+        #expect(event.data["vote_id"] == .string(id.rawValue) && event.data["ballots"] == .number(2))
+        #expect(event.data["option"] == nil)
+
+        let conflicts = try await room.votes.conflicts(in: id, by: teacher)
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.ballots.map(\.voter.id) == [ana.userID, impostor.userID])
+        await #expect(throws: ServiceError.forbidden("Only the initiator of this vote settles its name conflicts.")) {
+            try await room.votes.conflicts(in: id, by: ana)
+        }
+        let impostorBallot = try #require(conflicts.first?.ballots.last?.id)
+        #expect(try await room.votes.setCounted(false, ballot: impostorBallot, in: id, by: teacher).counted == false)
+        #expect(try await room.votes.setCounted(true, ballot: impostorBallot, in: id, by: teacher).counted)
+        #expect(try await room.votes.setCounted(false, ballot: impostorBallot, in: id, by: teacher).counted == false)
+        await #expect(throws: ServiceError.notFound(.ballot)) { try await room.votes.setCounted(false, ballot: .random(), in: id, by: teacher) }
+
+        try await room.vote(id, 1, by: ben)
+        let result = try await room.votes.result(of: id, for: impostor)
+        #expect(result.tally == [1, 1, 0] && result.winners == [0, 1] && result.ballotsCounted == 2)
+        #expect(result.yourBallot?.counted == false, "the voided voter sees that their ballot was not counted")
+        #expect(try await room.votes.result(of: id, for: ana).yourBallot?.counted == true)
+        #expect(result.voters?.filter { !$0.counted }.count == 1)
+        await #expect(throws: ServiceError.conflict(.resultFinal)) {
+            try await room.votes.setCounted(true, ballot: impostorBallot, in: id, by: teacher)
+        }
+
+        let anonymous = try await room.open(by: teacher, anonymous: true).vote.id
+        await #expect(throws: ServiceError.conflict(.anonymousVote)) { try await room.votes.conflicts(in: anonymous, by: teacher) }
+    }
+
+    @Test("finishes are announced once to every voter and the initiator, by count at once and by time on the next round")
+    func announcements() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana"), ben = try await room.person("ben")
+        let full = try await room.open(by: teacher, participants: 2, duration: "60m").vote.id
+        let timed = try await room.open(by: teacher, participants: 5, duration: "5m").vote.id
+        try await room.vote(timed, 0, by: ana)
+        try await room.vote(full, 0, by: ana)
+        try await room.vote(full, 1, by: ben)
+        #expect(try await room.votes.announceFinishes() == 0, "the full vote was announced with its last ballot")
+        room.clock.advance(by: .seconds(300))
+        #expect(try await room.votes.announceFinishes() == 1)
+        #expect(try await room.votes.announceFinishes() == 0)
+
+        var received: [[String]] = []
+        for person in [teacher, ana, ben] {
+            let events = try await room.store.events(for: person.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+            #expect(events.allSatisfy { $0.type == .voteFinished && $0.data["option"] == nil && $0.data["tally"] == nil })
+            received.append(events.compactMap { if case .string(let id) = $0.data["vote_id"] { id } else { nil } })
+        }
+        #expect(received[0] == [full.rawValue, timed.rawValue], "the initiator hears of both")
+        #expect(received[1] == [full.rawValue, timed.rawValue], "a voter in both hears of both")
+        #expect(received[2] == [full.rawValue], "a voter in one hears of that one")
+    }
+
+    @Test("history lists initiated and attended votes newest first, with state and progress")
+    func history() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let first = try await room.open(by: teacher, participants: 1).vote.id
+        room.clock.advance(by: .seconds(60))
+        let second = try await room.open(by: ana, participants: 2).vote.id
+        try await room.vote(first, 0, by: ana)
+        try await room.vote(second, 0, by: ana)
+
+        let mine = try await room.votes.history(of: ana, role: nil, limit: .standard)
+        #expect(mine.map(\.view.vote.id) == [second, first])
+        #expect(mine.map(\.roles) == [[.initiated, .attended], [.attended]])
+        #expect(mine.map(\.view.vote.ballotsCast) == [1, 1])
+        #expect(mine[1].view.state == .finished(.allVoted, at: room.clock.now))
+        #expect(try await room.votes.history(of: ana, role: .initiated, limit: .standard).map(\.view.vote.id) == [second])
+        #expect(try await room.votes.history(of: teacher, role: .attended, limit: .standard).isEmpty)
+    }
+
+    @Test("opening votes is limited per person: thirty an hour")
+    func openingLimit() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        for _ in 0..<30 { _ = try await room.open(by: teacher) }
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .voteCreations)) { try await room.open(by: teacher) }
+        room.clock.advance(by: .seconds(3600))
+        _ = try await room.open(by: teacher)
+    }
+
+    @Test("nearby lists open public votes only, nearest first, with distance")
+    func nearby() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let here = try await room.open(by: teacher, at: Spot.hallOfScience).vote.id
+        let there = try await room.open(by: teacher, at: Spot.library).vote.id
+        _ = try await room.open(by: teacher, visibility: .private, at: Spot.hallOfScience)
+        let done = try await room.open(by: teacher, participants: 1, at: Spot.hallOfScience).vote.id
+        try await room.vote(done, 0, by: ana)
+        _ = try await room.open(by: teacher, at: Spot.pyramid)  // about 1.1 km from the library: outside 500 m
+
+        let found = try await room.votes.nearby(around: Spot.library, radius: try SearchRadius(meters: 500), limit: .standard)
+        #expect(found.map(\.view.vote.id) == [there, here])
+        #expect(found.first?.distance == Distance(meters: 0))
+        #expect(found.last?.distance == haversineDistance(from: Spot.library, to: Spot.hallOfScience))
+        #expect(found.allSatisfy { $0.view.initiatorName == "Teacher Test" })
+        room.clock.advance(by: .seconds(15 * 60))
+        #expect(try await room.votes.nearby(around: Spot.library, radius: .standard, limit: .standard).isEmpty)
+    }
+}
