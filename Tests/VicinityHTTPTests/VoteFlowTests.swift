@@ -1,0 +1,315 @@
+import Foundation
+import GeoCore
+import HTTPTypes
+import HummingbirdTesting
+import Synchronization
+import Testing
+import VicinityCore
+import VicinityHTTP
+
+/// CSULB's Hall of Science and Library, from Data/csulb-buildings.csv.
+private let hall = (lat: 33.779842, lon: -118.112526)
+private let library = (lat: 33.777267, lon: -118.114777)
+
+private let votePassword = "482913"
+
+/// A store with the Hall of Science, so that votes there are labelled "Around Hall of Science".
+private func campusStore() async throws -> InMemoryStore {
+    let store = InMemoryStore()
+    let place = try Place(
+        id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic",
+        coordinate: Coordinate(latitude: hall.lat, longitude: hall.lon))
+    _ = try await store.upsert([place])
+    return store
+}
+
+extension TestClientProtocol {
+    /// Opens a vote at the Hall of Science; the test fails unless it is created.
+    fileprivate func openVote(
+        as person: Person, participants: Int = 3, duration: String = "15m", visibility: String = "public",
+        anonymous: Bool = false
+    ) async throws -> String {
+        let response = try await call(.post, "/v1/votes", as: person, json: """
+            {"subject":"Lunch after the lab?","options":["Pizza","Tacos","Pho"],"participants":\(participants),
+             "password":"\(votePassword)","duration":"\(duration)","visibility":"\(visibility)","anonymous":\(anonymous),
+             "lat":\(hall.lat),"lon":\(hall.lon)}
+            """)
+        #expect(response.status == .created, "\(response.text)")
+        return try #require(response.object?["id"] as? String)
+    }
+
+    fileprivate func ballot(_ vote: String, _ option: Int, as person: Person, password: String = votePassword) async throws -> TestResponse {
+        try await call(.post, "/v1/votes/\(vote)/ballots", as: person, json: #"{"password":"\#(password)","option":\#(option)}"#)
+    }
+}
+
+@Suite("Votes over HTTP")
+struct VoteFlowTests {
+    @Test("three people: open at a place, find nearby, vote secretly, 409 until the last ballot, then the result and the events")
+    func threeUsers() async throws {
+        let store = try await campusStore()
+        let clock = ManualClock()
+        try await withApp(store, clock: clock) { client in
+            let tess = try await client.person("tess", first: "Tess", last: "Ward")
+            let ana = try await client.person("ana", first: "Ana", last: "Lima")
+            let ben = try await client.person("ben", first: "Ben", last: "Ito")
+
+            let opened = try await client.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"Lunch after the lab?","options":["Pizza","Tacos","Pho"],"participants":3,"password":"\(votePassword)",
+                 "duration":"15m","visibility":"public","anonymous":false,"lat":\(hall.lat),"lon":\(hall.lon)}
+                """)
+            #expect(opened.status == .created, "\(opened.text)")
+            let vote = try #require(opened.object)
+            let id = try #require(vote["id"] as? String)
+            #expect(opened.headers[.location] == "/v1/votes/\(id)")
+            #expect(id.count == 6 && id == id.uppercased())
+            #expect(vote["closes_at"] as? String == "2026-11-22T09:15:00.000Z")
+            #expect(vote["state"] as? String == "open")
+            #expect(vote["label"] as? String == "Around Hall of Science")
+            #expect(vote["initiator_name"] as? String == "Tess Ward")
+            #expect(vote["password"] == nil && vote["password_hash"] == nil)
+
+            // Ana is in the library, 354 m away; a guest finds it too.
+            let nearby = try await client.call(.get, "/v1/votes/nearby?lat=\(library.lat)&lon=\(library.lon)")
+            #expect(nearby.status == .ok, "\(nearby.text)")
+            let listed = nearby.list("votes")
+            #expect(listed.map { $0["id"] as? String } == [id])
+            let distance = try #require(listed.first?["distance_m"] as? Double)
+            #expect(abs(distance - 354.2) < 1, "\(distance)")
+            #expect(listed.first?["ballots_cast"] as? Int == 0)
+            #expect(listed.first?["tally"] == nil)
+
+            let first = try await client.ballot(id.lowercased(), 1, as: ana)
+            #expect(first.status == .created, "\(first.text)")
+            #expect((first.object?["ballot"] as? [String: Any])?["option"] as? Int == 1)
+            #expect(((first.object?["vote"] as? [String: Any])?["ballots_cast"]) as? Int == 1)
+
+            let early = try await client.call(.get, "/v1/votes/\(id)/result", as: tess)
+            #expect(early.status == .conflict)
+            #expect(early.object?["ballots_cast"] as? Int == 1 && early.object?["participants"] as? Int == 3)
+            #expect((early.object?["detail"] as? String)?.contains("not finished yet: 1 of 3") == true)
+
+            #expect(try await client.ballot(id, 0, as: ben).status == .created)
+            clock.advance(by: .seconds(40))
+            #expect(try await client.ballot(id, 1, as: tess).status == .created)
+
+            let again = try await client.ballot(id, 2, as: ana)
+            #expect(again.status == .conflict, "\(again.text)")
+
+            let result = try await client.call(.get, "/v1/votes/\(id)/result", as: ana)
+            #expect(result.status == .ok, "\(result.text)")
+            let answer = try #require(result.object)
+            #expect((answer["tally"] as? [[String: Any]])?.map { $0["ballots"] as? Int } == [1, 2, 0])
+            #expect(answer["winners"] as? [Int] == [1])
+            #expect(answer["participants"] as? Int == 3 && answer["ballots_counted"] as? Int == 3)
+            #expect((answer["voters"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Ana Lima", "Ben Ito", "Tess Ward"])
+            #expect((answer["your_ballot"] as? [String: Any])?["option"] as? Int == 1)
+            #expect(((answer["vote"] as? [String: Any])?["finish_reason"]) as? String == "all_voted")
+            #expect(((answer["vote"] as? [String: Any])?["finished_at"]) as? String == "2026-11-22T09:00:40.000Z")
+            let forBen = try await client.call(.get, "/v1/votes/\(id)/result", as: ben)
+            #expect((forBen.object?["your_ballot"] as? [String: Any])?["option"] as? Int == 0)
+
+            // Finished votes leave the nearby list; history keeps them, newest first.
+            #expect(try await client.call(.get, "/v1/votes/nearby?lat=\(library.lat)&lon=\(library.lon)").list("votes").isEmpty)
+            let history = try await client.call(.get, "/v1/me/votes?role=attended", as: ana)
+            #expect(history.list("votes").map { $0["id"] as? String } == [id])
+            #expect(history.list("votes").first?["state"] as? String == "finished")
+            let initiated = try await client.call(.get, "/v1/me/votes", as: tess)
+            #expect(initiated.list("votes").first?["roles"] as? [String] == ["initiated", "attended"])
+
+            for person in [tess, ana, ben] {
+                let events = try await store.events(
+                    for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
+                #expect(events.map(\.type) == [.voteFinished], "\(person.username)")
+                #expect(events.first?.data["reason"] == .string("all_voted"))
+            }
+        }
+    }
+
+    @Test("guests find and read votes but cannot vote, see results or settle conflicts")
+    func guests() async throws {
+        try await withApp(try await campusStore()) { client in
+            let tess = try await client.person("tess")
+            let id = try await client.openVote(as: tess)
+            let facts = try await client.call(.get, "/v1/votes/\(id)")
+            #expect(facts.status == .ok)
+            #expect(facts.object?["tally"] == nil && facts.object?["ballots_cast"] as? Int == 0)
+            #expect(facts.object?["options"] as? [String] == ["Pizza", "Tacos", "Pho"])
+            for (method, path, body) in [
+                (HTTPRequest.Method.post, "/v1/votes/\(id)/ballots", #"{"password":"482913","option":0}"#),
+                (.get, "/v1/votes/\(id)/result", nil), (.get, "/v1/votes/\(id)/conflicts", nil),
+                (.post, "/v1/votes", "{}"), (.get, "/v1/me/votes", nil),
+            ] {
+                let response = try await client.call(method, path, json: body)
+                #expect(response.status == .unauthorized, "\(method) \(path)")
+                #expect(response.headers[.wwwAuthenticate] != nil)
+            }
+            #expect(try await client.call(.get, "/v1/votes/\(id)").object?["ballots_cast"] as? Int == 0, "nothing was cast")
+        }
+    }
+
+    @Test("nearby never lists private or finished votes; private ones are found by id")
+    func nearbyVisibility() async throws {
+        let clock = ManualClock()
+        try await withApp(try await campusStore(), clock: clock) { client in
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
+            let open = try await client.openVote(as: tess)
+            let hidden = try await client.openVote(as: tess, visibility: "private")
+            let full = try await client.openVote(as: tess, participants: 1)
+            #expect(try await client.ballot(full, 0, as: ana).status == .created)
+            let permanent = try await client.openVote(as: tess, duration: "permanent")
+            let near = "/v1/votes/nearby?lat=\(hall.lat)&lon=\(hall.lon)&radius=100"
+            #expect(Set(try await client.call(.get, near).list("votes").compactMap { $0["id"] as? String }) == [open, permanent])
+            #expect(try await client.call(.get, "/v1/votes/\(hidden)").object?["visibility"] as? String == "private")
+            clock.advance(by: .seconds(15 * 60))
+            #expect(try await client.call(.get, near).list("votes").compactMap { $0["id"] as? String } == [permanent])
+            #expect(try await client.call(.get, "/v1/votes/\(open)").object?["finish_reason"] as? String == "time_up")
+        }
+    }
+
+    @Test("a classroom of fifty behind one address signs up and sends fifty ballots at once to a thirty-person vote: thirty count")
+    func classroom() async throws {
+        try await withApp(try await campusStore()) { client in
+            let tess = try await client.person("tess")
+            var students: [Person] = []
+            for index in 0..<50 { students.append(try await client.person("student\(index)")) }
+            let id = try await client.openVote(as: tess, participants: 30)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for (index, student) in students.enumerated() {
+                    group.addTask { try await client.ballot(id, index % 3, as: student).status }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.count { $0 == .created } == 30)
+            #expect(statuses.count { $0 == .conflict } == 20)
+            let result = try await client.call(.get, "/v1/votes/\(id)/result", as: tess)
+            #expect(result.object?["ballots_counted"] as? Int == 30)
+            #expect((result.object?["voters"] as? [Any])?.count == 30)
+        }
+    }
+
+    @Test("bad input gets every bad field named and changes nothing; unknown and malformed ids are 404")
+    func validation() async throws {
+        try await withApp(try await campusStore()) { client in
+            let tess = try await client.person("tess")
+            let bad = try await client.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"","options":["A","a"],"participants":0,"password":"12345","duration":"10m","visibility":"secret",
+                 "anonymous":"no","lat":91,"lon":0,"colour":"red"}
+                """)
+            #expect(bad.status == .badRequest)
+            let fields = Set((bad.object?["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? [])
+            #expect(fields == ["subject", "options[1]", "participants", "password", "duration", "visibility", "anonymous", "lat", "colour"])
+            let noPlace = try await client.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"Lunch?","options":["A","B"],"participants":2,"password":"123456","duration":"5m"}
+                """)
+            #expect(noPlace.status == .badRequest)
+            #expect(Set((noPlace.object?["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []) == ["lat", "lon"])
+            #expect(try await client.call(.get, "/v1/me/votes", as: tess).list("votes").isEmpty, "nothing was opened")
+
+            #expect(try await client.call(.get, "/v1/votes/K7M3QX").status == .notFound)
+            #expect(try await client.call(.get, "/v1/votes/not-an-id").status == .notFound)
+            let id = try await client.openVote(as: tess)
+            let fraction = try await client.call(.post, "/v1/votes/\(id)/ballots", as: tess, json: #"{"password":"482913","option":0.5}"#)
+            #expect(fraction.status == .badRequest)
+            #expect(try await client.call(.get, "/v1/me/votes?role=voted", as: tess).status == .badRequest)
+            #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(String(repeating: "a", count: 20))", as: tess,
+                                          json: #"{"counted":false}"#).status == .notFound)
+        }
+    }
+
+    @Test("five wrong passwords: 403 each, then 429 with Retry-After for 15 minutes, the right password refused too")
+    func lockout() async throws {
+        let clock = ManualClock()
+        try await withApp(try await campusStore(), clock: clock) { client in
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
+            let id = try await client.openVote(as: tess, duration: "60m")
+            for _ in 0..<5 {
+                let wrong = try await client.ballot(id, 0, as: ana, password: "000000")
+                #expect(wrong.status == .forbidden)
+                #expect(wrong.object?["detail"] as? String == "The password of this vote is wrong.")
+            }
+            let locked = try await client.ballot(id, 0, as: ana)
+            #expect(locked.status == .tooManyRequests)
+            #expect(locked.headers[.retryAfter] == "900")
+            clock.advance(by: .seconds(900))
+            #expect(try await client.ballot(id, 0, as: ana).status == .created)
+        }
+    }
+
+    @Test("a choice never reaches anyone but its voter: every other answer, event and log line is the same whichever way two voters chose")
+    func secrecy() async throws {
+        /// Everything anyone but Ana and Ben could see, with random ids replaced, when Ana chooses `anaChoice`
+        /// and Ben the other of Pizza and Tacos; and Ana's own result.
+        func observe(anaChoice: Int) async throws -> (others: [String], ana: String) {
+            let store = try await campusStore()
+            let clock = ManualClock()
+            let logs = LogRecorder()
+            let seen = Mutex<(texts: [String], ids: [String: String], ana: String)>(([], [:], ""))
+            try await withApp(store, clock: clock, logs: logs) { client in
+                let tess = try await client.person("tess", first: "Tess", last: "Ward")
+                let ana = try await client.person("ana", first: "Ana", last: "Lima")
+                let ben = try await client.person("ben", first: "Ben", last: "Ito")
+                let anna = try await client.person("anna", first: "ana", last: "LIMA")
+                let cyd = try await client.person("cyd", first: "Cyd", last: "Roe")
+                let id = try await client.openVote(as: tess, participants: 4)
+                seen.withLock { state in
+                    state.ids[id] = "VOTE"
+                    for person in [tess, ana, ben, anna, cyd] { state.ids[person.id] = person.username.uppercased() }
+                }
+                func record(_ response: TestResponse) {
+                    seen.withLock { $0.texts.append("\(response.status.code) " + response.text) }
+                }
+                #expect(try await client.ballot(id, anaChoice, as: ana).status == .created)
+                clock.advance(by: .seconds(1))
+                #expect(try await client.ballot(id, 1 - anaChoice, as: ben).status == .created)
+                clock.advance(by: .seconds(1))
+                #expect(try await client.ballot(id, 2, as: anna).status == .created)
+                record(try await client.call(.get, "/v1/votes/\(id)/result", as: tess))
+                let conflicts = try await client.call(.get, "/v1/votes/\(id)/conflicts", as: tess)
+                let ballots = ((conflicts.object?["conflicts"] as? [[String: Any]])?.first?["ballots"] as? [[String: Any]]) ?? []
+                #expect(ballots.count == 2)
+                seen.withLock { state in
+                    for (index, ballot) in ballots.enumerated() { state.ids[ballot["id"] as? String ?? ""] = "BALLOT\(index)" }
+                }
+                record(conflicts)
+                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(ballots.last?["id"] as? String ?? "")", as: tess,
+                                             json: #"{"counted":false}"#))
+                let cydBallot = try await client.ballot(id, 2, as: cyd)
+                seen.withLock { $0.ids[(cydBallot.object?["ballot"] as? [String: Any])?["id"] as? String ?? ""] = "CYDBALLOT" }
+                record(cydBallot)
+                for person in [tess, cyd] {
+                    record(try await client.call(.get, "/v1/votes/\(id)/result", as: person))
+                    record(try await client.call(.get, "/v1/votes/\(id)", as: person))
+                    record(try await client.call(.get, "/v1/me/votes", as: person))
+                    let events = try await store.events(
+                        for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
+                    // Event numbers follow the order recipients are served in, which follows their random ids.
+                    let text = events.map { event in
+                        "\(event.type) " + String(decoding: JSONValue.object(event.data).jsonBytes, as: UTF8.self)
+                    }.joined(separator: "\n")
+                    seen.withLock { $0.texts.append(text) }
+                }
+                record(try await client.call(.get, "/v1/votes/\(id)"))
+                record(try await client.call(.get, "/v1/votes/\(id)/result", as: anna))
+                let own = try await client.call(.get, "/v1/votes/\(id)/result", as: ana).text
+                seen.withLock { $0.ana = own }
+            }
+            // Timings and request ids differ from run to run whatever anyone chose.
+            let logged = logs.records.map { record in
+                let metadata = record.metadata.filter { !["duration_ms", "hb.request.id"].contains($0.key) }
+                return "\(record.level) \(record.message) \(metadata.sorted { $0.key < $1.key })"
+            }
+            return seen.withLock { state in
+                let normalized = (state.texts + logged).map { text in
+                    state.ids.reduce(text) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
+                }
+                return (normalized, state.ana)
+            }
+        }
+        let first = try await observe(anaChoice: 0)
+        let swapped = try await observe(anaChoice: 1)
+        #expect(first.others.count == swapped.others.count)
+        for (a, b) in zip(first.others, swapped.others) { #expect(a == b) }
+        #expect(first.ana != swapped.ana, "Ana alone sees her own choice, so her answer differs")
+    }
+}
