@@ -6,22 +6,26 @@ import VicinityCore
 import VicinityImport
 import VicinitySpatiaLite
 
-/// Fills a database with synthetic people for load tests of the friend finder, never for real use:
-///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS]
+/// Fills a database with synthetic people and votes for load tests, never for real use:
+///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES]
 /// USERS accounts (default 10,000) named user00000, user00001, ..., all with the password "bench password",
 /// each signed in once and sharing a position within 150 m of a random place of PLACES.csv (seeded, so every
 /// run makes the same positions); user00000 has FRIENDS friends (default 200). Writes to OUTPUT_FOLDER:
 ///   sessions.txt   one "TOKEN LAT LON" line per user: a token and a fresh position near a place, for updates
 ///   friendly.txt   the token of user00000
+///   busy-vote.txt  the id of a permanent public vote at the first place, open to every user (password 482913)
+/// and VOTES (default 0) permanent public votes opened by user00000, spread uniformly over the 20 km square
+/// centred on the first place: a city's worth of open votes for `GET /v1/votes/nearby`.
 /// The database must already hold the places (`vicinity import places`).
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    FileHandle.standardError.write(Data("usage: vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES]\n".utf8))
     exit(64)
 }
 let userCount = arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000
 let friendCount = min(arguments.count > 5 ? Int(arguments[5]) ?? 200 : 200, userCount - 1)
+let voteCount = arguments.count > 6 ? Int(arguments[6]) ?? 0 : 0
 let output = URL(fileURLWithPath: arguments[3])
 let anchors = try PlaceFileReader.read(path: arguments[2]).places.map(\.coordinate)
 let store = try SpatiaLiteStore(path: arguments[1], logger: Logger(label: "seed"))
@@ -65,6 +69,28 @@ for friend in ids.dropFirst().prefix(friendCount) {
     _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: ids[0], createdAt: now))
 }
 try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
+
+// Votes: one busy vote everyone may join, and a city of open ones.
+let voteHash = await BcryptHasher().hash(try VotePassword("482913").hashable)
+@MainActor func openVote(at location: Coordinate, participants: Int, subject: String) async throws -> VoteID {
+    while true {
+        let vote = Vote(
+            id: .random(), initiator: ids[0], subject: try VoteSubject(subject), options: try VoteOptions(["Yes", "No", "Later"]),
+            participants: try ParticipantCount(participants), duration: .permanent, visibility: .public, anonymous: false,
+            location: location, label: try await locator.whereabouts(of: location).label, createdAt: now)
+        if try await store.createVote(vote, passwordHash: voteHash) { return vote.id }
+    }
+}
+let busy = try await openVote(at: anchors[0], participants: min(userCount, ParticipantCount.maximum), subject: "Busy vote")
+try (busy.rawValue + "\n").write(to: output.appendingPathComponent("busy-vote.txt"), atomically: true, encoding: .utf8)
+let halfSide = 10_000.0
+for index in 0..<voteCount {
+    let east = Double.random(in: -halfSide...halfSide, using: &generator)
+    let north = Double.random(in: -halfSide...halfSide, using: &generator)
+    let point = destination(from: destination(from: anchors[0], distance: abs(north), bearing: north < 0 ? 180 : 0),
+                            distance: abs(east), bearing: east < 0 ? 270 : 90)
+    _ = try await openVote(at: point, participants: ParticipantCount.maximum, subject: "City vote \(index)")
+}
 try store.close()
 let elapsed = ContinuousClock.now - started
-print("seeded \(userCount) users with positions and sessions, and \(friendCount) friends of user00000, in \(elapsed.components.seconds) s")
+print("seeded \(userCount) users with positions and sessions, \(friendCount) friends of user00000 and \(voteCount + 1) open votes, in \(elapsed.components.seconds) s")

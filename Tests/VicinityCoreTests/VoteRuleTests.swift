@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Synchronization
 import Testing
 import VicinityCore
 
@@ -23,7 +24,7 @@ private struct Room {
     let services: Services<InMemoryStore>
     let address = ClientAddress("198.51.100.7")
 
-    init() async throws {
+    init(hasher: any PasswordHasher = hasher) async throws {
         services = Services(stores: store, clock: clock, hasher: hasher)
         let hall = try Place(id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", coordinate: Spot.hallOfScience)
         _ = try await store.upsert([hall])
@@ -109,8 +110,46 @@ struct VoteInputTests {
     }
 }
 
+/// bcrypt that counts its checks.
+private final class CountingHasher: PasswordHasher {
+    let verifications = Mutex(0)
+
+    func hash(_ password: Password) async -> PasswordHash { await hasher.hash(password) }
+
+    func verify(_ password: String, against hash: PasswordHash) async -> Bool {
+        verifications.withLock { $0 += 1 }
+        return await hasher.verify(password, against: hash)
+    }
+}
+
 @Suite("Vote rules")
 struct VoteRuleTests {
+    @Test("bcrypt checks a vote's password until a ballot proves it; later ballots, right or wrong, are checked in memory")
+    func passwordMemo() async throws {
+        let counting = CountingHasher()
+        let room = try await Room(hasher: counting)
+        let teacher = try await room.person("teacher")
+        var students: [Identity] = []
+        for index in 0..<6 { students.append(try await room.person("student\(index)")) }
+        let id = try await room.open(by: teacher, participants: 10).vote.id
+        let other = try await room.open(by: teacher, participants: 10).vote.id
+        let signIns = counting.verifications.withLock { $0 }
+        await #expect(throws: ServiceError.forbidden("The password of this vote is wrong.")) {
+            try await room.vote(id, 0, by: students[0], password: "111111")
+        }
+        #expect(counting.verifications.withLock { $0 } == signIns + 1, "no proof yet: bcrypt decides")
+        try await room.vote(id, 0, by: students[1])
+        #expect(counting.verifications.withLock { $0 } == signIns + 2)
+        for student in students[2...4] { try await room.vote(id, 1, by: student) }
+        await #expect(throws: ServiceError.forbidden("The password of this vote is wrong.")) {
+            try await room.vote(id, 0, by: students[5], password: "482914")
+        }
+        #expect(counting.verifications.withLock { $0 } == signIns + 2, "proved once, checked in memory after")
+        try await room.vote(other, 0, by: students[5])
+        #expect(counting.verifications.withLock { $0 } == signIns + 3, "each vote is proved on its own")
+        #expect(try await room.votes.vote(id).vote.ballotsCast == 4)
+    }
+
     @Test("a timed vote is open until closes_at and finished from that instant, for every reader, without a timer")
     func finishedByTime() async throws {
         let room = try await Room()

@@ -176,7 +176,7 @@ public struct VotePassword: Sendable, CustomStringConvertible {
     }
 
     /// The text the hasher takes: six digits are never cut or misread by bcrypt.
-    var hashable: Password { Password(uncheckedNormalized: digits) }
+    public var hashable: Password { Password(uncheckedNormalized: digits) }
 
     /// Never the password itself, so that it cannot reach a log by accident.
     public var description: String { "VotePassword(redacted)" }

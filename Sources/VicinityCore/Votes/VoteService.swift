@@ -100,6 +100,7 @@ public struct VoteService<S: Stores>: Sendable {
     let positions: PositionRules
     private let passwordGuard: GuessingGuard
     private let openings: WindowLimiter<UserID>
+    private let memo = PasswordMemo()
 
     /// Finishes claimed per store call while announcing.
     static var announcementBatch: Int { 100 }
@@ -193,7 +194,7 @@ public struct VoteService<S: Stores>: Sendable {
 
         let key = id.rawValue + " " + identity.userID.rawValue
         try passwordGuard.begin(account: key, address: address.rawValue)
-        guard await hasher.verify(password.digits, against: hash) else {
+        guard await passwordMatches(password, vote: id, hash: hash) else {
             let delay = passwordGuard.failed(account: key, address: address.rawValue)
             if delay > .zero { try await clock.sleep(for: delay) }
             throw ServiceError.forbidden("The password of this vote is wrong.")
@@ -323,6 +324,14 @@ public struct VoteService<S: Stores>: Sendable {
     }
 
     // MARK: Helpers
+
+    /// bcrypt decides the first correct password of a vote; the memo answers after that.
+    private func passwordMatches(_ password: VotePassword, vote: VoteID, hash: PasswordHash) async -> Bool {
+        if let known = memo.matches(password, vote: vote) { return known }
+        guard await hasher.verify(password.digits, against: hash) else { return false }
+        memo.remember(password, vote: vote)
+        return true
+    }
 
     /// The vote, when the caller opened it; others may not settle its conflicts.
     private func initiated(_ id: VoteID, by identity: Identity) async throws -> Vote {

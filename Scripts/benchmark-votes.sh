@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Vote app throughput of a release build on loopback, with wrk, in one run:
+#   Scripts/benchmark-votes.sh [SECONDS_PER_RUN] [USERS] [VOTES]      defaults 10, 10000 and 10000
+# Loads the shipped data, seeds USERS synthetic people signed in (vicinity-seed), one busy permanent vote at the
+# Hall of Science open to 1,000 of them, and VOTES open public votes spread uniformly over the 20 km square
+# centred there (a city's worth), starts `vicinity serve`, then measures, each beside the /v1/distance floor
+# taken in the same run:
+#   POST /v1/votes/{id}/ballots   every request a different voter on the busy vote (bcrypt check of the vote
+#                                 password at the server's cost), 64 connections
+#   GET /v1/votes/nearby          a random centre in the square per request, radius 1000 m, 64 connections
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-10}"
+users="${2:-10000}"
+votes="${3:-10000}"
+port="${VICINITY_BENCH_PORT:-18083}"
+
+Scripts/setup.sh >/dev/null
+swift build -c release --product vicinity >/dev/null
+swift build -c release --product vicinity-seed >/dev/null
+work="$(mktemp -d)"
+trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+
+VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
+.build/release/vicinity-seed "$work/bench.sqlite" Data/csulb-buildings.csv "$work" "$users" 0 "$votes"
+.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+
+cat > "$work/ballot.lua" <<'LUA'
+-- Each request a different voter (the token of a seeded user), starting at a random line per thread; the option
+-- cycles. A voter met twice gets 409 (already voted), which wrk reports as non-2xx.
+local tokens = {}
+for line in io.lines(os.getenv("SESSIONS")) do tokens[#tokens + 1] = line:match("(%S+)") end
+local vote = io.open(os.getenv("BUSY_VOTE")):read("*l")
+local counter = 0
+init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); counter = math.random(#tokens) end
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", "/v1/votes/" .. vote .. "/ballots",
+    { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1], ["Content-Type"] = "application/json" },
+    '{"password":"482913","option":' .. (counter % 3) .. '}')
+end
+LUA
+cat > "$work/nearby.lua" <<'LUA'
+-- A random centre in the 20 km square around the Hall of Science (33.779842, -118.112526) per request.
+init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)) end
+request = function()
+  local lat = 33.779842 + (math.random() * 2 - 1) * 10000 / 111195
+  local lon = -118.112526 + (math.random() * 2 - 1) * 10000 / (111195 * math.cos(math.rad(33.779842)))
+  return wrk.format("GET", string.format("/v1/votes/nearby?lat=%.6f&lon=%.6f&radius=1000&limit=500", lat, lon))
+end
+LUA
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
+echo "data: $(curl -s "http://127.0.0.1:$port/health"), $users users, $((votes + 1)) open votes; ${duration} s per run"
+printf "%-44s %6s %12s %10s %10s\n" workload conns "requests/s" p50 p99
+run() {
+    local label="$1" connections="$2" url="$3"; shift 3
+    local threads=$(( connections < 2 ? 1 : 2 ))
+    local out
+    out=$(SESSIONS="$work/sessions.txt" BUSY_VOTE="$work/busy-vote.txt" \
+        wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "$@" "$url")
+    local rps p50 p99 errors
+    rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
+    p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
+    p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
+    errors=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
+    printf "%-44s %6s %12s %10s %10s%s\n" "$label" "$connections" "$rps" "$p50" "$p99" "${errors:+  (non-2xx: $errors)}"
+}
+base="http://127.0.0.1:$port"
+floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
+busy="$(cat "$work/busy-vote.txt")"
+run "/v1/distance (floor)" 64 "$floor"
+run "GET /v1/votes/nearby ($((votes + 1)) open votes)" 64 "$base/v1/votes/nearby" -s "$work/nearby.lua"
+run "/v1/distance (floor)" 64 "$floor"
+run "POST /v1/votes/{id}/ballots (one vote)" 64 "$base/v1/votes/$busy/ballots" -s "$work/ballot.lua"
+run "/v1/distance (floor)" 64 "$floor"
+cast=$(curl -s "$base/v1/votes/$busy" | python3 -c 'import json, sys; v = json.load(sys.stdin); print(v["ballots_cast"], "of", v["participants"])')
+echo "busy vote: $cast ballots cast"
+sample=$(curl -s "$base/v1/votes/nearby?lat=33.779842&lon=-118.112526" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["votes"]))')
+echo "votes within 1000 m of the centre: $sample"
+echo "server: $(grep -m1 VmHWM /proc/$server/status | tr -s ' ') peak resident memory"
