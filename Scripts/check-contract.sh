@@ -27,7 +27,7 @@ start_shipped_server "$port" "$configuration"
 # The checker has friends, so that the friend operations answer with real friends and not only 404: random ids
 # name nobody, so the operations on one friend are pinned to real ids (the contract of those answers is what is
 # checked; ids themselves are fuzzed by the Swift tests). One friend is there to be removed, one request to be
-# accepted or withdrawn.
+# accepted or withdrawn. The vote operations are pinned to real votes in the same way.
 token="$(sign_up_and_in contract-checker)"
 leaving="$(sign_up_and_in contract-leaver)"
 me="$(call GET /v1/me "$token" "" id)"
@@ -41,6 +41,15 @@ done
 asking="$(sign_up_and_in contract-asking)"
 pending="$(call POST /v1/friend-requests "$asking" "{\"to\":\"$me\"}" id)"
 call PUT /v1/me/position "$token" '{"lat":33.777267,"lon":-118.114777}' >/dev/null
+
+# Votes of the checker: an open one with two ballots from people of one name (everyone signed up here is
+# "Contract Check"), so that its conflicts and a ballot to void are real; and a finished one with a result.
+vote_body='{"subject":"Contract check","options":["Yes","No"],"participants":1000,"password":"482913","duration":"permanent"}'
+open_vote="$(call POST /v1/votes "$token" "$vote_body" id)"
+ballot="$(call POST "/v1/votes/$open_vote/ballots" "$asking" '{"password":"482913","option":0}' ballot.id)"
+call POST "/v1/votes/$open_vote/ballots" "$leaving" '{"password":"482913","option":1}' >/dev/null
+finished_vote="$(call POST /v1/votes "$token" "${vote_body/1000/1}" id)"
+call POST "/v1/votes/$finished_vote/ballots" "$asking" '{"password":"482913","option":1}' >/dev/null
 cat > "$work/schemathesis.toml" <<TOML
 [[operations]]
 include-operation-id-regex = "^(friend|setSharing|friendDirection|poke)$"
@@ -53,6 +62,18 @@ parameters = { "path.id" = "${friend_ids[1]}" }
 [[operations]]
 include-operation-id-regex = "^(acceptFriendRequest|withdrawFriendRequest)$"
 parameters = { "path.id" = "$pending" }
+
+[[operations]]
+include-operation-id-regex = "^(vote|castBallot|voteConflicts)$"
+parameters = { "path.id" = "$open_vote" }
+
+[[operations]]
+include-operation-id = "voteResult"
+parameters = { "path.id" = "$finished_vote" }
+
+[[operations]]
+include-operation-id = "setBallotCounted"
+parameters = { "path.id" = "$open_vote", "path.ballot_id" = "$ballot" }
 TOML
 
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance

@@ -6,7 +6,8 @@
 #   sign_up_and_in USERNAME
 #       signs a new user up on that server and prints a bearer token for them.
 #   call METHOD PATH TOKEN [JSON] [FIELD]
-#       sends a request with that token (and JSON body) and prints the answer, or one top-level FIELD of it.
+#       sends a request with that token (and JSON body) and prints the answer, or one FIELD of it (a.b for a
+#       member of a member).
 start_shipped_server() {
     local port="$1" configuration="${2:-release}"
     Scripts/setup.sh >/dev/null
@@ -38,7 +39,7 @@ call() {
     local arguments=(-sf -X "$method" "$shipped_server$path" -H "Authorization: Bearer $token")
     [ -n "$body" ] && arguments+=(-H 'Content-Type: application/json' -d "$body")
     if [ -n "$field" ]; then
-        curl "${arguments[@]}" | python3 -c "import json, sys; print(json.load(sys.stdin)['$field'])"
+        curl "${arguments[@]}" | python3 -c "import functools, json, sys; print(functools.reduce(lambda value, key: value[key], '$field'.split('.'), json.load(sys.stdin)))"
     else
         curl "${arguments[@]}"
     fi
