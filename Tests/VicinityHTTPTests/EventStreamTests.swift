@@ -12,11 +12,11 @@ import VicinitySpatiaLite
 
 /// Runs the application on an ephemeral port over the given stores.
 private func withLiveApp<S: Stores>(
-    _ stores: S, settings: ServiceSettings = .standard, options: HTTPOptions = .standard,
+    _ stores: S, clock: ManualClock = ManualClock(), settings: ServiceSettings = .standard, options: HTTPOptions = .standard,
     _ test: @Sendable (any TestClientProtocol, Int) async throws -> Void
 ) async throws {
     let app = buildApplication(
-        services: services(stores, settings: settings), options: options, port: 0, metrics: sharedRegistry,
+        services: services(stores, clock: clock, settings: settings), options: options, port: 0, metrics: sharedRegistry,
         logger: LogRecorder().logger)
     try await app.test(.live) { client in try await test(client, try #require(client.port)) }
 }
@@ -36,6 +36,31 @@ private func number(_ id: String) -> Int64 { Int64(id) ?? -1 }
 
 @Suite("Live events over Server-Sent Events", .timeLimit(.minutes(1)))
 struct EventStreamTests {
+    @Test("when a vote's time runs out, the server's announcing round tells its voter and initiator live")
+    func voteFinishedByTime() async throws {
+        let clock = ManualClock()
+        try await withLiveApp(InMemoryStore(), clock: clock) { client, port in
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
+            let opened = try await client.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"5m",
+                 "lat":33.779842,"lon":-118.112526}
+                """)
+            let id = try #require(opened.object?["id"] as? String)
+            let cast = try await client.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#)
+            #expect(cast.status == .created)
+            let streams = [try await EventStreamConnection.open(port: port, token: tess.token),
+                           try await EventStreamConnection.open(port: port, token: ana.token)]
+            defer { for stream in streams { stream.close() } }
+            clock.advance(by: .seconds(300))
+            for stream in streams {
+                var items = stream.items.makeAsyncIterator()
+                let event = try #require(await nextEvent(&items))
+                #expect(event.type == "vote_finished")
+                #expect(event.data["vote_id"] as? String == id && event.data["reason"] as? String == "time_up")
+            }
+        }
+    }
+
     @Test("a poke reaches the friend's open stream at once, with its number, type and who poked")
     func livePoke() async throws {
         try await withLiveApp(InMemoryStore()) { client, port in
