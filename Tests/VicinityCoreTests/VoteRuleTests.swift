@@ -150,6 +150,23 @@ struct VoteRuleTests {
         #expect(try await room.votes.vote(id).vote.ballotsCast == 4)
     }
 
+    @Test("a burst of right passwords for a new vote waits for one bcrypt check instead of each starting one")
+    func passwordBurst() async throws {
+        let counting = CountingHasher()
+        let room = try await Room(hasher: counting)
+        let teacher = try await room.person("teacher")
+        var students: [Identity] = []
+        for index in 0..<20 { students.append(try await room.person("student\(index)")) }
+        let id = try await room.open(by: teacher, participants: 30).vote.id
+        let before = counting.verifications.withLock { $0 }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for student in students { group.addTask { try await room.vote(id, 0, by: student) } }
+            try await group.waitForAll()
+        }
+        #expect(counting.verifications.withLock { $0 } == before + 1)
+        #expect(try await room.votes.vote(id).vote.ballotsCast == 20)
+    }
+
     @Test("a timed vote is open until closes_at and finished from that instant, for every reader, without a timer")
     func finishedByTime() async throws {
         let room = try await Room()

@@ -7,30 +7,56 @@ import Synchronization
 ///
 /// A vote's password is the same for every voter, so checking it with bcrypt for each of a lecture hall's
 /// ballots would spend ~48 ms of a core per ballot (cost 10) to learn the same thing again: 1,000 ballots at
-/// once would queue for 24 s on two cores. After the first correct ballot, a check is one HMAC. The store
-/// still holds only the bcrypt hash, so a copied database gives nothing faster than bcrypt; the memo dies with
-/// the process. Wrong guesses are still limited by the guessing guard, whatever they cost to check.
+/// once would queue for 24 s on two cores. After the first correct ballot, a check is one HMAC; ballots that
+/// arrive while the first check runs wait for it rather than each starting bcrypt. The store still holds only
+/// the bcrypt hash, so a copied database gives nothing faster than bcrypt; the memo dies with the process.
+/// Wrong guesses are still limited by the guessing guard, whatever they cost to check.
 final class PasswordMemo: Sendable {
-    /// The key lives behind the lock with the codes, as `SymmetricKey` is not `Sendable`.
-    private let state = Mutex<(key: SymmetricKey, codes: [VoteID: Data])>((SymmetricKey(size: .bits256), [:]))
+    private struct State {
+        /// Not `Sendable`, so it lives behind the lock.
+        let key = SymmetricKey(size: .bits256)
+        var codes: [VoteID: Data] = [:]
+        /// The bcrypt check under way for each vote, and whether it has said yes.
+        var pending: [VoteID: Task<Bool, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
     /// Votes remembered at most; past it the memo starts afresh (32 bytes a vote, so about 3 MB).
     static var capacity: Int { 100_000 }
 
-    /// True or false when the vote's password is known here; nil when bcrypt must decide.
-    func matches(_ password: VotePassword, vote: VoteID) -> Bool? {
+    /// Whether `password` is the vote's: from memory when a ballot has proved the password, else by `bcrypt`,
+    /// run once at a time per vote so that a burst of ballots for a new vote waits for one check.
+    func verify(_ password: VotePassword, vote: VoteID, bcrypt: @escaping @Sendable () async -> Bool) async -> Bool {
+        if let known = known(password, vote: vote) { return known }
         let message = Self.message(password, vote)
-        return state.withLock { state in
-            guard let known = state.codes[vote] else { return nil }
-            return HMAC<SHA256>.isValidAuthenticationCode(known, authenticating: message, using: state.key)
+        let (check, leads): (Task<Bool, Never>, Bool) = state.withLock { state in
+            if let pending = state.pending[vote] { return (pending, false) }
+            // The check records its answer before it ends, so that whoever awaits it finds the code.
+            let check = Task {
+                let matches = await bcrypt()
+                self.state.withLock { state in
+                    state.pending[vote] = nil
+                    guard matches else { return }
+                    if state.codes.count >= Self.capacity { state.codes.removeAll(keepingCapacity: true) }
+                    state.codes[vote] = Data(HMAC<SHA256>.authenticationCode(for: message, using: state.key))
+                }
+                return matches
+            }
+            state.pending[vote] = check
+            return (check, true)
         }
+        let matches = await check.value
+        if leads { return matches }
+        // The check under way was of someone else's password; if it was wrong, this one needs a check of its own.
+        return await verify(password, vote: vote, bcrypt: bcrypt)
     }
 
-    /// Records a password that bcrypt has just accepted for the vote.
-    func remember(_ password: VotePassword, vote: VoteID) {
+    /// True or false when the vote's password is known here; nil when bcrypt must decide.
+    func known(_ password: VotePassword, vote: VoteID) -> Bool? {
         let message = Self.message(password, vote)
-        state.withLock { state in
-            if state.codes.count >= Self.capacity { state.codes.removeAll(keepingCapacity: true) }
-            state.codes[vote] = Data(HMAC<SHA256>.authenticationCode(for: message, using: state.key))
+        return state.withLock { state in
+            guard let code = state.codes[vote] else { return nil }
+            return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message, using: state.key)
         }
     }
 

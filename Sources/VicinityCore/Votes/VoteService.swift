@@ -327,10 +327,8 @@ public struct VoteService<S: Stores>: Sendable {
 
     /// bcrypt decides the first correct password of a vote; the memo answers after that.
     private func passwordMatches(_ password: VotePassword, vote: VoteID, hash: PasswordHash) async -> Bool {
-        if let known = memo.matches(password, vote: vote) { return known }
-        guard await hasher.verify(password.digits, against: hash) else { return false }
-        memo.remember(password, vote: vote)
-        return true
+        let hasher = hasher
+        return await memo.verify(password, vote: vote) { await hasher.verify(password.digits, against: hash) }
     }
 
     /// The vote, when the caller opened it; others may not settle its conflicts.
