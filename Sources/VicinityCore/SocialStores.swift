@@ -36,6 +36,14 @@ public protocol AccountStore: Sendable {
     func accountCount() async throws -> Int
 }
 
+extension AccountStore {
+    /// What others see of each of these users who has an account, by id.
+    public func summaries(of ids: [UserID]) async throws -> [UserID: UserSummary] {
+        let accounts = try await accounts(ids: Array(Set(ids)))
+        return Dictionary(accounts.map { ($0.id, $0.summary) }) { first, _ in first }
+    }
+}
+
 /// Where shared positions live, one per user.
 public protocol PositionStore: Sendable {
     /// Stores the user's position, replacing the one before.

@@ -183,7 +183,7 @@ public struct FriendService<S: Stores>: Sendable {
     /// Asks `recipient` to be friends; if they had asked the caller already, the two become friends at once.
     public func sendRequest(from identity: Identity, to recipient: UserID) async throws -> FriendRequestResult {
         guard recipient != identity.userID else { throw ServiceError.invalid("to", "cannot be yourself") }
-        let people = try await summaries([identity.userID, recipient])
+        let people = try await stores.accounts.summaries(of: [identity.userID, recipient])
         guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
         guard let them = people[recipient] else { throw ServiceError.notFound(.user) }
         let request = FriendRequest(id: .random(), from: identity.userID, to: recipient, createdAt: clock.now)
@@ -204,7 +204,7 @@ public struct FriendService<S: Stores>: Sendable {
     /// The caller's pending requests: those they received and those they sent, each oldest first.
     public func requests(of identity: Identity) async throws -> (incoming: [FriendRequestView], outgoing: [FriendRequestView]) {
         let requests = try await stores.friends.friendRequests(of: identity.userID)
-        let people = try await summaries(requests.flatMap { [$0.from, $0.to] })
+        let people = try await stores.accounts.summaries(of: requests.flatMap { [$0.from, $0.to] })
         let views = requests.compactMap { request -> FriendRequestView? in
             guard let from = people[request.from], let to = people[request.to] else { return nil }
             return FriendRequestView(request: request, from: from, to: to)
@@ -218,7 +218,7 @@ public struct FriendService<S: Stores>: Sendable {
         guard let request = try await stores.friends.acceptFriendRequest(requestID, recipient: identity.userID, at: now) else {
             throw ServiceError.notFound(.friendRequest)
         }
-        if let me = try await summaries([identity.userID])[identity.userID] {
+        if let me = try await stores.accounts.summaries(of: [identity.userID])[identity.userID] {
             try await events.record([.friendAccepted(to: request.from, friend: me, at: now)])
         }
         return try await friend(request.from, of: identity)
@@ -249,7 +249,7 @@ public struct FriendService<S: Stores>: Sendable {
             throw ServiceError.notFound(.friend)
         }
         if let wait = pokes.acquire([identity.userID, friendID]) { throw ServiceError.rateLimited(retryAfter: wait, .pokes) }
-        let people = try await summaries([identity.userID, friendID])
+        let people = try await stores.accounts.summaries(of: [identity.userID, friendID])
         guard let me = people[identity.userID], let them = people[friendID] else { throw ServiceError.notFound(.friend) }
         let now = clock.now
         guard let event = try await events.record([.poke(to: friendID, from: me, at: now)]).first else {
@@ -272,11 +272,6 @@ public struct FriendService<S: Stores>: Sendable {
             rules.positions.isCurrent(position, at: clock.now)
         else { return nil }
         return position.coordinate
-    }
-
-    private func summaries(_ ids: [UserID]) async throws -> [UserID: UserSummary] {
-        let accounts = try await stores.accounts.accounts(ids: Array(Set(ids)))
-        return Dictionary(accounts.map { ($0.id, $0.summary) }) { first, _ in first }
     }
 
     /// Applies the privacy rule to each friend and measures from `origin`.

@@ -73,6 +73,15 @@ public struct BallotSummary: Hashable, Sendable {
     public var voterName: String
     public var castAt: Timestamp
     public var counted: Bool
+
+    /// Everything of the ballot but its choice.
+    init(_ ballot: Ballot, voter: UserSummary) {
+        id = ballot.id
+        self.voter = voter
+        voterName = ballot.voterName
+        castAt = ballot.castAt
+        counted = ballot.counted
+    }
 }
 
 /// Two or more ballots whose voters' names read the same.
@@ -190,7 +199,10 @@ public struct VoteService<S: Stores>: Sendable {
         do throws(ValidationError) { password = try VotePassword(text) } catch { problems.append(error) }
         guard problems.isEmpty, let password else { throw ServiceError.invalid(problems) }
         if try await stores.votes.ballot(of: id, by: identity.userID) != nil { throw ServiceError.conflict(.alreadyVoted) }
-        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
+        // The voter's name goes on the ballot, the initiator's on the receipt: one read for both.
+        let people = try await stores.accounts.summaries(of: [identity.userID, vote.initiator])
+        guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
+        guard let initiator = people[vote.initiator] else { throw ServiceError.notFound(.vote) }
 
         let key = id.rawValue + " " + identity.userID.rawValue
         try passwordGuard.begin(account: key, address: address.rawValue)
@@ -202,7 +214,7 @@ public struct VoteService<S: Stores>: Sendable {
         passwordGuard.succeeded(account: key)
 
         let ballot = Ballot(
-            id: .random(), vote: id, voter: identity.userID, voterName: me.summary.displayName, option: option,
+            id: .random(), vote: id, voter: identity.userID, voterName: me.displayName, option: option,
             castAt: clock.now)
         switch try await stores.votes.castBallot(ballot) {
         case .noSuchVote: throw ServiceError.notFound(.vote)
@@ -213,7 +225,7 @@ public struct VoteService<S: Stores>: Sendable {
                 try await events.record([.voteConflict(to: after.initiator, vote: after, name: ballot.voterName, ballots: sameName, at: ballot.castAt)])
             }
             if after.completedAt != nil { try await announceFinishes() }
-            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: try await initiatorName(after), state: after.state(at: clock.now)))
+            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiator.displayName, state: after.state(at: clock.now)))
         }
     }
 
@@ -247,13 +259,11 @@ public struct VoteService<S: Stores>: Sendable {
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
         let ballots = try await stores.votes.ballots(of: id)
         let groups = Dictionary(grouping: ballots, by: \.nameKey).values.filter { $0.count > 1 }
-        let people = try await summaries(groups.flatMap { $0.map(\.voter) })
+        let people = try await stores.accounts.summaries(of: groups.flatMap { $0.map(\.voter) })
         return groups
             .map { group in
                 NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
-                    people[ballot.voter].map {
-                        BallotSummary(id: ballot.id, voter: $0, voterName: ballot.voterName, castAt: ballot.castAt, counted: ballot.counted)
-                    }
+                    people[ballot.voter].map { BallotSummary(ballot, voter: $0) }
                 })
             }
             .sorted { a, b in
@@ -270,8 +280,8 @@ public struct VoteService<S: Stores>: Sendable {
         case .noSuchBallot: throw ServiceError.notFound(.ballot)
         case .voteFinished: throw ServiceError.conflict(.resultFinal)
         case .changed(let ballot):
-            guard let voter = try await summaries([ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
-            return BallotSummary(id: ballot.id, voter: voter, voterName: ballot.voterName, castAt: ballot.castAt, counted: ballot.counted)
+            guard let voter = try await stores.accounts.summaries(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
+            return BallotSummary(ballot, voter: voter)
         }
     }
 
@@ -350,13 +360,7 @@ public struct VoteService<S: Stores>: Sendable {
     }
 
     private func initiatorNames(_ votes: [Vote]) async throws -> [UserID: String] {
-        try await summaries(votes.map(\.initiator)).mapValues(\.displayName)
-    }
-
-    private func summaries(_ ids: [UserID]) async throws -> [UserID: UserSummary] {
-        guard !ids.isEmpty else { return [:] }
-        let accounts = try await stores.accounts.accounts(ids: Array(Set(ids)))
-        return Dictionary(accounts.map { ($0.id, $0.summary) }) { first, _ in first }
+        try await stores.accounts.summaries(of: votes.map(\.initiator)).mapValues(\.displayName)
     }
 }
 
