@@ -7,9 +7,10 @@ import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
 
-typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore
+typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore
 
-/// A store of each kind for the social contract: the same suite holds the SpatiaLite store to the in-memory one.
+/// A store of each kind for the social and vote contracts: the same suites hold the SpatiaLite store to the
+/// in-memory one.
 final class SocialSubject: Sendable {
     let store: any SocialStore
     let file: TemporaryFile?

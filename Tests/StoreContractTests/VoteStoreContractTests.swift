@@ -7,28 +7,6 @@ import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
 
-typealias VotingStore = AccountStore & VoteStore
-
-/// A store of each kind for the vote contract.
-final class VoteStoreSubject: Sendable {
-    let store: any VotingStore
-    let file: TemporaryFile?
-
-    init(_ kind: StoreKind) throws {
-        switch kind {
-        case .inMemory:
-            store = InMemoryStore()
-            file = nil
-        case .spatiaLite:
-            let file = TemporaryFile()
-            store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
-            self.file = file
-        }
-    }
-
-    deinit { try? (store as? SpatiaLiteStore)?.close() }
-}
-
 /// A vote with the given settings, held at `location`, opened at `epoch` unless told otherwise.
 func makeVote(
     by initiator: UserID, at location: Coordinate = hallOfScience, participants: Int = 30,
@@ -52,7 +30,7 @@ struct VoteStoreContractTests {
     @Test("votes are created once per id and read back whole, with their password hash for ballots",
           arguments: StoreKind.allCases)
     func createAndRead(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana")
         try await store.createAccount(ana, passwordHash: someHash)
@@ -76,7 +54,7 @@ struct VoteStoreContractTests {
     @Test("open public votes nearby equal brute force: never private or finished ones, nearest first, ties by id, poles and antimeridian included",
           arguments: StoreKind.allCases)
     func nearbyMatchesBruteForce(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana")
         try await store.createAccount(ana, passwordHash: someHash)
@@ -126,7 +104,7 @@ struct VoteStoreContractTests {
     @Test("fifty ballots at once against thirty participants: exactly thirty counted, each voter once, the vote complete",
           arguments: StoreKind.allCases)
     func concurrentBallots(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let initiator = try account("teacher")
         try await store.createAccount(initiator, passwordHash: someHash)
@@ -168,7 +146,7 @@ struct VoteStoreContractTests {
     @Test("a ballot is refused when its voter voted, when time is up and when the vote is complete; same names are counted",
           arguments: StoreKind.allCases)
     func ballotRules(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana", first: "Ana", last: "Lima")
         let otherAna = try account("ana2", first: "ÁNA", last: "lima")
@@ -198,7 +176,7 @@ struct VoteStoreContractTests {
     @Test("voiding and restoring work while the vote is open and are refused once it is finished",
           arguments: StoreKind.allCases)
     func voidAndRestore(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana"), ben = try account("ben")
         for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
@@ -227,7 +205,7 @@ struct VoteStoreContractTests {
 
     @Test("history: initiated and attended votes, newest first, ties by id, at most the limit", arguments: StoreKind.allCases)
     func history(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana"), ben = try account("ben")
         for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
@@ -249,7 +227,7 @@ struct VoteStoreContractTests {
     @Test("finishes are claimed once each, oldest first, when complete or timed out; open and permanent votes wait",
           arguments: StoreKind.allCases)
     func finishClaims(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana"), ben = try account("ben")
         for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
@@ -271,7 +249,7 @@ struct VoteStoreContractTests {
 
     @Test("concurrent claims announce each finish exactly once", arguments: StoreKind.allCases)
     func concurrentClaims(kind: StoreKind) async throws {
-        let subject = try VoteStoreSubject(kind), store = subject.store
+        let subject = try SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let ana = try account("ana")
         try await store.createAccount(ana, passwordHash: someHash)

@@ -4,7 +4,6 @@ import Testing
 import VicinityCore
 
 /// bcrypt at its minimum cost: these tests are about the rules around hashing, not the hash's strength.
-private let hasher = BcryptHasher(cost: .forTesting(4))
 
 private func signUp(_ username: String, password: String = "correct horse battery") throws -> SignUp {
     SignUp(

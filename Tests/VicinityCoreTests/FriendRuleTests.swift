@@ -3,22 +3,6 @@ import GeoCore
 import Testing
 import VicinityCore
 
-private let hasher = BcryptHasher(cost: .forTesting(4))
-
-/// Positions on the CSULB campus, from Data/csulb-buildings.csv.
-private enum Spot {
-    static let hallOfScience = point(33.779842, -118.112526)
-    static let library = point(33.777267, -118.114777)
-    static let studentUnion = point(33.781700, -118.114632)
-    static let pyramid = point(33.787445, -118.114403)
-    /// Wat Pho, Bangkok, from Data/bangkok-temples.csv.
-    static let watPho = point(13.746549, 100.492766)
-
-    static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
-        do { return try Coordinate(latitude: latitude, longitude: longitude) } catch { preconditionFailure("\(error)") }
-    }
-}
-
 /// A small world: services over an in-memory store with a manual clock, and helpers to make people.
 private struct World {
     let clock = ManualClock()

@@ -4,19 +4,6 @@ import Synchronization
 import Testing
 import VicinityCore
 
-private let hasher = BcryptHasher(cost: .forTesting(4))
-
-/// Positions from Data/csulb-buildings.csv.
-private enum Spot {
-    static let hallOfScience = point(33.779842, -118.112526)
-    static let library = point(33.777267, -118.114777)
-    static let pyramid = point(33.787445, -118.114403)
-
-    static func point(_ latitude: Double, _ longitude: Double) -> Coordinate {
-        do { return try Coordinate(latitude: latitude, longitude: longitude) } catch { preconditionFailure("\(error)") }
-    }
-}
-
 /// Services over an in-memory store with a manual clock, with helpers to make people and votes.
 private struct Room {
     let clock = ManualClock()
