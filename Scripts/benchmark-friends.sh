@@ -55,29 +55,16 @@ request = function()
 end
 LUA
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
-echo "data: $(curl -s "http://127.0.0.1:$port/health"), $users users; ${duration} s per run"
-printf "%-44s %6s %12s %10s %10s\n" workload conns "requests/s" p50 p99
-run() {
-    local label="$1" connections="$2" url="$3"; shift 3
-    local threads=$(( connections < 2 ? 1 : 2 ))
-    local out
-    out=$(SESSIONS="$work/sessions.txt" FRIENDLY="$work/friendly.txt" \
-        wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "$@" "$url")
-    local rps p50 p99 errors
-    rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
-    p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
-    p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
-    errors=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
-    printf "%-44s %6s %12s %10s %10s%s\n" "$label" "$connections" "$rps" "$p50" "$p99" "${errors:+  (non-2xx: $errors)}"
-}
+source Scripts/lib/wrk-run.sh
+export SESSIONS="$work/sessions.txt" FRIENDLY="$work/friendly.txt"
+wrk_header "$(curl -s "http://127.0.0.1:$port/health"), $users users; ${duration} s per run"
 base="http://127.0.0.1:$port"
 floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
-run "/v1/distance (floor)" 64 "$floor"
-run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s "$work/position.lua"
-run "GET /v1/friends/nearby (200 friends)" 64 "$base/v1/friends/nearby" -s "$work/nearby.lua"
-run "/v1/distance (floor)" 64 "$floor"
-run "POST /v1/sessions (sign-in)" 8 "$base/v1/sessions" -s "$work/signin.lua"
-run "POST /v1/sessions (sign-in)" 64 "$base/v1/sessions" -s "$work/signin.lua"
-run "/v1/distance (floor)" 64 "$floor"
+wrk_run "/v1/distance (floor)" 64 "$floor"
+wrk_run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s "$work/position.lua"
+wrk_run "GET /v1/friends/nearby (200 friends)" 64 "$base/v1/friends/nearby" -s "$work/nearby.lua"
+wrk_run "/v1/distance (floor)" 64 "$floor"
+wrk_run "POST /v1/sessions (sign-in)" 8 "$base/v1/sessions" -s "$work/signin.lua"
+wrk_run "POST /v1/sessions (sign-in)" 64 "$base/v1/sessions" -s "$work/signin.lua"
+wrk_run "/v1/distance (floor)" 64 "$floor"
 echo "server: $(grep -m1 VmHWM /proc/$server/status | tr -s ' ') peak resident memory"

@@ -54,30 +54,17 @@ request = function()
 end
 LUA
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
-echo "data: $(curl -s "http://127.0.0.1:$port/health"), $users users, $((votes + 1)) open votes; ${duration} s per run"
-printf "%-44s %6s %12s %10s %10s\n" workload conns "requests/s" p50 p99
-run() {
-    local label="$1" connections="$2" url="$3"; shift 3
-    local threads=$(( connections < 2 ? 1 : 2 ))
-    local out
-    out=$(SESSIONS="$work/sessions.txt" BUSY_VOTE="$work/busy-vote.txt" \
-        wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "$@" "$url")
-    local rps p50 p99 errors
-    rps=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
-    p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
-    p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
-    errors=$(awk '/Non-2xx/ { print $NF }' <<<"$out")
-    printf "%-44s %6s %12s %10s %10s%s\n" "$label" "$connections" "$rps" "$p50" "$p99" "${errors:+  (non-2xx: $errors)}"
-}
+source Scripts/lib/wrk-run.sh
+export SESSIONS="$work/sessions.txt" BUSY_VOTE="$work/busy-vote.txt"
+wrk_header "$(curl -s "http://127.0.0.1:$port/health"), $users users, $((votes + 1)) open votes; ${duration} s per run"
 base="http://127.0.0.1:$port"
 floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 busy="$(cat "$work/busy-vote.txt")"
-run "/v1/distance (floor)" 64 "$floor"
-run "GET /v1/votes/nearby ($((votes + 1)) open votes)" 64 "$base/v1/votes/nearby" -s "$work/nearby.lua"
-run "/v1/distance (floor)" 64 "$floor"
-duration=3 run "POST /v1/votes/{id}/ballots (one vote)" 64 "$base/v1/votes/$busy/ballots" -s "$work/ballot.lua"
-run "/v1/distance (floor)" 64 "$floor"
+wrk_run "/v1/distance (floor)" 64 "$floor"
+wrk_run "GET /v1/votes/nearby ($((votes + 1)) open votes)" 64 "$base/v1/votes/nearby" -s "$work/nearby.lua"
+wrk_run "/v1/distance (floor)" 64 "$floor"
+duration=3 wrk_run "POST /v1/votes/{id}/ballots (one vote)" 64 "$base/v1/votes/$busy/ballots" -s "$work/ballot.lua"
+wrk_run "/v1/distance (floor)" 64 "$floor"
 python3 - "$work/bench.sqlite" "$busy" <<'PY'
 import sqlite3, sys
 count, first, last = sqlite3.connect(sys.argv[1]).execute(
