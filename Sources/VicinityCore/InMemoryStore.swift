@@ -7,6 +7,7 @@ import Synchronization
 public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     struct State {
         var places: [PlaceID: Place] = [:]
+        var placeRevision = 0
         var campuses: [PlaceID: Campus] = [:]
         var social = SocialState()
         var votes = VoteTables()
@@ -28,7 +29,10 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
         _ places: [Place], progress: (@Sendable (Int, Int) -> Void)?
     ) async throws -> UpsertSummary {
         try validateBatch(places)
-        let summary = state.withLock { Self.merge(places, into: &$0.places, key: \.id) }
+        let summary = state.withLock { state in
+            state.placeRevision += 1
+            return Self.merge(places, into: &state.places, key: \.id)
+        }
         progress?(places.count, places.count)
         return summary
     }
@@ -60,13 +64,17 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
         return NameMatch.best(candidates, matching: search.text, limit: search.limit).compactMap { places[$0] }
     }
 
-    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
+    public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
         let places = state.withLock { $0.places }
         let candidates = places.values.lazy
             .filter { query.categories.isEmpty || query.categories.contains($0.category) }
             .map { PlaceLocation(id: $0.id, coordinate: $0.coordinate) }
-        return Ranking.nearest(candidates, to: query.centre, within: query.radius.distance, limit: query.limit.value)
-            .compactMap { places[$0.id].map { PlaceHit(place: $0, from: query.centre) } }
+        let ranked = Ranking.nearest(
+            candidates, to: query.centre, within: query.radius.distance, after: query.after,
+            limit: query.limit.value + 1)
+        return NearbyPage(
+            ranked: ranked.compactMap { places[$0.id].map { PlaceHit(place: $0, from: query.centre) } },
+            limit: query.limit)
     }
 
     public func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit? {
@@ -80,6 +88,12 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     }
 
     public func count() async throws -> Int { state.withLock { $0.places.count } }
+
+    public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
+        try body(Array(state.withLock { $0.places }.values))
+    }
+
+    public func revision() async throws -> Int { state.withLock { $0.placeRevision } }
 
     public func categories() async throws -> [Category: Int] {
         state.withLock { state in state.places.values.reduce(into: [:]) { $0[$1.category, default: 0] += 1 } }

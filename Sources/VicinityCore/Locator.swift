@@ -74,8 +74,8 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         )
     }
 
-    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
-        try await places.nearby(query)
+    public func nearby(_ query: NearbyQuery) async throws -> NearbyPage {
+        try await places.nearbyPage(query)
     }
 
     public func search(_ search: PlaceSearch) async throws -> [Place] {
@@ -88,9 +88,12 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
 
     /// Temples within the radius, nearest first. With no temple category configured there are none: an empty
     /// set would mean "every category" to the store.
-    public func recommendedTemples(around centre: Coordinate, radius: SearchRadius, limit: ResultLimit) async throws -> [PlaceHit] {
-        guard !temples.categories.isEmpty else { return [] }
-        return try await places.nearby(NearbyQuery(centre: centre, radius: radius, categories: temples.categories, limit: limit))
+    public func recommendedTemples(
+        around centre: Coordinate, radius: SearchRadius, limit: ResultLimit, after: NearbyCursor? = nil
+    ) async throws -> NearbyPage {
+        guard !temples.categories.isEmpty else { return NearbyPage(hits: [], next: nil) }
+        return try await places.nearbyPage(
+            NearbyQuery(centre: centre, radius: radius, categories: temples.categories, limit: limit, after: after))
     }
 
     public func placeCount() async throws -> Int {

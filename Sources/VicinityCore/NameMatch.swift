@@ -21,6 +21,10 @@ public enum NameMatch {
         }
     }
 
+    /// The version of `folded`'s rule, raised whenever the rule changes, so that stores keeping folded text
+    /// know to recompute it. 1: lower case, accents removed. 2: also every run of white space one space.
+    public static let ruleVersion = 2
+
     /// The folded form stores compare: lower case, accents removed, every run of white space (line breaks
     /// included) one space, none at the ends. Canonical decomposition first, so that "é" becomes "e" plus a
     /// combining accent that is then dropped; ASCII text skips that work. A folded name never holds a line

@@ -36,23 +36,124 @@ public struct ResultLimit: Hashable, Sendable {
     private init(unchecked: Int) { value = unchecked }
 }
 
-/// "What is within `radius` of `centre`?", optionally only of some categories (empty means all).
+/// "What is within `radius` of `centre`?", optionally only of some categories (empty means all), and only
+/// after a cursor: the next page of an earlier answer.
 public struct NearbyQuery: Hashable, Sendable {
     public var centre: Coordinate
     public var radius: SearchRadius
     public var categories: Set<Category>
     public var limit: ResultLimit
+    public var after: NearbyCursor?
 
     public init(
         centre: Coordinate,
         radius: SearchRadius = .standard,
         categories: Set<Category> = [],
-        limit: ResultLimit = .standard
+        limit: ResultLimit = .standard,
+        after: NearbyCursor? = nil
     ) {
         self.centre = centre
         self.radius = radius
         self.categories = categories
         self.limit = limit
+        self.after = after
+    }
+}
+
+/// Where a page of nearby places ended: the next page holds the places that rank after this distance and id.
+///
+/// A keyset rather than an offset, so a page never repeats or skips a place because others were added or
+/// removed nearer the centre in between; a place that moves or is added between pages is seen where it is
+/// when the page that covers its distance is read.
+public struct NearbyCursor: Hashable, Sendable {
+    public var distance: Distance
+    public var id: PlaceID
+
+    public init(distance: Distance, id: PlaceID) {
+        self.distance = distance
+        self.id = id
+    }
+
+    /// The cursor as text for a URL: the exact distance (its bits, so no rounding moves the boundary) and the
+    /// id, base64url-encoded. It is opaque to clients; only `init(token:)` reads it.
+    public var token: String {
+        let text = String(distance.meters.bitPattern, radix: 16) + ":" + id.rawValue
+        return Base64URL.encode(Array(text.utf8))
+    }
+
+    public init(token: String) throws(ValidationError) {
+        let problem = ValidationError(field: "cursor", message: "is not a cursor from a `next` link of this service")
+        guard let bytes = Base64URL.decode(token), let text = String(validating: bytes, as: UTF8.self),
+            let separator = text.firstIndex(of: ":"),
+            let bits = UInt64(text[..<separator], radix: 16)
+        else { throw problem }
+        let meters = Double(bitPattern: bits)
+        guard meters.isFinite, meters >= 0, let id = try? PlaceID(String(text[text.index(after: separator)...])) else {
+            throw problem
+        }
+        self.init(distance: Distance(meters: meters), id: id)
+    }
+}
+
+/// One page of a nearby answer, and where the next begins when there is more.
+public struct NearbyPage: Hashable, Sendable {
+    public var hits: [PlaceHit]
+    /// Set only when at least one more place ranks after the last hit.
+    public var next: NearbyCursor?
+
+    public init(hits: [PlaceHit], next: NearbyCursor?) {
+        self.hits = hits
+        self.next = next
+    }
+
+    /// Makes a page from up to `limit + 1` ranked hits: the one beyond the limit only says that more exist.
+    public init(ranked: [PlaceHit], limit: ResultLimit) {
+        if ranked.count > limit.value {
+            hits = Array(ranked.prefix(limit.value))
+            next = hits.last.map { NearbyCursor(distance: $0.distance, id: $0.place.id) }
+        } else {
+            hits = ranked
+            next = nil
+        }
+    }
+}
+
+/// RFC 4648 §5 base64 with the URL-safe alphabet and no padding.
+enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let chunk = bytes[index..<min(index + 3, bytes.count)]
+            var value: UInt32 = 0
+            for (offset, byte) in chunk.enumerated() { value |= UInt32(byte) << (16 - 8 * offset) }
+            for position in 0...chunk.count { output.append(alphabet[Int(value >> (18 - 6 * position)) & 63]) }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        for byte in text.utf8 {
+            guard let value = alphabet.firstIndex(of: byte) else { return nil }
+            values.append(UInt8(value))
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        var index = 0
+        while index < values.count {
+            let chunk = values[index..<min(index + 4, values.count)]
+            var value: UInt32 = 0
+            for (offset, sextet) in chunk.enumerated() { value |= UInt32(sextet) << (18 - 6 * offset) }
+            for position in 0..<(chunk.count - 1) { output.append(UInt8((value >> (16 - 8 * position)) & 0xFF)) }
+            index += 4
+        }
+        // Only the canonical spelling is accepted, so one cursor has one token.
+        return encode(output) == text ? output : nil
     }
 }
 
@@ -78,6 +179,13 @@ public struct PlaceHit: Hashable, Sendable {
     public init(place: Place, from centre: Coordinate) {
         self.place = place
         distance = haversineDistance(from: centre, to: place.coordinate)
+        bearing = initialBearing(from: centre, to: place.coordinate)
+    }
+
+    /// For a distance already measured by `haversineDistance` from the same centre.
+    init(place: Place, from centre: Coordinate, distance: Distance) {
+        self.place = place
+        self.distance = distance
         bearing = initialBearing(from: centre, to: place.coordinate)
     }
 }
@@ -114,22 +222,30 @@ public enum Ranking {
     /// The candidates within `radius` of `centre` (all of them when `radius` is nil), nearest first,
     /// at most `limit`.
     public static func nearest<Candidates: Sequence<PlaceLocation>>(
-        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, limit: Int
+        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, after: NearbyCursor? = nil,
+        limit: Int
     ) -> [PlaceLocation] {
-        nearest(candidates, to: centre, within: radius, limit: limit, at: \.coordinate, id: \.id).map(\.item)
+        nearest(
+            candidates, to: centre, within: radius, after: after.map { ($0.distance, $0.id) }, limit: limit,
+            at: \.coordinate, id: \.id
+        ).map(\.item)
     }
 
     /// Any located things, ranked as places are: by distance from `centre`, then by id, so that equal
-    /// distances come out the same in every store. Each comes with its distance.
+    /// distances come out the same in every store. Each comes with its distance. With `after`, only those
+    /// that rank after that distance and id: the next page.
     public static func nearest<Candidates: Sequence, ID: Comparable>(
-        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?, limit: Int,
+        _ candidates: Candidates, to centre: Coordinate, within radius: Distance?,
+        after: (distance: Distance, id: ID)? = nil, limit: Int,
         at coordinate: (Candidates.Element) -> Coordinate, id: (Candidates.Element) -> ID
     ) -> [(item: Candidates.Element, distance: Distance)] {
         guard limit > 0 else { return [] }
         var hits: [(item: Candidates.Element, distance: Distance)] = []
         for item in candidates {
             let distance = haversineDistance(from: centre, to: coordinate(item))
-            if radius.map({ distance <= $0 }) ?? true { hits.append((item, distance)) }
+            guard radius.map({ distance <= $0 }) ?? true else { continue }
+            if let after, distance < after.distance || (distance == after.distance && id(item) <= after.id) { continue }
+            hits.append((item, distance))
         }
         let precedes = { (a: (item: Candidates.Element, distance: Distance), b: (item: Candidates.Element, distance: Distance)) in
             a.distance != b.distance ? a.distance < b.distance : id(a.item) < id(b.item)

@@ -15,8 +15,9 @@ public protocol PlaceStore: Sendable {
     /// Places whose name or alias contains the text, case-insensitively; best (exact, then prefix) first.
     func search(_ search: PlaceSearch) async throws -> [Place]
 
-    /// Places within the radius, nearest first.
-    func nearby(_ query: NearbyQuery) async throws -> [PlaceHit]
+    /// Places within the radius that rank after the query's cursor, nearest first, with the cursor of the
+    /// next page when more remain.
+    func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage
 
     /// The nearest place of the given categories (any when empty), wherever it is; nil only when the store
     /// holds no such place.
@@ -26,11 +27,25 @@ public protocol PlaceStore: Sendable {
 
     /// Every distinct category with its number of places.
     func categories() async throws -> [Category: Int]
+
+    /// Hands every place to `body`, a batch at a time, from one consistent view of the store: what a hot
+    /// index is built from.
+    func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws
+
+    /// A number that changes with every committed write of places through any store opened on the same
+    /// data, also in another process: a copy of the places made at one revision is current while the
+    /// revision stays the same.
+    func revision() async throws -> Int
 }
 
 extension PlaceStore {
     public func upsert(_ places: [Place]) async throws -> UpsertSummary {
         try await upsert(places, progress: nil)
+    }
+
+    /// Places within the radius, nearest first: the first page.
+    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
+        try await nearbyPage(query).hits
     }
 }
 

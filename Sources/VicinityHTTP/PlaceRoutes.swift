@@ -32,11 +32,13 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let radius = query.radius()
         let categories = query.categories()
         let limit = query.limit()
+        let cursor = query.cursor()
         try query.finish()
-        let hits = try await places.nearby(
-            NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit))
-        return Wire.list(
-            "places", hits.map { ($0.place, Wire.hit($0)) }, as: Representation(accept: request.headers[.accept]))
+        let page = try await places.nearby(
+            NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor))
+        return Wire.page(
+            "places", page.hits.map { ($0.place, Wire.hit($0)) }, next: Wire.nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next),
+            as: Representation(accept: request.headers[.accept]))
     }
 
     func closestPlace(_ request: Request) async throws -> Response {
@@ -87,10 +89,13 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let centre = query.coordinate()
         let limit = query.limit()
         let radius = query.radius()
+        let cursor = query.cursor()
         try query.finish()
-        let hits = try await places.recommendedTemples(around: try query.checked(centre), radius: radius, limit: limit)
-        return Wire.list(
-            "temples", hits.map { ($0.place, Wire.temple($0)) }, as: Representation(accept: request.headers[.accept]))
+        let page = try await places.recommendedTemples(
+            around: try query.checked(centre), radius: radius, limit: limit, after: cursor)
+        return Wire.page(
+            "temples", page.hits.map { ($0.place, Wire.temple($0)) }, next: Wire.nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next),
+            as: Representation(accept: request.headers[.accept]))
     }
 
     func distance(_ request: Request) throws -> Response {

@@ -153,6 +153,17 @@ struct QueryParameters {
         }
     }
 
+    /// Where the previous page ended, from its `next` link; nil for the first page.
+    mutating func cursor(_ name: String = "cursor") -> NearbyCursor? {
+        guard let text = single(name) else { return nil }
+        do {
+            return try NearbyCursor(token: text)
+        } catch {
+            errors.append(ValidationError(field: name, message: error.message))
+            return nil
+        }
+    }
+
     /// Categories, given as repeated parameters, comma-separated, or both. None means every category.
     mutating func categories(_ name: String = "category") -> Set<VicinityCore.Category> {
         consumed.insert(name)

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import HTTPTypes
 import Hummingbird
 import VicinityCore
 
@@ -109,6 +110,47 @@ enum Wire {
             WireEncoding.response(
                 json: featureCollection(items).jsonValue, contentType: Representation.geoJSONMediaType, negotiated: true)
         }
+    }
+
+    /// One page of a list: as `list`, with `next` (the URL of the next page, or null on the last) in the JSON
+    /// object or as a foreign member of the FeatureCollection, and as a `Link: <…>; rel="next"` header.
+    static func page(
+        _ key: String, _ items: [(place: Place, fields: [String: JSONValue])], next: String?,
+        as representation: Representation
+    ) -> Response {
+        let nextValue = next.map(JSONValue.string) ?? .null
+        var response: Response
+        switch representation {
+        case .json:
+            response = WireEncoding.response(
+                json: .object([key: .array(items.map { .object($0.fields) }), "next": nextValue]), negotiated: true)
+        case .geoJSON:
+            guard case .object(var collection) = featureCollection(items).jsonValue else {
+                preconditionFailure("a FeatureCollection is a JSON object")
+            }
+            collection["next"] = nextValue
+            response = WireEncoding.response(
+                json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
+        }
+        if let next { response.headers[linkField] = "<\(next)>; rel=\"next\"" }
+        return response
+    }
+
+    /// RFC 8288 web linking; HTTPTypes names no such field. "Link" is a valid token, so the name exists.
+    private static let linkField: HTTPField.Name = {
+        guard let name = HTTPField.Name("Link") else { preconditionFailure("Link is a valid field name") }
+        return name
+    }()
+
+    /// The URL of the page after this request's: its path and parameters as the client sent them, with the
+    /// cursor replaced. Relative, so that it stays right behind proxies that rewrite the host.
+    static func nextURL(path: String, query: String?, cursor: NearbyCursor?) -> String? {
+        guard let cursor else { return nil }
+        let kept = (query ?? "").split(separator: "&").filter { parameter in
+            let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return name.removingPercentEncoding != "cursor"
+        }
+        return path + "?" + (kept + ["cursor=" + cursor.token[...]]).joined(separator: "&")
     }
 }
 

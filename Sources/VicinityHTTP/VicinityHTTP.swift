@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
+import ServiceLifecycle
 import VicinityCore
 
 /// What the HTTP front may be tuned with; everything has the documented default.
@@ -119,13 +120,14 @@ public func buildApplication<S: Stores>(
     port: Int = 8080,
     metrics: PrometheusCollectorRegistry,
     logger: Logger,
+    background: [any Service] = [],
     onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
     Application(
         router: buildRouter(services: services, options: options, metrics: metrics),
         server: .http1(configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
-        services: [VoteAnnouncer(votes: services.votes, logger: logger)],
+        services: [VoteAnnouncer(votes: services.votes, logger: logger)] + background,
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
     )

@@ -5,7 +5,9 @@ import VicinityCore
 
 /// The mapping between `Place` and a row of the `place` table.
 enum PlaceRow {
-    static let select = "SELECT id, name, category, aliases, attributes, lat, lon, AsBinary(footprint) FROM place"
+    /// The columns `place(_:)` reads, in its order.
+    static let columns = "id, name, category, aliases, attributes, lat, lon, AsBinary(footprint)"
+    static let select = "SELECT \(columns) FROM place"
 
     static func arguments(for place: Place) -> StatementArguments {
         let aliases = JSONValue.array(place.aliases.map(JSONValue.string)).text ?? "[]"

@@ -194,6 +194,29 @@ enum Schema {
             try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('vote', 'geom')")
         }
 
+        migrator.registerMigration("v5 place revision") { db in
+            // One number that every committed write of places raises, so that a server holding the places in
+            // memory sees an import made by another process and reloads.
+            try db.execute(sql: """
+                CREATE TABLE place_revision (
+                    id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+                    revision INTEGER NOT NULL CHECK (revision >= 0)
+                );
+                INSERT INTO place_revision (id, revision) VALUES (1, 0);
+                """)
+        }
+
+        migrator.registerMigration("v5 derived column rules") { db in
+            // Which version of its rule each derived column holds. Databases made before this table existed
+            // hold an unknown version (0): `DerivedColumns` recomputes such columns when the store opens.
+            try db.execute(sql: """
+                CREATE TABLE derived_column (
+                    name TEXT NOT NULL PRIMARY KEY,
+                    rule_version INTEGER NOT NULL CHECK (rule_version >= 0)
+                );
+                """)
+        }
+
         return migrator
     }
 
@@ -206,8 +229,8 @@ enum Schema {
             attributes = excluded.attributes, search_text = excluded.search_text,
             lat = excluded.lat, lon = excluded.lon, geom = excluded.geom, footprint = excluded.footprint
         WHERE name IS NOT excluded.name OR category IS NOT excluded.category OR aliases IS NOT excluded.aliases
-            OR attributes IS NOT excluded.attributes OR lat IS NOT excluded.lat OR lon IS NOT excluded.lon
-            OR footprint IS NOT excluded.footprint
+            OR attributes IS NOT excluded.attributes OR search_text IS NOT excluded.search_text
+            OR lat IS NOT excluded.lat OR lon IS NOT excluded.lon OR footprint IS NOT excluded.footprint
         """
 
     static let upsertCampus = """

@@ -26,6 +26,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         configuration.label = "vicinity"
         pool = try DatabasePool(path: path, configuration: configuration)
         try Schema.migrator.migrate(pool)
+        try pool.write { db in try DerivedColumns.bringUpToDate(db, logger: logger) }
         logger.debug("opened SpatiaLite database", metadata: [
             "path": "\(path)", "spatialite": "\(SpatiaLiteConnection.libraryVersion)",
         ])
@@ -90,6 +91,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
             try NameSearch.resumeIndexing(db, triggers: nameIndexTriggers)
         }
         progress?(places.count, places.count)
+        try db.execute(sql: "UPDATE place_revision SET revision = revision + 1")
         let inserted = (try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0) - before
         return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)
     }
@@ -111,13 +113,15 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         }
     }
 
-    public func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] {
+    public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
         try await pool.read { db in
             let box = BoundingBox(around: query.centre, radius: query.radius.distance)
             let candidates = try SpatialIndex.candidates(db, in: box, categories: query.categories)
             let ranked = Ranking.nearest(
-                candidates, to: query.centre, within: query.radius.distance, limit: query.limit.value)
-            return try Self.load(db, ranked).map { PlaceHit(place: $0, from: query.centre) }
+                candidates, to: query.centre, within: query.radius.distance, after: query.after,
+                limit: query.limit.value + 1)
+            return NearbyPage(
+                ranked: try Self.load(db, ranked).map { PlaceHit(place: $0, from: query.centre) }, limit: query.limit)
         }
     }
 
@@ -165,6 +169,31 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
             }
             return result
         }
+    }
+
+    public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
+        // One read transaction: a writer committing meanwhile is either wholly in the batches or wholly not.
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: "\(PlaceRow.select) ORDER BY rowid")
+            var batch: [Place] = []
+            batch.reserveCapacity(Self.loadBatch)
+            while let row = try rows.next() {
+                batch.append(try PlaceRow.place(row))
+                if batch.count == Self.loadBatch {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
+        }
+    }
+
+    /// Places handed over at a time by `forEachPlace`: large enough that the call costs nothing, small enough
+    /// that a batch is a few megabytes.
+    private static let loadBatch = 10_000
+
+    public func revision() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT revision FROM place_revision") ?? 0 }
     }
 
     /// Loads whole places for ranked locations, keeping their order.

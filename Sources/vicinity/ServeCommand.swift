@@ -148,6 +148,12 @@ struct Serve: AsyncParsableCommand {
         return .seconds(count * unit)
     }
 
+    /// A load time for the start-up line: milliseconds below ten seconds, else seconds.
+    static func formatted(_ duration: Duration) -> String {
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return milliseconds < 10_000 ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
+    }
+
     func validate() throws {
         _ = try settings()
     }
@@ -166,10 +172,15 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "vicinity")
 
         let store = try database.openStore(logger: logger)
-        let places = try await store.count()
+        let clock = ContinuousClock()
+        let loadStart = clock.now
+        // The server answers place reads from memory; SpatiaLite stays the record every write goes to first.
+        let stores = try await IndexedStores(record: store)
+        let loadTime = clock.now - loadStart
+        let places = try await stores.places.count()
         let users = try await store.accountCount()
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
-        let services = Services(stores: store, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
+        let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         let app = buildApplication(
             services: services,
             options: HTTPOptions(trustedProxies: settings.trustedProxies),
@@ -177,11 +188,12 @@ struct Serve: AsyncParsableCommand {
             port: settings.port,
             metrics: registry,
             logger: logger,
+            background: [PlaceIndexFollower(places: stores.places, logger: logger)],
             onListening: { host, port in
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places, \(users) users; temples: \(temples))\n"
+                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
         )

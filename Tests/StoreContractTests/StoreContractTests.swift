@@ -13,28 +13,46 @@ import VicinitySpatiaLite
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case inMemory, spatiaLite
     var testDescription: String { rawValue }
+}
 
-    func make() throws -> StoreUnderTest {
+/// The place stores under test: the two stores, and the hot in-memory index in front of SpatiaLite that the
+/// server runs on, each held to brute force.
+enum PlaceStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory, spatiaLite, indexedSpatiaLite
+    var testDescription: String { rawValue }
+
+    func make() async throws -> PlaceSubject {
         switch self {
-        case .inMemory: return StoreUnderTest(store: InMemoryStore(), file: nil)
+        case .inMemory:
+            let store = InMemoryStore()
+            return PlaceSubject(places: store, campuses: store, file: nil, spatiaLite: nil)
         case .spatiaLite:
             let file = TemporaryFile()
-            return StoreUnderTest(store: try SpatiaLiteStore(path: file.path, logger: Logger(label: "test")), file: file)
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            return PlaceSubject(places: store, campuses: store, file: file, spatiaLite: store)
+        case .indexedSpatiaLite:
+            let file = TemporaryFile()
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            return PlaceSubject(places: try await IndexedPlaces(record: store), campuses: store, file: file, spatiaLite: store)
         }
     }
 }
 
-/// A store and, for SpatiaLite, its file: closed, then removed, when the test lets go of it.
-final class StoreUnderTest: Sendable {
-    let store: any PlaceStore & CampusStore
+/// A place store and, for SpatiaLite, its file: closed, then removed, when the test lets go of it.
+final class PlaceSubject: Sendable {
+    let places: any PlaceStore
+    let campuses: any CampusStore
     let file: TemporaryFile?
+    let spatiaLite: SpatiaLiteStore?
 
-    init(store: any PlaceStore & CampusStore, file: TemporaryFile?) {
-        self.store = store
+    init(places: any PlaceStore, campuses: any CampusStore, file: TemporaryFile?, spatiaLite: SpatiaLiteStore?) {
+        self.places = places
+        self.campuses = campuses
         self.file = file
+        self.spatiaLite = spatiaLite
     }
 
-    deinit { try? (store as? SpatiaLiteStore)?.close() }
+    deinit { try? spatiaLite?.close() }
 }
 
 /// A database path in the temporary folder, removed with its WAL files when the test is done.
@@ -130,11 +148,11 @@ enum BruteForce {
 @Suite("Place store contract")
 struct StoreContractTests {
     @Test("nearby() equals brute force for thousands of random centres, radii, categories and limits",
-          arguments: StoreKind.allCases)
-    func nearbyMatchesBruteForce(kind: StoreKind) async throws {
-        let subject = try kind.make()
+          arguments: PlaceStoreKind.allCases)
+    func nearbyMatchesBruteForce(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let places = Fixture.all
-        let summary = try await subject.store.upsert(places)
+        let summary = try await subject.places.upsert(places)
         #expect(summary.inserted == places.count)
         var generator = SeededGenerator(seed: 99)
         for index in 0..<2500 {
@@ -146,7 +164,7 @@ struct StoreContractTests {
             let categories: Set<VicinityCore.Category> = index % 3 == 0 ? [] : [Fixture.categories[index % 3], Fixture.categories[0]]
             let limit = try ResultLimit([1, 5, 20, 500][index % 4])
             let query = NearbyQuery(centre: centre, radius: radius, categories: categories, limit: limit)
-            let hits = try await subject.store.nearby(query)
+            let hits = try await subject.places.nearby(query)
             let expected = BruteForce.nearby(places, query)
             #expect(hits.map(\.place.id.rawValue) == expected.map(\.id), "query \(index): \(query)")
             #expect(hits.map(\.distance.meters) == expected.map(\.distance))
@@ -154,88 +172,88 @@ struct StoreContractTests {
     }
 
     @Test("closest() equals the brute-force minimum everywhere, including the poles and the antimeridian",
-          arguments: StoreKind.allCases)
-    func closestMatchesBruteForce(kind: StoreKind) async throws {
-        let subject = try kind.make()
+          arguments: PlaceStoreKind.allCases)
+    func closestMatchesBruteForce(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let places = Fixture.all
-        _ = try await subject.store.upsert(places)
+        _ = try await subject.places.upsert(places)
         var generator = SeededGenerator(seed: 123)
         for index in 0..<1500 {
             let centre = randomCentre(using: &generator, kind: index)
             let categories: Set<VicinityCore.Category> = index % 4 == 0 ? [Fixture.categories[1]] : []
-            let hit = try await subject.store.closest(to: centre, categories: categories)
+            let hit = try await subject.places.closest(to: centre, categories: categories)
             let expected = BruteForce.closest(places, to: centre, categories: categories)
             #expect(hit?.place.id.rawValue == expected?.id, "centre \(centre)")
             #expect(hit?.distance.meters == expected?.distance)
         }
     }
 
-    @Test("an empty store has no closest place and nothing nearby", arguments: StoreKind.allCases)
-    func emptyStore(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("an empty store has no closest place and nothing nearby", arguments: PlaceStoreKind.allCases)
+    func emptyStore(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let centre = try Coordinate(latitude: 33.7830, longitude: -118.1141)
-        #expect(try await subject.store.closest(to: centre, categories: []) == nil)
-        #expect(try await subject.store.nearby(NearbyQuery(centre: centre)).isEmpty)
-        #expect(try await subject.store.count() == 0)
+        #expect(try await subject.places.closest(to: centre, categories: []) == nil)
+        #expect(try await subject.places.nearby(NearbyQuery(centre: centre)).isEmpty)
+        #expect(try await subject.places.count() == 0)
     }
 
     @Test("a query with no place within the radius returns an empty list, and an unmatched category finds nothing",
-          arguments: StoreKind.allCases)
-    func emptyResults(kind: StoreKind) async throws {
-        let subject = try kind.make()
-        _ = try await subject.store.upsert(Fixture.geonames)
+          arguments: PlaceStoreKind.allCases)
+    func emptyResults(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        _ = try await subject.places.upsert(Fixture.geonames)
         // Point Nemo, the ocean pole of inaccessibility (48°52.6′S 123°23.6′W): nothing within 50 km.
         let nemo = try Coordinate(latitude: -(48 + 52.6 / 60), longitude: -(123 + 23.6 / 60))
-        #expect(try await subject.store.nearby(NearbyQuery(centre: nemo, radius: SearchRadius(meters: 50_000))).isEmpty)
-        #expect(try await subject.store.closest(to: nemo, categories: ["no_such_category"]) == nil)
+        #expect(try await subject.places.nearby(NearbyQuery(centre: nemo, radius: SearchRadius(meters: 50_000))).isEmpty)
+        #expect(try await subject.places.closest(to: nemo, categories: ["no_such_category"]) == nil)
     }
 
-    @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: StoreKind.allCases)
-    func upsertCounts(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: PlaceStoreKind.allCases)
+    func upsertCounts(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let places = Array(Fixture.geonames.prefix(50))
-        #expect(try await subject.store.upsert(places) == UpsertSummary(inserted: 50))
-        #expect(try await subject.store.upsert(places) == UpsertSummary(unchanged: 50))
+        #expect(try await subject.places.upsert(places) == UpsertSummary(inserted: 50))
+        #expect(try await subject.places.upsert(places) == UpsertSummary(unchanged: 50))
         var changed = places
         changed[3].name = "Renamed"
         changed[7].coordinate = try Coordinate(latitude: 0, longitude: 0)
-        #expect(try await subject.store.plannedUpsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
-        #expect(try await subject.store.place(id: places[3].id)?.name == places[3].name, "a planned upsert changes nothing")
-        #expect(try await subject.store.upsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
-        #expect(try await subject.store.place(id: places[3].id)?.name == "Renamed")
-        let moved = try await subject.store.nearby(NearbyQuery(centre: Coordinate(latitude: 0, longitude: 0), radius: SearchRadius(meters: 1)))
+        #expect(try await subject.places.plannedUpsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await subject.places.place(id: places[3].id)?.name == places[3].name, "a planned upsert changes nothing")
+        #expect(try await subject.places.upsert(changed) == UpsertSummary(updated: 2, unchanged: 48))
+        #expect(try await subject.places.place(id: places[3].id)?.name == "Renamed")
+        let moved = try await subject.places.nearby(NearbyQuery(centre: Coordinate(latitude: 0, longitude: 0), radius: SearchRadius(meters: 1)))
         #expect(moved.map(\.place.id) == [places[7].id], "the spatial index follows a moved place")
-        #expect(try await subject.store.count() == 50)
+        #expect(try await subject.places.count() == 50)
     }
 
-    @Test("a batch with a repeated id is refused whole and changes nothing", arguments: StoreKind.allCases)
-    func duplicateIDs(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("a batch with a repeated id is refused whole and changes nothing", arguments: PlaceStoreKind.allCases)
+    func duplicateIDs(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let places = Array(Fixture.geonames.prefix(5))
-        await #expect(throws: BatchError.self) { try await subject.store.upsert(places + [places[2]]) }
-        #expect(try await subject.store.count() == 0)
+        await #expect(throws: BatchError.self) { try await subject.places.upsert(places + [places[2]]) }
+        #expect(try await subject.places.count() == 0)
     }
 
     @Test("a large batch rebuilds the index and a small one updates it live; both are queryable",
-          arguments: StoreKind.allCases)
-    func bulkThenLive(kind: StoreKind) async throws {
-        let subject = try kind.make()
-        _ = try await subject.store.upsert(Fixture.geonames)
+          arguments: PlaceStoreKind.allCases)
+    func bulkThenLive(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        _ = try await subject.places.upsert(Fixture.geonames)
         let few = Array(Fixture.scattered.prefix(10))
-        #expect(try await subject.store.upsert(few).inserted == 10)
+        #expect(try await subject.places.upsert(few).inserted == 10)
         for place in few {
-            let hit = try await subject.store.closest(to: place.coordinate, categories: [place.category])
+            let hit = try await subject.places.closest(to: place.coordinate, categories: [place.category])
             #expect(hit?.distance == .zero)
             // The name index was rebuilt after the bulk load and follows live inserts again.
-            #expect(try await subject.store.search(PlaceSearch(text: place.name)).map(\.id) == [place.id])
+            #expect(try await subject.places.search(PlaceSearch(text: place.name)).map(\.id) == [place.id])
         }
         let bulkLoaded = Fixture.geonames[100]
-        #expect(try await subject.store.search(PlaceSearch(text: bulkLoaded.name, limit: ResultLimit(500))).map(\.id).contains(bulkLoaded.id))
+        #expect(try await subject.places.search(PlaceSearch(text: bulkLoaded.name, limit: ResultLimit(500))).map(\.id).contains(bulkLoaded.id))
     }
 
-    @Test("places come back exactly as stored, footprints with holes included", arguments: StoreKind.allCases)
-    func roundTrip(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("places come back exactly as stored, footprints with holes included", arguments: PlaceStoreKind.allCases)
+    func roundTrip(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         // Hall of Science, CSULB, as in Data/csulb-buildings.csv. Its footprint here is synthetic: a 80 m square
         // with a 20 m square hole, centred on the building's point (no outline of it is shipped).
         let hall = try Coordinate(latitude: 33.779842, longitude: -118.112526)
@@ -249,16 +267,16 @@ struct StoreContractTests {
             id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", aliases: ["HSCI", "Café"],
             attributes: ["code": "HSCI", "note": "quote \" and \\ backslash"],
             coordinate: hall, footprint: footprint)
-        _ = try await subject.store.upsert([place])
-        #expect(try await subject.store.place(id: place.id) == place)
-        #expect(try await subject.store.place(id: PlaceID("missing")) == nil)
-        #expect(try await subject.store.upsert([place]) == UpsertSummary(unchanged: 1))
+        _ = try await subject.places.upsert([place])
+        #expect(try await subject.places.place(id: place.id) == place)
+        #expect(try await subject.places.place(id: PlaceID("missing")) == nil)
+        #expect(try await subject.places.upsert([place]) == UpsertSummary(unchanged: 1))
     }
 
     @Test("search finds names and aliases without regard to case or accents, exact matches first",
-          arguments: StoreKind.allCases)
-    func search(kind: StoreKind) async throws {
-        let subject = try kind.make()
+          arguments: PlaceStoreKind.allCases)
+    func search(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let coordinate = try Coordinate(latitude: 33.78, longitude: -118.11)
         let places = [
             try Place(id: PlaceID("a"), name: "Library Annex", category: "academic", coordinate: coordinate),
@@ -267,26 +285,26 @@ struct StoreContractTests {
             try Place(id: PlaceID("d"), name: "Café Sixty-Nine", category: "retail", aliases: ["CAFÉ"], coordinate: coordinate),
             try Place(id: PlaceID("e"), name: "100% Science_Lab", category: "academic", coordinate: coordinate),
         ]
-        _ = try await subject.store.upsert(places)
-        let library = try await subject.store.search(PlaceSearch(text: "LIBRARY"))
+        _ = try await subject.places.upsert(places)
+        let library = try await subject.places.search(PlaceSearch(text: "LIBRARY"))
         #expect(library.map(\.id.rawValue) == ["c", "a", "b"])
-        #expect(try await subject.store.search(PlaceSearch(text: "library", categories: ["academic"])).map(\.id.rawValue) == ["a", "b"])
-        #expect(try await subject.store.search(PlaceSearch(text: "cafe")).map(\.id.rawValue) == ["d"])
-        #expect(try await subject.store.search(PlaceSearch(text: "lib")).map(\.id.rawValue) == ["b", "c", "a"])
-        #expect(try await subject.store.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
-        #expect(try await subject.store.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
-        #expect(try await subject.store.search(PlaceSearch(text: "zzz")).isEmpty)
-        #expect(try await subject.store.search(PlaceSearch(text: "Lib\0rary")).isEmpty, "a NUL is a character like any other")
-        #expect(try await subject.store.search(PlaceSearch(text: "\0")).isEmpty)
-        #expect(try await subject.store.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
+        #expect(try await subject.places.search(PlaceSearch(text: "library", categories: ["academic"])).map(\.id.rawValue) == ["a", "b"])
+        #expect(try await subject.places.search(PlaceSearch(text: "cafe")).map(\.id.rawValue) == ["d"])
+        #expect(try await subject.places.search(PlaceSearch(text: "lib")).map(\.id.rawValue) == ["b", "c", "a"])
+        #expect(try await subject.places.search(PlaceSearch(text: "%")).map(\.id.rawValue) == ["e"], "LIKE wildcards are literal")
+        #expect(try await subject.places.search(PlaceSearch(text: "e_l")).map(\.id.rawValue) == ["e"])
+        #expect(try await subject.places.search(PlaceSearch(text: "zzz")).isEmpty)
+        #expect(try await subject.places.search(PlaceSearch(text: "Lib\0rary")).isEmpty, "a NUL is a character like any other")
+        #expect(try await subject.places.search(PlaceSearch(text: "\0")).isEmpty)
+        #expect(try await subject.places.search(PlaceSearch(text: "library", limit: ResultLimit(1))).count == 1)
     }
 
     @Test("search equals a scan of the folded names for random pieces of real names, short and long, any case",
-          arguments: StoreKind.allCases)
-    func searchMatchesScan(kind: StoreKind) async throws {
-        let subject = try kind.make()
+          arguments: PlaceStoreKind.allCases)
+    func searchMatchesScan(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         let places = Fixture.geonames
-        _ = try await subject.store.upsert(places)
+        _ = try await subject.places.upsert(places)
         var generator = SeededGenerator(seed: 31)
         for index in 0..<300 {
             let name = Array(places[Int.random(in: 0..<places.count, using: &generator)].name)
@@ -296,43 +314,43 @@ struct StoreContractTests {
             if index % 3 == 0 { text = text.uppercased() }
             let categories: Set<VicinityCore.Category> = [[], ["populated_place"], ["no_such_category"]][index % 5 % 3]
             let search = PlaceSearch(text: text, categories: categories, limit: try ResultLimit([1, 20, 500][index % 3]))
-            let found = try await subject.store.search(search).map(\.id.rawValue)
+            let found = try await subject.places.search(search).map(\.id.rawValue)
             #expect(found == BruteForce.search(places, search), "search \(index): \"\(text)\"")
         }
     }
 
-    @Test("search follows renames: the old name is no longer found, the new one is", arguments: StoreKind.allCases)
-    func searchFollowsRenames(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("search follows renames: the old name is no longer found, the new one is", arguments: PlaceStoreKind.allCases)
+    func searchFollowsRenames(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         var place = Fixture.geonames[0]
-        _ = try await subject.store.upsert([place])
+        _ = try await subject.places.upsert([place])
         let oldName = place.name
         place.name = "Zyxwvut Junction"
         place.aliases = ["Qqq Crossing"]
-        #expect(try await subject.store.upsert([place]) == UpsertSummary(updated: 1))
-        #expect(try await subject.store.search(PlaceSearch(text: oldName)).isEmpty)
-        #expect(try await subject.store.search(PlaceSearch(text: "xwvu")).map(\.id) == [place.id])
-        #expect(try await subject.store.search(PlaceSearch(text: "QQQ cross")).map(\.id) == [place.id])
+        #expect(try await subject.places.upsert([place]) == UpsertSummary(updated: 1))
+        #expect(try await subject.places.search(PlaceSearch(text: oldName)).isEmpty)
+        #expect(try await subject.places.search(PlaceSearch(text: "xwvu")).map(\.id) == [place.id])
+        #expect(try await subject.places.search(PlaceSearch(text: "QQQ cross")).map(\.id) == [place.id])
     }
 
-    @Test("campuses containing a point are found by their boundary, holes excluded", arguments: StoreKind.allCases)
-    func campuses(kind: StoreKind) async throws {
-        let subject = try kind.make()
+    @Test("campuses containing a point are found by their boundary, holes excluded", arguments: PlaceStoreKind.allCases)
+    func campuses(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
         func point(_ lat: Double, _ lon: Double) throws -> Coordinate { try Coordinate(latitude: lat, longitude: lon) }
         let boundary = MultiPolygon(try Polygon(
             exterior: [point(33.77, -118.12), point(33.77, -118.10), point(33.79, -118.10), point(33.79, -118.12), point(33.77, -118.12)],
             holes: [[point(33.775, -118.115), point(33.775, -118.113), point(33.777, -118.113), point(33.777, -118.115), point(33.775, -118.115)]]))
         let campus = try Campus(id: PlaceID("test-campus"), name: "Test campus", boundary: boundary)
-        #expect(try await subject.store.campusCount() == 0)
-        #expect(try await subject.store.upsert([campus]) == UpsertSummary(inserted: 1))
-        #expect(try await subject.store.campusCount() == 1)
-        #expect(try await subject.store.upsert([campus]) == UpsertSummary(unchanged: 1))
-        #expect(try await subject.store.campuses() == [campus])
+        #expect(try await subject.campuses.campusCount() == 0)
+        #expect(try await subject.campuses.upsert([campus]) == UpsertSummary(inserted: 1))
+        #expect(try await subject.campuses.campusCount() == 1)
+        #expect(try await subject.campuses.upsert([campus]) == UpsertSummary(unchanged: 1))
+        #expect(try await subject.campuses.campuses() == [campus])
         // The boundary is a synthetic rectangle; the points are Hall of Science (inside), Academic Services
         // (inside the hole) and Wat Pho (far away), as in Data/.
-        #expect(try await subject.store.campuses(containing: point(33.779842, -118.112526)) == [campus])
-        #expect(try await subject.store.campuses(containing: point(33.776985, -118.114067)).isEmpty)
-        #expect(try await subject.store.campuses(containing: point(13.746549, 100.492766)).isEmpty)
+        #expect(try await subject.campuses.campuses(containing: point(33.779842, -118.112526)) == [campus])
+        #expect(try await subject.campuses.campuses(containing: point(33.776985, -118.114067)).isEmpty)
+        #expect(try await subject.campuses.campuses(containing: point(13.746549, 100.492766)).isEmpty)
     }
 }
 

@@ -244,7 +244,8 @@ struct CommandLineTests {
         // The start-up line comes only once the socket is bound, and names the real port.
         let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
-        #expect(line.contains("(15 places, 0 users; temples: buddhist_temple, shrine)"))
+        #expect(line.contains("(15 places in memory, loaded in "))
+        #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine)"))
         let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
         let port = try #require(URL(string: address)?.port)
         #expect(port > 0)

@@ -61,7 +61,7 @@ struct TemplesEndpointTests {
             let response = try await client.execute(
                 uri: "/v1/temples/recommended?lat=33.779842&lon=-118.112526&radius=50000", method: .get)
             #expect(response.status == .ok)
-            #expect(response.text == #"{"temples":[]}"#)
+            #expect(response.text == #"{"next":null,"temples":[]}"#)
         }
     }
 

@@ -185,7 +185,11 @@ public enum PeopleMatch {
 
     /// The folded "first last" that stores match against.
     public static func nameKey(_ account: Account) -> String {
-        NameMatch.folded(account.firstName.rawValue + " " + account.lastName.rawValue)
+        nameKey(firstName: account.firstName.rawValue, lastName: account.lastName.rawValue)
+    }
+
+    public static func nameKey(firstName: String, lastName: String) -> String {
+        NameMatch.folded(firstName + " " + lastName)
     }
 
     /// 0 best; nil for no match.

@@ -228,7 +228,9 @@ struct FailingStore: PlaceStore, CampusStore {
     func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary { throw Failure() }
     func place(id: PlaceID) async throws -> Place? { throw Failure() }
     func search(_ search: PlaceSearch) async throws -> [Place] { throw Failure() }
-    func nearby(_ query: NearbyQuery) async throws -> [PlaceHit] { throw Failure() }
+    func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage { throw Failure() }
+    func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws { throw Failure() }
+    func revision() async throws -> Int { throw Failure() }
     func closest(to centre: Coordinate, categories: Set<VicinityCore.Category>) async throws -> PlaceHit? { throw Failure() }
     func count() async throws -> Int { throw Failure() }
     func categories() async throws -> [VicinityCore.Category: Int] { throw Failure() }

@@ -1,0 +1,139 @@
+import GeoCore
+import Synchronization
+
+/// Places held in memory in front of a store of record, which stays the durable copy.
+///
+/// Reads by position (nearby, closest, temples), by id and counts are answered from a `PointGrid` without
+/// touching the record. Writes go to the record first and reach memory after they commit, one at a time in
+/// commit order. Name search goes to the record, whose text index it needs.
+///
+/// Another process may write the record too (`vicinity import` while the server runs): every write raises the
+/// record's `revision`, and `refreshIfStale()` reloads when the revision moved without this index knowing why.
+public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
+    struct Snapshot: Sendable {
+        var grid: PointGrid<Place, Category>
+        /// The record's revision this snapshot reflects; nil when it reflects none for sure and must reload.
+        var revision: Int?
+    }
+
+    public let record: Record
+    private let index: SharedIndex<Snapshot>
+    private let writes = SerialGate()
+
+    /// Loads every place of the record into memory.
+    public init(record: Record) async throws {
+        self.record = record
+        index = SharedIndex(try await Self.load(record))
+    }
+
+    private static func load(_ record: Record) async throws -> Snapshot {
+        // The revision is read before the places: a write in between makes the snapshot look older than it
+        // is, which costs a needless reload, never a missed one.
+        let revision = try await record.revision()
+        var empty = PointGrid<Place, Category>(group: { $0.category })
+        empty.reserveCapacity(try await record.count())
+        let building = Mutex(empty)
+        try await record.forEachPlace { batch in
+            building.withLock { grid in
+                for place in batch { grid.insert(place) }
+            }
+        }
+        return Snapshot(grid: building.withLock { $0 }, revision: revision)
+    }
+
+    /// Reloads from the record when it changed in a way this index did not see. Returns whether it reloaded.
+    @discardableResult
+    public func refreshIfStale() async throws -> Bool {
+        try await writes.run {
+            let held = index.read { $0.revision }
+            guard try await record.revision() != held else { return false }
+            let fresh = try await Self.load(record)
+            index.write { $0 = fresh }
+            return true
+        }
+    }
+
+    // MARK: - Writes
+
+    public func upsert(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary {
+        try await writes.run {
+            let before = index.read { $0.revision }
+            let summary = try await record.upsert(places, progress: progress)
+            let after = try? await record.revision()
+            index.write { snapshot in
+                for place in places { snapshot.grid.insert(place) }
+                // One step from the revision held means this write alone; any other gap is a write this index
+                // has not seen, which `refreshIfStale` will load.
+                snapshot.revision = before.flatMap { before in after == before + 1 ? after : nil }
+            }
+            return summary
+        }
+    }
+
+    public func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary {
+        try await record.plannedUpsert(places)
+    }
+
+    // MARK: - Reads from memory
+
+    public func place(id: PlaceID) async throws -> Place? {
+        index.read { $0.grid.item(id) }
+    }
+
+    public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
+        let ranked = index.read { snapshot in
+            snapshot.grid.nearest(
+                to: query.centre, within: query.radius.distance, groups: query.categories,
+                after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1)
+        }
+        return NearbyPage(
+            ranked: ranked.map { PlaceHit(place: $0.item, from: query.centre, distance: $0.distance) },
+            limit: query.limit)
+    }
+
+    public func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit? {
+        index.read { $0.grid.closest(to: centre, groups: categories) }
+            .map { PlaceHit(place: $0.item, from: centre, distance: $0.distance) }
+    }
+
+    public func count() async throws -> Int {
+        index.read { $0.grid.count }
+    }
+
+    public func categories() async throws -> [Category: Int] {
+        index.read { $0.grid.countsByGroup }
+    }
+
+    // MARK: - Reads from the record
+
+    public func search(_ search: PlaceSearch) async throws -> [Place] {
+        try await record.search(search)
+    }
+
+    public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
+        try await record.forEachPlace(body)
+    }
+
+    public func revision() async throws -> Int {
+        try await record.revision()
+    }
+}
+
+/// A set of stores with the places held in memory in front of the record's: what the server runs on.
+public struct IndexedStores<Record: Stores>: Stores {
+    public let record: Record
+    public let places: IndexedPlaces<Record.Places>
+
+    /// Loads the record's places into memory.
+    public init(record: Record) async throws {
+        self.record = record
+        places = try await IndexedPlaces(record: record.places)
+    }
+
+    public var campuses: Record.Campuses { record.campuses }
+    public var accounts: Record.Accounts { record.accounts }
+    public var positions: Record.Positions { record.positions }
+    public var friends: Record.Friends { record.friends }
+    public var events: Record.Events { record.events }
+    public var votes: Record.Votes { record.votes }
+}

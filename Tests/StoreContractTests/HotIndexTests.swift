@@ -1,0 +1,275 @@
+import Foundation
+import GRDB
+import GeoCore
+import GeoTestSupport
+import Logging
+import Testing
+import VicinityCore
+@testable import VicinitySpatiaLite
+
+extension BruteForce {
+    /// Every place of the categories within the radius, nearest first, ties by id: no limit, no cursor.
+    static func everyHit(_ places: [Place], centre: Coordinate, radius: Distance, categories: Set<VicinityCore.Category>) -> [String] {
+        var hits: [(id: String, distance: Double)] = []
+        for place in places where categories.isEmpty || categories.contains(place.category) {
+            let distance = haversineDistance(from: centre, to: place.coordinate).meters
+            if distance <= radius.meters { hits.append((place.id.rawValue, distance)) }
+        }
+        hits.sort { a, b in a.distance != b.distance ? a.distance < b.distance : a.id < b.id }
+        return hits.map(\.id)
+    }
+}
+
+/// Reads every page of a nearby answer by following `next`.
+func walkPages(_ store: any PlaceStore, _ first: NearbyQuery, between: (NearbyCursor) async throws -> Void = { _ in }) async throws -> (ids: [String], pages: Int) {
+    var query = first
+    var ids: [String] = []
+    var pages = 0
+    while true {
+        let page = try await store.nearbyPage(query)
+        pages += 1
+        ids += page.hits.map(\.place.id.rawValue)
+        if page.next == nil && page.hits.count == query.limit.value {
+            // A full last page is only right when nothing ranks after it.
+            let after = page.hits.last.map { NearbyCursor(distance: $0.distance, id: $0.place.id) }
+            var probe = query
+            probe.after = after
+            #expect(try await store.nearby(probe).isEmpty, "a page without next must be the last")
+        }
+        guard let next = page.next else { return (ids, pages) }
+        try await between(next)
+        query.after = next
+    }
+}
+
+/// Places of one category spread over the globe from the fixture's centres, enough (6,000) that a category-filtered
+/// closest search cannot rank them all directly.
+enum WideFixture {
+    static let places: [Place] = {
+        var generator = SeededGenerator(seed: 5_000)
+        var places: [Place] = []
+        for index in 0..<6_000 {
+            let centre = randomCentre(using: &generator, kind: index)
+            let point = destination(
+                from: centre, distance: Double.random(in: 0...2_000_000, using: &generator),
+                bearing: Double.random(in: 0..<360, using: &generator))
+            places.append(Fixture.makePlace("wide-\(index)", category: index % 3 == 0 ? "wide_rare" : "wide_common", at: point))
+        }
+        return places
+    }()
+}
+
+@Suite("Place store contract: pages and large categories")
+struct PagingContractTests {
+    @Test("following next from the first page gives every hit of the radius once, in order, as brute force does",
+          arguments: PlaceStoreKind.allCases)
+    func pagesCoverEveryHit(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        let places = Fixture.all
+        _ = try await subject.places.upsert(places)
+        var generator = SeededGenerator(seed: 77)
+        for index in 0..<120 {
+            let centre = index % 2 == 0
+                ? places[Int.random(in: 0..<places.count, using: &generator)].coordinate
+                : randomCentre(using: &generator, kind: index)
+            let radius = try SearchRadius(meters: [1000.0, 20_000, 50_000][index % 3] * Double.random(in: 0.5...1, using: &generator))
+            let categories: Set<VicinityCore.Category> = index % 4 == 0 ? [Fixture.categories[1]] : []
+            let limit = try ResultLimit([1, 3, 7, 25][index % 4])
+            let (ids, pages) = try await walkPages(
+                subject.places, NearbyQuery(centre: centre, radius: radius, categories: categories, limit: limit))
+            let expected = BruteForce.everyHit(places, centre: centre, radius: radius.distance, categories: categories)
+            #expect(ids == expected, "query \(index) at \(centre)")
+            #expect(pages == max(1, (expected.count + limit.value - 1) / limit.value))
+        }
+    }
+
+    @Test("places added while a client pages are never repeated, and unchanged places are each seen once",
+          arguments: PlaceStoreKind.allCases)
+    func pagesUnderConcurrentWrites(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        // Scatter cluster 0 of the fixture: 25 places within 60 km of one centre.
+        let cluster = Fixture.scattered.filter { $0.id.rawValue.hasPrefix("scatter-0-") }
+        _ = try await subject.places.upsert(cluster)
+        let centre = cluster[0].coordinate
+        let radius = try SearchRadius(meters: 50_000)
+        let before = BruteForce.everyHit(cluster, centre: centre, radius: radius.distance, categories: [])
+        var added: [Place] = []
+        var addedBehind: Set<String> = []
+        let (ids, _) = try await walkPages(subject.places, NearbyQuery(centre: centre, radius: radius, limit: ResultLimit(4))) { cursor in
+            // Between pages, one place appears just behind the cursor and one at the edge of the radius.
+            let behind = Fixture.makePlace("added-behind-\(added.count)", category: "scatter_a",
+                                           at: destination(from: centre, distance: cursor.distance.meters / 2, bearing: 10))
+            let ahead = Fixture.makePlace("added-ahead-\(added.count)", category: "scatter_a",
+                                          at: destination(from: centre, distance: 49_000, bearing: 200))
+            added += [behind, ahead]
+            addedBehind.insert(behind.id.rawValue)
+            _ = try await subject.places.upsert([behind, ahead])
+        }
+        #expect(Set(ids).count == ids.count, "no place is repeated")
+        #expect(ids.filter { !$0.hasPrefix("added-") } == before, "every original place once, in order")
+        #expect(ids.filter { addedBehind.contains($0) }.isEmpty, "places added behind the cursor are not served late")
+        #expect(ids.contains { $0.hasPrefix("added-ahead-") }, "places added ahead of the cursor are found")
+    }
+
+    @Test("a category-filtered closest over more than 5,000 places of the category equals brute force",
+          arguments: PlaceStoreKind.allCases)
+    func closestInLargeCategory(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        let places = Fixture.all + WideFixture.places
+        _ = try await subject.places.upsert(places)
+        #expect(try await subject.places.categories()["wide_common"] == 4_000)
+        var generator = SeededGenerator(seed: 4_242)
+        for index in 0..<400 {
+            let centre = randomCentre(using: &generator, kind: index)
+            let categories: Set<VicinityCore.Category> = [["wide_common"], ["wide_common", "wide_rare"], ["wide_rare", "scatter_a"]][index % 3]
+            let hit = try await subject.places.closest(to: centre, categories: categories)
+            let expected = BruteForce.closest(places, to: centre, categories: categories)
+            #expect(hit?.place.id.rawValue == expected?.id, "centre \(centre), categories \(categories)")
+            #expect(hit?.distance.meters == expected?.distance)
+        }
+    }
+
+    @Test("a cursor survives its text form exactly; text that is not a cursor is refused")
+    func cursorTokens() throws {
+        let cursor = NearbyCursor(distance: .meters(1234.5678901234567), id: try PlaceID("wat-phra-kaew/ü:1"))
+        #expect(try NearbyCursor(token: cursor.token) == cursor)
+        #expect(!cursor.token.contains { "+/=".contains($0) }, "URL-safe, unpadded")
+        for bad in ["", "x", "Zm9v", "!!!!", cursor.token + "A", Base64URLProbe.encode("nan:x"), Base64URLProbe.encode("7ff8000000000000:x")] {
+            #expect(throws: ValidationError.self, "\"\(bad)\"") { try NearbyCursor(token: bad) }
+        }
+    }
+}
+
+/// Base64url text of arbitrary strings, to build tokens the service never issues.
+enum Base64URLProbe {
+    static func encode(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+@Suite("Hot place index over SpatiaLite")
+struct HotIndexTests {
+    @Test("an index loaded from a filled database answers as brute force without a write of its own")
+    func loadsFromTheRecord() async throws {
+        let file = TemporaryFile()
+        let places = Fixture.all
+        do {
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            _ = try await store.upsert(places)
+            try store.close()
+        }
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let index = try await IndexedPlaces(record: store)
+        #expect(try await index.count() == places.count)
+        #expect(try await index.categories() == store.categories())
+        var generator = SeededGenerator(seed: 8)
+        for number in 0..<400 {
+            let centre = randomCentre(using: &generator, kind: number)
+            let query = try NearbyQuery(centre: centre, radius: SearchRadius(meters: 50_000), limit: ResultLimit(50))
+            #expect(try await index.nearby(query).map(\.place.id.rawValue) == BruteForce.nearby(places, query).map(\.id))
+            #expect(try await index.closest(to: centre, categories: [])?.place.id.rawValue
+                    == BruteForce.closest(places, to: centre, categories: [])?.id)
+        }
+        for place in places.prefix(200) { #expect(try await index.place(id: place.id) == place) }
+    }
+
+    @Test("a write by another process is seen after a refresh; the index's own writes need none")
+    func followsOtherWriters() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let index = try await IndexedPlaces(record: store)
+        _ = try await index.upsert(Array(Fixture.geonames.prefix(10)))
+        #expect(try await index.refreshIfStale() == false, "its own write is already in memory")
+
+        // `vicinity import` in another process: a second store on the same file.
+        let other = try SpatiaLiteStore(path: file.path, logger: Logger(label: "other"))
+        let imported = Fixture.geonames[20]
+        _ = try await other.upsert([imported])
+        try other.close()
+        #expect(try await index.place(id: imported.id) == nil, "not seen before the refresh")
+        #expect(try await index.refreshIfStale() == true)
+        #expect(try await index.place(id: imported.id) == imported)
+        #expect(try await index.count() == 11)
+
+        // An own write after the other process's, with no refresh in between, still leads to a reload.
+        let again = try SpatiaLiteStore(path: file.path, logger: Logger(label: "other"))
+        _ = try await again.upsert([Fixture.geonames[21]])
+        try again.close()
+        _ = try await index.upsert([Fixture.geonames[22]])
+        #expect(try await index.refreshIfStale() == true)
+        #expect(try await index.count() == 13)
+    }
+
+    @Test("a refused batch changes neither the record nor memory")
+    func refusedBatch() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let index = try await IndexedPlaces(record: store)
+        let places = Array(Fixture.geonames.prefix(3))
+        await #expect(throws: BatchError.self) { try await index.upsert(places + [places[0]]) }
+        #expect(try await index.count() == 0)
+        #expect(try await store.count() == 0)
+    }
+}
+
+@Suite("Derived columns")
+struct DerivedColumnTests {
+    @Test("a database whose search text was folded by the previous rule is brought up to the current one on opening")
+    func searchTextFollowsTheRule() async throws {
+        let file = TemporaryFile()
+        let coordinate = try Coordinate(latitude: 33.7798, longitude: -118.1125)
+        // Names with runs of white space: the previous rule (version 1) kept them, the current one makes each
+        // run one space.
+        let places = [
+            try Place(id: PlaceID("a"), name: "Hall  of\tScience", category: "academic", aliases: ["HSCI\u{00A0} Annex"], coordinate: coordinate),
+            try Place(id: PlaceID("b"), name: "Library", category: "academic", coordinate: coordinate),
+        ]
+        do {
+            let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            _ = try await store.upsert(places)
+            try store.close()
+        }
+        // Make the file what the schema before "v5 derived column rules" left: the version table absent and
+        // search text as the previous rule folded it (lower case, accents removed, spacing kept).
+        let old = try DatabaseQueue(path: file.path)
+        try await old.write { db in
+            try db.execute(sql: "DROP TABLE derived_column")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5 derived column rules'")
+            try db.execute(sql: "UPDATE place SET search_text = ? WHERE id = 'a'", arguments: ["hall  of\tscience\nhsci\u{00A0} annex"])
+        }
+        try old.close()
+        do {
+            // What the old database answers, read as the previous version would: no match for the folded text.
+            let queue = try DatabaseQueue(path: file.path)
+            let stored = try await queue.read { db in try String.fetchOne(db, sql: "SELECT search_text FROM place WHERE id = 'a'") }
+            #expect(stored == "hall  of\tscience\nhsci\u{00A0} annex")
+            try queue.close()
+        }
+
+        let reopened = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? reopened.close() }
+        #expect(try await reopened.search(PlaceSearch(text: "hall of science")).map(\.id.rawValue) == ["a"])
+        #expect(try await reopened.search(PlaceSearch(text: "hsci annex")).map(\.id.rawValue) == ["a"])
+        #expect(try await reopened.integrityProblems().isEmpty, "the name index follows the recomputed text")
+        #expect(try await reopened.upsert(places) == UpsertSummary(unchanged: 2), "the stored text now equals the rule's")
+    }
+
+    @Test("re-importing a place whose stored search text is stale rewrites it")
+    func upsertComparesSearchText() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let place = try Place(id: PlaceID("a"), name: "Hall of Science", category: "academic",
+                              coordinate: Coordinate(latitude: 33.7798, longitude: -118.1125))
+        _ = try await store.upsert([place])
+        try await store.pool.write { db in try db.execute(sql: "UPDATE place SET search_text = 'stale'") }
+        #expect(try await store.search(PlaceSearch(text: "science")).isEmpty)
+        #expect(try await store.upsert([place]) == UpsertSummary(updated: 1))
+        #expect(try await store.search(PlaceSearch(text: "science")).map(\.id) == [place.id])
+    }
+}
