@@ -7,6 +7,7 @@ import VicinitySpatiaLite
 
 /// Prints import and query figures for a places CSV (the GeoNames cities1000 extract, for instance):
 ///   vicinity-bench FILE.csv [QUERIES]
+///   vicinity-bench scale [LARGEST [QUERIES]]   (the hot index from 10k points up to LARGEST; see Scale.swift)
 /// Build in release; Scripts/benchmark.sh does both.
 
 struct SeededGenerator: RandomNumberGenerator {
@@ -42,6 +43,13 @@ func peakResidentMemory() -> String {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count >= 2, arguments[1] == "scale" {
+    print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB")
+    try await ScaleCurve.run(
+        largest: arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000,
+        queries: arguments.count > 3 ? Int(arguments[3]) ?? 2000 : 2000)
+    exit(0)
+}
 guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: vicinity-bench FILE.csv [QUERIES]\n".utf8))
     exit(64)

@@ -30,15 +30,16 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
         // The revision is read before the places: a write in between makes the snapshot look older than it
         // is, which costs a needless reload, never a missed one.
         let revision = try await record.revision()
-        var empty = PointGrid<Place, Category>(group: { $0.category })
-        empty.reserveCapacity(try await record.count())
-        let building = Mutex(empty)
-        try await record.forEachPlace { batch in
-            building.withLock { grid in
-                for place in batch { grid.insert(place) }
-            }
+        let loaded = Mutex<[Place]>([])
+        try await record.forEachPlace { batch in loaded.withLock { $0 += batch } }
+        var grid = PointGrid<Place, Category>(group: { $0.category })
+        let places = loaded.withLock { places in
+            defer { places = [] }
+            return places
         }
-        return Snapshot(grid: building.withLock { $0 }, revision: revision)
+        grid.reserveCapacity(places.count)
+        grid.insert(contentsOf: places)
+        return Snapshot(grid: grid, revision: revision)
     }
 
     /// Reloads from the record when it changed in a way this index did not see. Returns whether it reloaded.
