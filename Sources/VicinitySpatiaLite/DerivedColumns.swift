@@ -46,7 +46,8 @@ enum DerivedColumns {
             try db.execute(
                 sql: "INSERT INTO derived_column (name, rule_version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET rule_version = excluded.rule_version",
                 arguments: [column.name, column.ruleVersion])
-            logger.info("recomputed a derived column for its current rule", metadata: [
+            // A new or already current database changes no row: only a real recomputation is news.
+            logger.log(level: changed > 0 ? .info : .debug, "recomputed a derived column for its current rule", metadata: [
                 "column": "\(column.name)", "from_version": "\(held[column.name] ?? 0)",
                 "to_version": "\(column.ruleVersion)", "rows_changed": "\(changed)",
             ])

@@ -76,19 +76,29 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     ) throws -> UpsertSummary {
         let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0
         let rebuild = mayRebuildIndex && BulkLoad.shouldRebuildIndex(batch: places.count, existing: before)
-        let nameIndexTriggers = rebuild ? try NameSearch.suspendIndexing(db) : []
+        // SpatiaLite rewrites a column's triggers when its index is disabled or created, so the index is set
+        // aside before the triggers are, and created after they are back.
         if rebuild { try SpatialIndex.disable(db, table: "place", column: "geom") }
+        let suspendedTriggers = rebuild ? try BulkLoad.suspendTriggers(db, table: "place") : []
+        // The page cache of a bulk load holds the table's and indexes' working set (figures in BulkLoad);
+        // the connection's own size comes back afterwards, so the writer does not keep it.
+        let cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? BulkLoad.cacheKibibytes
+        if rebuild { try db.execute(sql: "PRAGMA cache_size = -\(BulkLoad.cacheKibibytes)") }
+        defer { if rebuild { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize)") } }
         let statement = try db.makeStatement(sql: Schema.upsertPlace)
         var changed = 0
         let step = max(1, places.count / 100)
-        for (index, place) in places.enumerated() {
+        // New rows get rowids in this order, and the R*Tree is filled in rowid order: in spatial order its
+        // inserts stay within a few pages instead of touching the whole tree.
+        let ordered = rebuild ? BulkLoad.spatiallyOrdered(places) : places
+        for (index, place) in ordered.enumerated() {
             try statement.execute(arguments: PlaceRow.arguments(for: place))
             changed += db.changesCount
             if index % step == step - 1 { progress?(index + 1, places.count) }
         }
         if rebuild {
+            try BulkLoad.resumeTriggers(db, table: "place", triggers: suspendedTriggers)
             try SpatialIndex.rebuild(db, table: "place", column: "geom")
-            try NameSearch.resumeIndexing(db, triggers: nameIndexTriggers)
         }
         progress?(places.count, places.count)
         try db.execute(sql: "UPDATE place_revision SET revision = revision + 1")

@@ -273,3 +273,30 @@ struct DerivedColumnTests {
         #expect(try await store.search(PlaceSearch(text: "science")).map(\.id) == [place.id])
     }
 }
+
+@Suite("SpatiaLite bulk load")
+struct BulkLoadTests {
+    @Test("a bulk load puts back every trigger it set aside, and they work again afterwards")
+    func triggersComeBack() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let triggers = { try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name || ':' || sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'place' ORDER BY name")
+        } }
+        let before = try await triggers()
+        #expect(before.contains { $0.hasPrefix("ggi_place_geom:") } && before.contains { $0.hasPrefix("place_name_search_insert:") })
+        _ = try await store.upsert(Fixture.geonames)
+        #expect(try await triggers() == before)
+        #expect(try await store.integrityProblems().isEmpty)
+        // SpatiaLite's geometry check refuses a point in another reference system, as before the load.
+        await #expect(throws: (any Error).self) {
+            try await store.pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO place (id, name, category, search_text, lat, lon, geom)
+                    VALUES ('x', 'x', 'x', 'x', 0, 0, MakePoint(0, 0, 3857))
+                    """)
+            }
+        }
+    }
+}
