@@ -16,7 +16,7 @@ Scripts/setup.sh >/dev/null
 swift build -c release --product vicinity >/dev/null
 swift build -c release --product vicinity-seed >/dev/null
 work="$(mktemp -d)"
-trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null;  wait 2>/dev/null || true; rm -rf "$work"' EXIT
 
 VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
 .build/release/vicinity-seed "$work/bench.sqlite" Data/csulb-buildings.csv "$work" "$users" 200

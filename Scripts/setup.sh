@@ -5,24 +5,11 @@
 #   pkg-config         lets the Swift build find both
 #   spatialite-bin     the `spatialite` shell, to open the database by hand
 #   wrk                HTTP load generator used by Scripts/benchmark-http.sh
+# Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib/packages.sh
 
 packages=(libspatialite-dev libproj-dev libsqlite3-dev pkg-config spatialite-bin wrk)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-    echo "setup: system packages present (${packages[*]})"
-    exit 0
-fi
-
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-    sudo="sudo"
-fi
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+ensure_packages "${packages[@]}"
+echo "setup: system packages present (${packages[*]})"

@@ -14,7 +14,7 @@ start_shipped_server() {
     swift build -c "$configuration" --product vicinity >/dev/null
     local binary=".build/$configuration/vicinity"
     work="$(mktemp -d)"
-    trap 'kill "${server:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null;  wait 2>/dev/null || true; rm -rf "$work"' EXIT
     VICINITY_BIN="$binary" Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
     "$binary" serve --port "$port" --db "$work/shipped.sqlite" --log-level warning > "$work/server.log" 2>&1 &
     server=$!

@@ -8,6 +8,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     struct State {
         var places: [PlaceID: Place] = [:]
         var placeRevision = 0
+        var campusRevision = 0
         var campuses: [PlaceID: Campus] = [:]
         var social = SocialState()
         var votes = VoteTables()
@@ -100,8 +101,13 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     }
 
     public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
-        state.withLock { Self.merge(campuses, into: &$0.campuses, key: \.id) }
+        state.withLock { state in
+            state.campusRevision += 1
+            return Self.merge(campuses, into: &state.campuses, key: \.id)
+        }
     }
+
+    public func campusRevision() async throws -> Int { state.withLock { $0.campusRevision } }
 
     /// Stores each value under its key, counting what was new, replaced or already identical.
     private static func merge<Value: Equatable>(

@@ -57,6 +57,8 @@ public protocol CampusStore: Sendable {
     func campuses(containing point: Coordinate) async throws -> [Campus]
     /// How many campuses are loaded: with none, whether a point is on campus is unknown rather than false.
     func campusCount() async throws -> Int
+    /// As `PlaceStore.revision()`, for campuses.
+    func campusRevision() async throws -> Int
 }
 
 /// The result of an upsert that was refused as a whole: each row's problem, nothing written.

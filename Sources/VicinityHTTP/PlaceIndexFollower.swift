@@ -2,11 +2,11 @@ import Logging
 import ServiceLifecycle
 import VicinityCore
 
-/// Keeps the server's in-memory places in step with writes made by other processes (`vicinity import` while
-/// the server runs): every `interval` it compares the store's revision with the one held, and reloads when
-/// they differ. The check reads one row; a reload happens only after a write the server did not make.
-public struct PlaceIndexFollower<Record: PlaceStore>: Service {
-    let places: IndexedPlaces<Record>
+/// Keeps the server's in-memory places and campuses in step with writes made by other processes (`vicinity
+/// import` while the server runs): every `interval` it compares the store's revisions with those held, and
+/// reloads what differs. The check reads one row; a reload happens only after a write the server did not make.
+public struct PlaceIndexFollower<Record: Stores>: Service {
+    let stores: IndexedStores<Record>
     let interval: Duration
     let logger: Logger
 
@@ -14,8 +14,8 @@ public struct PlaceIndexFollower<Record: PlaceStore>: Service {
     /// single-row read a second.
     public static var standardInterval: Duration { .seconds(1) }
 
-    public init(places: IndexedPlaces<Record>, interval: Duration = standardInterval, logger: Logger) {
-        self.places = places
+    public init(stores: IndexedStores<Record>, interval: Duration = standardInterval, logger: Logger) {
+        self.stores = stores
         self.interval = interval
         self.logger = logger
     }
@@ -27,10 +27,11 @@ public struct PlaceIndexFollower<Record: PlaceStore>: Service {
                 do {
                     let clock = ContinuousClock()
                     let start = clock.now
-                    if try await places.refreshIfStale() {
-                        let count = try await places.count()
-                        logger.info("reloaded places written by another process", metadata: [
-                            "places": "\(count)", "seconds": "\((clock.now - start).seconds)",
+                    let reloaded = try await stores.refreshIfStale()
+                    if reloaded.places || reloaded.campuses {
+                        let places = try await stores.places.count(), campuses = try await stores.campuses.campusCount()
+                        logger.info("reloaded data written by another process", metadata: [
+                            "places": "\(places)", "campuses": "\(campuses)", "seconds": "\((clock.now - start).seconds)",
                         ])
                     }
                 } catch {

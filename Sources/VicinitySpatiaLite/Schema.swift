@@ -194,15 +194,15 @@ enum Schema {
             try SpatiaLiteCall.require(db, "SELECT CreateSpatialIndex('vote', 'geom')")
         }
 
-        migrator.registerMigration("v5 place revision") { db in
-            // One number that every committed write of places raises, so that a server holding the places in
-            // memory sees an import made by another process and reloads.
+        migrator.registerMigration("v5 data revisions") { db in
+            // Numbers that every committed write of places (or of campuses) raises, so that a server holding
+            // them in memory sees an import made by another process and reloads.
             try db.execute(sql: """
-                CREATE TABLE place_revision (
-                    id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+                CREATE TABLE data_revision (
+                    name TEXT NOT NULL PRIMARY KEY CHECK (name IN ('places', 'campuses')),
                     revision INTEGER NOT NULL CHECK (revision >= 0)
                 );
-                INSERT INTO place_revision (id, revision) VALUES (1, 0);
+                INSERT INTO data_revision (name, revision) VALUES ('places', 0), ('campuses', 0);
                 """)
         }
 

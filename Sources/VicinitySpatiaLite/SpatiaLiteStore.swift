@@ -101,7 +101,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
             try SpatialIndex.rebuild(db, table: "place", column: "geom")
         }
         progress?(places.count, places.count)
-        try db.execute(sql: "UPDATE place_revision SET revision = revision + 1")
+        try db.execute(sql: "UPDATE data_revision SET revision = revision + 1 WHERE name = 'places'")
         let inserted = (try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0) - before
         return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)
     }
@@ -203,7 +203,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     private static let loadBatch = 10_000
 
     public func revision() async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT revision FROM place_revision") ?? 0 }
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT revision FROM data_revision WHERE name = 'places'") ?? 0 }
     }
 
     /// Loads whole places for ranked locations, keeping their order.
@@ -263,6 +263,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
                 try statement.execute(arguments: [campus.id.rawValue, campus.name, Data(WKB.encode(campus.boundary))])
                 if !existed { summary.inserted += 1 } else if db.changesCount > 0 { summary.updated += 1 } else { summary.unchanged += 1 }
             }
+            try db.execute(sql: "UPDATE data_revision SET revision = revision + 1 WHERE name = 'campuses'")
             return summary
         }
     }
@@ -275,6 +276,10 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     public func campusCount() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM campus") ?? 0 }
+    }
+
+    public func campusRevision() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT revision FROM data_revision WHERE name = 'campuses'") ?? 0 }
     }
 
     public func campuses(containing point: Coordinate) async throws -> [Campus] {

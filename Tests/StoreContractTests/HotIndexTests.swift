@@ -204,6 +204,27 @@ struct HotIndexTests {
         #expect(try await index.count() == 13)
     }
 
+    @Test("campuses written by another process are seen after a refresh")
+    func campusesFollowOtherWriters() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let campuses = try await IndexedCampuses(record: store)
+        #expect(try await campuses.campusCount() == 0)
+        #expect(try await campuses.refreshIfStale() == false)
+        func point(_ lat: Double, _ lon: Double) throws -> Coordinate { try Coordinate(latitude: lat, longitude: lon) }
+        // A synthetic rectangle around Hall of Science (as in Data/csulb-buildings.csv).
+        let campus = try Campus(id: PlaceID("c"), name: "C", boundary: MultiPolygon(Polygon(exterior: [
+            point(33.77, -118.12), point(33.77, -118.10), point(33.79, -118.10), point(33.79, -118.12), point(33.77, -118.12),
+        ])))
+        let other = try SpatiaLiteStore(path: file.path, logger: Logger(label: "other"))
+        _ = try await other.upsert([campus])
+        try other.close()
+        #expect(try await campuses.campuses(containing: point(33.779842, -118.112526)).isEmpty, "not before the refresh")
+        #expect(try await campuses.refreshIfStale() == true)
+        #expect(try await campuses.campuses(containing: point(33.779842, -118.112526)) == [campus])
+    }
+
     @Test("a refused batch changes neither the record nor memory")
     func refusedBatch() async throws {
         let file = TemporaryFile()

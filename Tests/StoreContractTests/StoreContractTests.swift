@@ -33,7 +33,9 @@ enum PlaceStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable
         case .indexedSpatiaLite:
             let file = TemporaryFile()
             let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
-            return PlaceSubject(places: try await IndexedPlaces(record: store), campuses: store, file: file, spatiaLite: store)
+            return PlaceSubject(
+                places: try await IndexedPlaces(record: store), campuses: try await IndexedCampuses(record: store),
+                file: file, spatiaLite: store)
         }
     }
 }

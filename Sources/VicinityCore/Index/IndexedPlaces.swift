@@ -120,18 +120,75 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
     }
 }
 
-/// A set of stores with the places held in memory in front of the record's: what the server runs on.
+/// Campus boundaries held in memory in front of a store of record: "is this point on campus?" is asked with
+/// every closest-place answer and every shared position, and there are few campuses, so all of them are
+/// kept and tested directly. Follows other processes' writes as `IndexedPlaces` does.
+public final class IndexedCampuses<Record: CampusStore>: CampusStore {
+    struct Snapshot: Sendable {
+        var campuses: [Campus]
+        var revision: Int?
+    }
+
+    public let record: Record
+    private let held: SharedIndex<Snapshot>
+    private let writes = SerialGate()
+
+    public init(record: Record) async throws {
+        self.record = record
+        held = SharedIndex(try await Self.load(record))
+    }
+
+    private static func load(_ record: Record) async throws -> Snapshot {
+        let revision = try await record.campusRevision()
+        return Snapshot(campuses: try await record.campuses(), revision: revision)
+    }
+
+    @discardableResult
+    public func refreshIfStale() async throws -> Bool {
+        try await writes.run {
+            guard try await record.campusRevision() != held.read({ $0.revision }) else { return false }
+            let fresh = try await Self.load(record)
+            held.write { $0 = fresh }
+            return true
+        }
+    }
+
+    public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
+        try await writes.run {
+            let summary = try await record.upsert(campuses)
+            let fresh = try? await Self.load(record)
+            held.write { $0 = fresh ?? Snapshot(campuses: $0.campuses, revision: nil) }
+            return summary
+        }
+    }
+
+    public func campuses() async throws -> [Campus] { held.read { $0.campuses } }
+    public func campusCount() async throws -> Int { held.read { $0.campuses.count } }
+    public func campusRevision() async throws -> Int { try await record.campusRevision() }
+
+    public func campuses(containing point: Coordinate) async throws -> [Campus] {
+        held.read { $0.campuses.filter { $0.boundary.contains(point) } }
+    }
+}
+
+/// A set of stores with places and campuses held in memory in front of the record's: what the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
+    public let campuses: IndexedCampuses<Record.Campuses>
 
-    /// Loads the record's places into memory.
+    /// Loads the record's places and campuses into memory.
     public init(record: Record) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
+        campuses = try await IndexedCampuses(record: record.campuses)
     }
 
-    public var campuses: Record.Campuses { record.campuses }
+    /// Reloads whatever another process changed. Returns what was reloaded, for the log.
+    public func refreshIfStale() async throws -> (places: Bool, campuses: Bool) {
+        (try await places.refreshIfStale(), try await campuses.refreshIfStale())
+    }
+
     public var accounts: Record.Accounts { record.accounts }
     public var positions: Record.Positions { record.positions }
     public var friends: Record.Friends { record.friends }

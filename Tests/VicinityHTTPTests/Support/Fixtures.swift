@@ -238,4 +238,5 @@ struct FailingStore: PlaceStore, CampusStore {
     func campuses() async throws -> [Campus] { throw Failure() }
     func campuses(containing point: Coordinate) async throws -> [Campus] { throw Failure() }
     func campusCount() async throws -> Int { throw Failure() }
+    func campusRevision() async throws -> Int { throw Failure() }
 }
