@@ -83,7 +83,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
     }
 
     /// JSON has no NaN or infinity; they are written as null, as JavaScript's JSON.stringify does.
-    static func numberText(_ value: Double) -> String {
+    public static func numberText(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         return value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
@@ -91,7 +91,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
-    static func writeString(_ value: String, to bytes: inout [UInt8]) {
+    public static func writeString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

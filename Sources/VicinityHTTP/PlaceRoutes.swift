@@ -36,9 +36,7 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         try query.finish()
         let page = try await places.nearby(
             NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor))
-        return Wire.page(
-            "places", page.hits.map { ($0.place, Wire.hit($0)) }, next: Wire.nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next),
-            as: Representation(accept: request.headers[.accept]))
+        return Wire.hits("places", page, directions: false, request: request)
     }
 
     func closestPlace(_ request: Request) async throws -> Response {
@@ -93,9 +91,7 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         try query.finish()
         let page = try await places.recommendedTemples(
             around: try query.checked(centre), radius: radius, limit: limit, after: cursor)
-        return Wire.page(
-            "temples", page.hits.map { ($0.place, Wire.temple($0)) }, next: Wire.nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next),
-            as: Representation(accept: request.headers[.accept]))
+        return Wire.hits("temples", page, directions: true, request: request)
     }
 
     func distance(_ request: Request) throws -> Response {

@@ -28,6 +28,10 @@ enum WireEncoding {
         ok(ByteBuffer(bytes: value.jsonBytes), status: status, contentType: contentType, negotiated: negotiated)
     }
 
+    static func response(bytes: [UInt8], contentType: String = "application/json", negotiated: Bool = false) -> Response {
+        ok(ByteBuffer(bytes: bytes), contentType: contentType, negotiated: negotiated)
+    }
+
     private static func ok(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, contentType: String, negotiated: Bool) -> Response {
         var headers: HTTPFields = [.contentType: contentType]
         // Caches must keep the JSON and GeoJSON forms of one URL apart.
@@ -112,6 +116,61 @@ enum Wire {
         }
     }
 
+    /// One page of hits in JSON, written straight to bytes: the same bytes as `page` writes through JSON values
+    /// (sorted keys, same numbers and escapes), without building a dictionary per hit, which was most of the
+    /// cost of a long answer.
+    static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, directions: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + hits.count * 200)
+        bytes += #"{"next":"#.utf8
+        if let next { JSONValue.writeString(next, to: &bytes) } else { bytes += "null".utf8 }
+        bytes += ",".utf8
+        JSONValue.writeString(key, to: &bytes)
+        bytes += ":[".utf8
+        for (index, hit) in hits.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeHit(hit, directions: directions, to: &bytes)
+        }
+        bytes += "]}".utf8
+        return bytes
+    }
+
+    /// One hit's object, its keys in sorted order as `JSONValue` writes them.
+    private static func writeHit(_ hit: PlaceHit, directions: Bool, to bytes: inout [UInt8]) {
+        let place = hit.place
+        bytes += #"{"aliases":["#.utf8
+        for (index, alias) in place.aliases.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(alias, to: &bytes)
+        }
+        bytes += #"],"attributes":{"#.utf8
+        for (index, key) in place.attributes.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONValue.writeString(place.attributes[key, default: ""], to: &bytes)
+        }
+        bytes += #"},"bearing_deg":"#.utf8
+        bytes += JSONValue.numberText(hit.bearing.degrees).utf8
+        bytes += #","category":"#.utf8
+        JSONValue.writeString(place.category.rawValue, to: &bytes)
+        if directions {
+            bytes += #","directions_url":"#.utf8
+            JSONValue.writeString(DirectionsURL.to(place.coordinate), to: &bytes)
+        }
+        bytes += #","distance_m":"#.utf8
+        bytes += JSONValue.numberText(hit.distance.meters).utf8
+        bytes += #","id":"#.utf8
+        JSONValue.writeString(place.id.rawValue, to: &bytes)
+        bytes += #","lat":"#.utf8
+        bytes += JSONValue.numberText(place.coordinate.latitude).utf8
+        bytes += #","lon":"#.utf8
+        bytes += JSONValue.numberText(place.coordinate.longitude).utf8
+        bytes += #","name":"#.utf8
+        JSONValue.writeString(place.name, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// One page of a list: as `list`, with `next` (the URL of the next page, or null on the last) in the JSON
     /// object or as a foreign member of the FeatureCollection, and as a `Link: <…>; rel="next"` header.
     static func page(
@@ -132,6 +191,11 @@ enum Wire {
             response = WireEncoding.response(
                 json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
         }
+        return withNextLink(response, next: next)
+    }
+
+    static func withNextLink(_ response: Response, next: String?) -> Response {
+        var response = response
         if let next { response.headers[linkField] = "<\(next)>; rel=\"next\"" }
         return response
     }
@@ -174,5 +238,20 @@ enum DirectionsURL {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text
+    }
+}
+
+extension Wire {
+    /// A page of nearby places or temples in the form the request asked for, with its `next` link.
+    static func hits(_ key: String, _ page: NearbyPage, directions: Bool, request: Request) -> Response {
+        let next = nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next)
+        switch Representation(accept: request.headers[.accept]) {
+        case .json:
+            let bytes = hitsJSON(key, page.hits, next: next, directions: directions)
+            return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
+        case .geoJSON:
+            let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0)) }
+            return self.page(key, items, next: next, as: .geoJSON)
+        }
     }
 }
