@@ -203,7 +203,12 @@ redis_centre=(FROMLONLAT "-118.1__rand_int__" "33.7__rand_int__")
 
 results="$work/results.txt"
 : > "$results"
+floors="$work/floors.txt"
+: > "$floors"
 for connections in $connection_counts; do
+    # The HTTP floor of this run: a trivial endpoint through the same front, with the same random centres.
+    floor=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/distance?from=%.7f,-118.1&to=33.78,%.7f")
+    echo "floor $connections $floor" | tee -a "$floors" >&2
     for workload in W1 W2 W3 W4; do
         case "$workload" in
             W1) v=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/places/closest?lat=%.7f&lon=%.7f")
@@ -234,13 +239,14 @@ report="docs/results/peers-$(date -u +%Y%m%dT%H%M%SZ).md"
     echo "$(date -u +%Y-%m-%d), one run of \`Scripts/bench/peers.sh $*\`. Machine: $machine; servers and load generators"
     echo "share it, on loopback. Points: $points uniform in a 50 × 50 km square (seed 2026). $seconds s per run."
     echo "Versions: $(redis-server --version | awk '{ print $1, $3 }'), PostgreSQL $("$pg_bin/postgres" --version | awk '{ print $3 }')"
-    echo "with PostGIS $(psql_run -tAc "SELECT postgis_lib_version()"), $("$vicinity" --version 2>/dev/null || echo vicinity) (release)."
+    echo "with PostGIS $(psql_run -tAc "SELECT postgis_lib_version()"), Vicinity at commit $(git rev-parse --short HEAD) (release build)."
     echo "W3 for Vicinity counts whole answers: every page of 500 ($pages_per_traversal pages on average), p50/p99 per page."
     echo
     echo "| workload | conns | Vicinity req/s (p50 / p99 ms) | Redis req/s (p50 / p99 ms) | PostGIS req/s (p50 / p99 ms) | Vicinity ÷ PostGIS | Vicinity ÷ Redis |"
     echo "|---|---|---|---|---|---|---|"
     awk '{ printf "| %s | %s | %s (%s / %s) | %s (%s / %s) | %s (%s / %s) | %.2f× | %.2f× |\n",
            $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $3 / $9, $3 / $6 }' "$results"
+    awk '{ printf "| HTTP floor (`/v1/distance`) | %s | %s (%s / %s) | | | | |\n", $2, $3, $4, $5 }' "$floors"
     echo "| import of the points | | $vicinity_load s | $redis_load s (pipelined GEOADD) | $postgres_load s (COPY + GiST) | | |"
     echo
     echo "Vicinity server peak resident memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' /proc/$vicinity_pid/status)."

@@ -138,6 +138,36 @@ struct GeoJSONImportTests {
         #expect(try await temporary.store.place(id: msrb.id) == msrb)
     }
 
+    @Test("an OpenStreetMap export whose features lack a category on three of 161 takes it from their tags, amenity before building")
+    func categoryFromTags() throws {
+        let file = try PlaceFileReader.read(path: try fixture("ucsb-buildings-osm.geojson"))
+        #expect(file.places.count == 161)
+        #expect(file.warnings.contains { $0.hasPrefix("3 feature(s) have no category; it is taken from their OpenStreetMap tags") })
+        func category(_ id: String) -> String? { file.places.first { $0.id.rawValue == id }?.category.rawValue }
+        #expect(category("way/221411239") == "university", "building=university")
+        #expect(category("way/38268884") == "building", "building=yes names the tag")
+        #expect(category("way/221406716") == "police", "amenity=police wins over building=yes")
+        // A feature with a category of its own keeps it, although it has OpenStreetMap tags too.
+        let msrb = try #require(file.places.first { $0.id.rawValue == "relation/2925039" })
+        #expect(msrb.attributes["building"] == "university")
+        #expect(msrb.category.rawValue == "main_campus", "its own \"Main Campus\"")
+    }
+
+    @Test("a feature with neither a category nor an OpenStreetMap tag is still refused, and building=no is no tag")
+    func noCategoryAtAll() throws {
+        // Wat Pho's position from Data/bangkok-temples.csv.
+        let json = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","id":"a","properties":{"name":"Wat Pho","building":"no"},"geometry":{"type":"Point","coordinates":[100.492766,13.746549]}}
+            ]}
+            """
+        #expect {
+            try PlaceFileReader.read(data: Data(json.utf8), format: .geojson)
+        } throws: { error in
+            (error as? ImportError)?.problems.first?.message.contains("category: missing") == true
+        }
+    }
+
     @Test("the Nakhon Pathom landmarks in UTM metres without a CRS are refused as not degrees, every feature listed")
     func utmRefused() throws {
         #expect {
