@@ -8,6 +8,7 @@ import VicinitySpatiaLite
 /// Prints import and query figures for a places CSV (the GeoNames cities1000 extract, for instance):
 ///   vicinity-bench FILE.csv [QUERIES]
 ///   vicinity-bench scale [LARGEST [QUERIES]]   (the hot index from 10k points up to LARGEST; see Scale.swift)
+///   vicinity-bench writes [COUNT]               (the cost of one committed write, synchronous FULL and NORMAL)
 /// Build in release; Scripts/benchmark.sh does both.
 
 struct SeededGenerator: RandomNumberGenerator {
@@ -48,6 +49,10 @@ if arguments.count >= 2, arguments[1] == "scale" {
     try await ScaleCurve.run(
         largest: arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000,
         queries: arguments.count > 3 ? Int(arguments[3]) ?? 2000 : 2000)
+    exit(0)
+}
+if arguments.count >= 2, arguments[1] == "writes" {
+    try await CommitCost.run(count: arguments.count > 2 ? Int(arguments[2]) ?? 2000 : 2000)
     exit(0)
 }
 guard arguments.count >= 2 else {

@@ -321,3 +321,19 @@ struct BulkLoadTests {
         }
     }
 }
+
+@Suite("Storage settings")
+struct StorageSettingsTests {
+    @Test("every connection, the writer included, runs with the configured synchronous mode", arguments: [
+        StorageSettings.Synchronous.full, .normal,
+    ])
+    func synchronousApplies(mode: StorageSettings.Synchronous) async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"), settings: StorageSettings(synchronous: mode))
+        defer { try? store.close() }
+        // SQLite reports FULL as 2 and NORMAL as 1.
+        let expected = mode == .full ? 2 : 1
+        #expect(try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+        #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+    }
+}
