@@ -19,6 +19,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -33,11 +34,16 @@ let package = Package(
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
-        // MARK: System libraries (Debian: libproj-dev, libspatialite-dev; see Scripts/setup.sh)
+        // MARK: System libraries (Debian: libproj-dev, libspatialite-dev, zlib1g-dev; see Scripts/setup.sh)
         .systemLibrary(
             name: "CProj",
             pkgConfig: "proj",
             providers: [.apt(["libproj-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
         .systemLibrary(
             name: "CSpatiaLite",
@@ -63,6 +69,7 @@ let package = Package(
         .target(
             name: "VicinityImport",
             dependencies: [
+                "CZlib",
                 "GeoCore",
                 "VicinityCore",
                 .product(name: "CSV", package: "CSV.swift"),
@@ -107,10 +114,12 @@ let package = Package(
                 "VicinitySpatiaLite",
                 "VicinityHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings

@@ -2,7 +2,8 @@
 # Installs the Debian packages Vicinity builds and runs with, when any is missing. Safe to run again.
 #   libspatialite-dev  SpatiaLite (spatial SQL, R*Tree indexes) and, with it, SQLite and PROJ
 #   libproj-dev        PROJ's geodesic routines (WGS84 distances) and its pkg-config file
-#   pkg-config         lets the Swift build find both
+#   zlib1g-dev         zlib, to read .csv.gz and .geojson.gz imports
+#   pkg-config         lets the Swift build find them
 #   spatialite-bin     the `spatialite` shell, to open the database by hand
 #   wrk                HTTP load generator used by Scripts/benchmark-http.sh
 # Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself.
@@ -10,6 +11,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 
-packages=(libspatialite-dev libproj-dev libsqlite3-dev pkg-config spatialite-bin wrk)
+packages=(libspatialite-dev libproj-dev libsqlite3-dev zlib1g-dev pkg-config spatialite-bin wrk)
 ensure_packages "${packages[@]}"
 echo "setup: system packages present (${packages[*]})"

@@ -16,13 +16,19 @@ public enum PlaceFileReader {
     public enum Format: String, Sendable, CaseIterable {
         case csv, geojson
 
-        /// By file extension: `.csv`, or `.geojson` / `.json`.
+        /// By file extension: `.csv`, or `.geojson` / `.json`, each also with `.gz` after it.
         public init?(path: String) {
-            switch (path as NSString).pathExtension.lowercased() {
+            let name = Self.isCompressed(path) ? (path as NSString).deletingPathExtension : path
+            switch (name as NSString).pathExtension.lowercased() {
             case "csv": self = .csv
             case "geojson", "json": self = .geojson
             default: return nil
             }
+        }
+
+        /// Whether the name says gzip: `places.csv.gz`.
+        public static func isCompressed(_ path: String) -> Bool {
+            (path as NSString).pathExtension.lowercased() == "gz"
         }
     }
 
@@ -30,9 +36,15 @@ public enum PlaceFileReader {
     public static func read(path: String, category: Category? = nil) throws(ImportError) -> PlaceFile {
         guard let format = Format(path: path) else {
             throw ImportError(problems: [ImportProblem(
-                location: path, message: "unknown file type; use a .csv, .geojson or .json file")])
+                location: path, message: "unknown file type; use a .csv, .geojson or .json file, or one of them .gz")])
         }
-        return try read(data: contents(of: path), format: format, category: category)
+        var data = try contents(of: path)
+        if Format.isCompressed(path) {
+            do { data = try Gzip.decompress(data) } catch {
+                throw ImportError(problems: [ImportProblem(location: path, message: "is not a readable gzip file: \(error)")])
+            }
+        }
+        return try read(data: data, format: format, category: category)
     }
 
     public static func read(data: Data, format: Format, category: Category? = nil) throws(ImportError) -> PlaceFile {

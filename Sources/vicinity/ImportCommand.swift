@@ -12,6 +12,8 @@ struct Import: AsyncParsableCommand {
 
     /// Exit status for a file with bad rows: EX_DATAERR from sysexits(3).
     static let dataError = ExitCode(65)
+    /// Exit status for a URL that could not be downloaded: EX_NOINPUT from sysexits(3).
+    static let noInput = ExitCode(66)
 
     struct Places: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -19,11 +21,13 @@ struct Import: AsyncParsableCommand {
             abstract: "Import places from CSV (id,name,category,lat,lon, more columns kept) or GeoJSON.",
             discussion: """
                 The import is all or nothing: any bad row is reported with its line (CSV) or feature index \
-                (GeoJSON) and nothing changes. Places are matched by id, so re-importing a file changes nothing.
+                (GeoJSON) and nothing changes. Places are matched by id, so re-importing a file changes nothing. \
+                FILE may end in .gz, and may be an http(s):// URL: the file is downloaded first (with progress on \
+                a terminal); a failed download changes nothing and exits with status 66.
                 """
         )
 
-        @Argument(help: "A .csv, .geojson or .json file.")
+        @Argument(help: "A .csv, .geojson or .json file (or .csv.gz, .geojson.gz), or an http(s):// URL of one.")
         var file: String
 
         @Option(help: "Category of every place in the file (overrides the file's own).")
@@ -39,9 +43,23 @@ struct Import: AsyncParsableCommand {
                 do { return try VicinityCore.Category(text) } catch { throw ValidationError("\(error)") }
             }
             let started = ContinuousClock.now
+            var path = file
+            var downloads: URL?
+            defer { if let downloads { try? FileManager.default.removeItem(at: downloads) } }
+            if Download.isURL(file) {
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-download-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                downloads = folder
+                do {
+                    path = try await Download.fetch(file, into: folder, progress: Console.progress("downloading"))
+                } catch {
+                    Console.error("\(file): not imported, nothing changed: cannot download it: \(error)")
+                    throw Import.noInput
+                }
+            }
             let parsed: PlaceFile
             do {
-                parsed = try PlaceFileReader.read(path: file, category: override)
+                parsed = try PlaceFileReader.read(path: path, category: override)
             } catch {
                 Console.error("\(file): not imported, nothing changed.")
                 if let summary = error.summary { Console.error(summary) }
