@@ -337,3 +337,35 @@ struct StorageSettingsTests {
         #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
     }
 }
+
+@Suite("Point grid")
+struct PointGridTests {
+    @Test("a load that repeats an id keeps the last copy once, and moves and removals leave no stale member")
+    func repeatsMovesAndRemovals() throws {
+        var grid = PointGrid<Place, VicinityCore.Category>(group: { $0.category })
+        let places = Array(Fixture.scattered.prefix(50))
+        var moved = places[7]
+        moved.coordinate = places[30].coordinate
+        grid.insert(contentsOf: places + [moved])
+        #expect(grid.count == 50)
+        var expected = places
+        expected[7] = moved
+        func check(_ current: [Place]) {
+            for place in current {
+                let found = grid.nearest(to: place.coordinate, within: .meters(200_000), limit: 500).map(\.item.id.rawValue)
+                let brute = BruteForce.everyHit(current, centre: place.coordinate, radius: .meters(200_000), categories: [])
+                #expect(found == Array(brute.prefix(500)), "around \(place.id)")
+            }
+        }
+        check(expected)
+        grid.remove(places[3].id)
+        expected.remove(at: 3)
+        var again = moved
+        again.coordinate = places[0].coordinate
+        grid.insert(again)
+        expected[try #require(expected.firstIndex { $0.id == again.id })] = again
+        #expect(grid.count == 49)
+        #expect(grid.countsByGroup.values.reduce(0, +) == 49)
+        check(expected)
+    }
+}

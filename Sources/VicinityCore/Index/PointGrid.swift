@@ -38,7 +38,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
 
     /// 1/256 of a degree: about 434 m of latitude. A 1000 m query (the service's standard radius) then reads
     /// 5 × 5 to 6 × 6 cells at mid latitudes, and a cell of a dense city (1M points in 50 × 50 km) holds about
-    /// 75 points, so the 20 nearest are usually found in the first ring of cells.
+    /// 63 points, so the 20 nearest are usually found within the centre's cell and its neighbours.
     static var cellsPerDegree: Double { 256 }
     static var rows: Int64 { 180 * 256 }
     static var columns: Int64 { 360 * 256 }
@@ -259,7 +259,11 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
     private static func removeMember(_ member: Member, at cell: Int64, from cells: inout Cells) {
         guard var members = cells.removeValue(forKey: cell) else { return }
         var position = firstIndex(in: members, notBelow: member.z)
-        while position < members.count, members[position].slot != member.slot { position += 1 }
+        while position < members.count, members[position].z == member.z, members[position].slot != member.slot { position += 1 }
+        if position == members.count || members[position].slot != member.slot {
+            // A cell filled by `insert(contentsOf:)` is not in order until that call ends.
+            position = members.firstIndex { $0.slot == member.slot } ?? members.count
+        }
         if position < members.count { members.remove(at: position) }
         if !members.isEmpty { cells[cell] = members }
     }
