@@ -171,26 +171,15 @@ enum Wire {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// One page of a list: as `list`, with `next` (the URL of the next page, or null on the last) in the JSON
-    /// object or as a foreign member of the FeatureCollection, and as a `Link: <…>; rel="next"` header.
-    static func page(
-        _ key: String, _ items: [(place: Place, fields: [String: JSONValue])], next: String?,
-        as representation: Representation
-    ) -> Response {
-        let nextValue = next.map(JSONValue.string) ?? .null
-        var response: Response
-        switch representation {
-        case .json:
-            response = WireEncoding.response(
-                json: .object([key: .array(items.map { .object($0.fields) }), "next": nextValue]), negotiated: true)
-        case .geoJSON:
-            guard case .object(var collection) = featureCollection(items).jsonValue else {
-                preconditionFailure("a FeatureCollection is a JSON object")
-            }
-            collection["next"] = nextValue
-            response = WireEncoding.response(
-                json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
+    /// One page of places as a GeoJSON FeatureCollection, with `next` (the URL of the next page, or null on the
+    /// last) as a foreign member and as a `Link: <…>; rel="next"` header. The JSON form is `hitsJSON`.
+    static func geoJSONPage(_ items: [(place: Place, fields: [String: JSONValue])], next: String?) -> Response {
+        guard case .object(var collection) = featureCollection(items).jsonValue else {
+            preconditionFailure("a FeatureCollection is a JSON object")
         }
+        collection["next"] = next.map(JSONValue.string) ?? .null
+        let response = WireEncoding.response(
+            json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
         return withNextLink(response, next: next)
     }
 
@@ -251,7 +240,7 @@ extension Wire {
             return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
         case .geoJSON:
             let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0)) }
-            return self.page(key, items, next: next, as: .geoJSON)
+            return geoJSONPage(items, next: next)
         }
     }
 }
