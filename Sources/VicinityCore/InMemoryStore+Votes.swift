@@ -33,6 +33,12 @@ extension InMemoryStore: VoteStore {
         return Ranking.nearest(candidates, to: centre, within: radius, limit: limit, at: \.location, id: \.id).map(\.item)
     }
 
+    public func openPublicVotes(at now: Timestamp) async throws -> [Vote] {
+        state.withLock { state in
+            state.votes.votes.values.map(\.vote).filter { $0.visibility == .public && $0.isOpen(at: now) }
+        }
+    }
+
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
         state.withLock { state in
             guard var entry = state.votes.votes[ballot.vote] else { return .noSuchVote }

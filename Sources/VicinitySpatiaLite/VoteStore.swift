@@ -111,6 +111,15 @@ extension SpatiaLiteStore: VoteStore {
         }
     }
 
+    public func openPublicVotes(at now: Timestamp) async throws -> [Vote] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(VoteRow.columns) FROM vote WHERE vote.visibility = 'public' AND \(VoteRow.openAt)",
+                arguments: [now.millisecondsSince1970]
+            ).map(VoteRow.vote)
+        }
+    }
+
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
         try await pool.write { db in
             guard let state = try Row.fetchOne(

@@ -175,7 +175,7 @@ struct Serve: AsyncParsableCommand {
         let clock = ContinuousClock()
         let loadStart = clock.now
         // The server answers place reads from memory; SpatiaLite stays the record every write goes to first.
-        let stores = try await IndexedStores(record: store)
+        let stores = try await IndexedStores(record: store, at: SystemClock().now)
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
         let users = try await store.accountCount()

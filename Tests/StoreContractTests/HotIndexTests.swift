@@ -369,3 +369,37 @@ struct PointGridTests {
         check(expected)
     }
 }
+
+@Suite("Hot vote index over SpatiaLite")
+struct HotVoteIndexTests {
+    @Test("open public votes nearby from memory equal brute force, after ballots that complete votes and votes whose time runs out")
+    func nearbyMatchesBruteForce() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        try await nearbyVotesMatchBruteForce(accounts: store, votes: try await IndexedVotes(record: store, at: epoch))
+    }
+
+    @Test("an index built from a store with votes holds the open public ones; claimed finishes leave memory")
+    func loadsAndForgets() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        let open = try makeVote(by: ana.id, duration: .minutes(5))
+        let privateVote = try makeVote(by: ana.id, visibility: .private)
+        let permanent = try makeVote(by: ana.id, duration: .permanent)
+        for vote in [open, privateVote, permanent] { #expect(try await store.createVote(vote, passwordHash: someHash)) }
+
+        let index = try await IndexedVotes(record: store, at: epoch)
+        #expect(index.heldCount == 2, "the two public ones")
+        let near = try await index.openPublicVotes(near: hallOfScience, within: Distance(meters: 10), at: epoch, limit: 20)
+        #expect(Set(near.map(\.id)) == [open.id, permanent.id])
+        // Five minutes later the timed vote is over: not listed, then claimed and forgotten.
+        let later = epoch + .seconds(5 * 60)
+        #expect(try await index.openPublicVotes(near: hallOfScience, within: Distance(meters: 10), at: later, limit: 20).map(\.id) == [permanent.id])
+        #expect(try await index.claimFinishAnnouncements(at: later, limit: 10).map(\.id) == [open.id])
+        #expect(index.heldCount == 1)
+    }
+}

@@ -171,17 +171,20 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 }
 
-/// A set of stores with places and campuses held in memory in front of the record's: what the server runs on.
+/// A set of stores with places, campuses and open public votes held in memory in front of the record's: what
+/// the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
     public let campuses: IndexedCampuses<Record.Campuses>
+    public let votes: IndexedVotes<Record.Votes>
 
-    /// Loads the record's places and campuses into memory.
-    public init(record: Record) async throws {
+    /// Loads the record's places, campuses and the public votes open at `now` into memory.
+    public init(record: Record, at now: Timestamp) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
         campuses = try await IndexedCampuses(record: record.campuses)
+        votes = try await IndexedVotes(record: record.votes, at: now)
     }
 
     /// Reloads whatever another process changed. Returns what was reloaded, for the log.
@@ -193,5 +196,4 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var positions: Record.Positions { record.positions }
     public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
-    public var votes: Record.Votes { record.votes }
 }

@@ -130,14 +130,14 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
     }
 
     /// The things of the groups (all when `groups` is empty) within `radius` of `centre` that rank after
-    /// `after`, nearest first, at most `limit`.
+    /// `after` and pass `included`, nearest first, at most `limit`.
     ///
     /// The search starts in a small circle and doubles it until the circle holds `limit` answers or reaches
     /// `radius`: a circle of radius r holds every thing within r, so its `limit` nearest are the answer once
     /// it has that many. Few answers near the centre therefore cost a few cells, not the whole radius.
     public func nearest(
         to centre: Coordinate, within radius: Distance, groups wanted: Set<Group> = [],
-        after: (distance: Distance, id: Item.ID)? = nil, limit: Int
+        after: (distance: Distance, id: Item.ID)? = nil, limit: Int, where included: ((Item) -> Bool)? = nil
     ) -> [(item: Item, distance: Distance)] {
         guard limit > 0, radius.meters >= 0 else { return [] }
         let cellSets = cells(for: wanted)
@@ -145,7 +145,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         let floor = after?.distance.meters ?? 0
         var reach = min(radius.meters, floor + firstReach(around: centre, in: cellSets, wanting: limit))
         while true {
-            let hits = collect(cellSets, around: centre, within: reach, after: after)
+            let hits = collect(cellSets, around: centre, within: reach, after: after, where: included)
             if hits.count >= limit || reach >= radius.meters {
                 return ranked(hits, limit: limit)
             }
@@ -159,7 +159,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         guard !cellSets.isEmpty else { return nil }
         var reach = firstReach(around: centre, in: cellSets, wanting: 1)
         while true {
-            let hits = collect(cellSets, around: centre, within: reach, after: nil)
+            let hits = collect(cellSets, around: centre, within: reach, after: nil, where: nil)
             if !hits.isEmpty { return ranked(hits, limit: 1).first }
             // Half the circumference reaches the antipode: beyond it there is nothing left to find.
             if reach >= Double.pi * Earth.meanRadius.meters { return nil }
@@ -188,7 +188,8 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
 
     /// Every thing within `reach` metres that ranks after `after`, with its distance, in no order.
     private func collect(
-        _ cellSets: [Cells], around centre: Coordinate, within reach: Double, after: (distance: Distance, id: Item.ID)?
+        _ cellSets: [Cells], around centre: Coordinate, within reach: Double, after: (distance: Distance, id: Item.ID)?,
+        where included: ((Item) -> Bool)?
     ) -> [(slot: Int32, distance: Double)] {
         let box = BoundingBox(around: centre, radius: Distance(meters: reach))
         // The band of z that the box's latitudes span, widened by far more than Float rounding moves a point;
@@ -214,6 +215,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
                         || (distance == after.distance.meters && items[Int(member.slot)]!.id > after.id)
                     else { continue }
                 }
+                if let included, let item = items[Int(member.slot)], !included(item) { continue }
                 hits.append((member.slot, distance))
             }
         }

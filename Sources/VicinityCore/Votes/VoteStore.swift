@@ -15,6 +15,9 @@ public protocol VoteStore: Sendable {
     /// Public votes open at `now` within `radius` of `centre`, nearest first (ties by id), at most `limit`.
     func openPublicVotes(near centre: Coordinate, within radius: Distance, at now: Timestamp, limit: Int) async throws -> [Vote]
 
+    /// Every public vote open at `now`, in no order: what a hot index of votes is built from.
+    func openPublicVotes(at now: Timestamp) async throws -> [Vote]
+
     /// Records the ballot in one step that concurrent ballots cannot interleave: refused when the vote is
     /// finished at `ballot.castAt` (time up, or every participant has voted) or the voter has a ballot in it;
     /// otherwise counted, and the vote completed when it was the last participant's.
