@@ -4,7 +4,7 @@ import GeoCore
 import GeoTestSupport
 import Logging
 import Testing
-import VicinityCore
+@testable import VicinityCore
 @testable import VicinitySpatiaLite
 
 extension BruteForce {
@@ -378,6 +378,62 @@ struct HotVoteIndexTests {
         let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
         defer { try? store.close() }
         try await nearbyVotesMatchBruteForce(accounts: store, votes: try await IndexedVotes(record: store, at: epoch))
+    }
+
+    @Test("fifty ballots at once: memory shows the final count of a vote that stays open and never lists one that filled up")
+    func concurrentBallots() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        var voters: [Account] = []
+        for number in 0..<50 {
+            let voter = try account("voter\(number)")
+            try await store.createAccount(voter, passwordHash: someHash)
+            voters.append(voter)
+        }
+        let index = try await IndexedVotes(record: store, at: epoch)
+        let roomy = try makeVote(by: ana.id, participants: 100, duration: .permanent)
+        let small = try makeVote(by: ana.id, at: Fixture.geonames[0].coordinate, participants: 30, duration: .permanent)
+        for vote in [roomy, small] { #expect(try await index.createVote(vote, passwordHash: someHash)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for voter in voters {
+                for vote in [roomy, small] { group.addTask { _ = try await index.castBallot(makeBallot(vote, by: voter)) } }
+            }
+            try await group.waitForAll()
+        }
+        let later = epoch + .seconds(120)
+        let listed = try await index.openPublicVotes(near: hallOfScience, within: Distance(meters: 10), at: later, limit: 20)
+        #expect(listed.map(\.ballotsCast) == [50], "the copy with every ballot")
+        let full = try await index.openPublicVotes(near: small.location, within: Distance(meters: 10), at: later, limit: 20)
+        #expect(full.isEmpty, "a vote that filled up is gone")
+        #expect(index.heldCount == 1)
+    }
+
+    @Test("copies of a vote arriving out of order: memory keeps the one with most ballots and never takes a finished vote back")
+    func outOfOrderCopies() throws {
+        let ana = try account("ana")
+        let vote = try makeVote(by: ana.id, participants: 3, duration: .permanent)
+        func copy(ballots: Int) -> Vote {
+            var copy = vote
+            copy.ballotsCast = ballots
+            if ballots == 3 { copy.completedAt = epoch + .seconds(30) }
+            return copy
+        }
+        var held = IndexedVotes<InMemoryStore>.Held()
+        held.keep(copy(ballots: 2))
+        held.keep(copy(ballots: 0))
+        held.keep(copy(ballots: 1))
+        #expect(held.grid.item(vote.id)?.ballotsCast == 2, "older copies do not replace a newer one")
+        held.keep(copy(ballots: 3))
+        #expect(held.grid.item(vote.id) == nil, "the completing copy removes it")
+        held.keep(copy(ballots: 2))
+        #expect(held.grid.item(vote.id) == nil, "a late copy of a finished vote does not bring it back")
+        var privateVote = try makeVote(by: ana.id, visibility: .private)
+        privateVote.ballotsCast = 1
+        held.keep(privateVote)
+        #expect(held.grid.count == 0, "private votes are never held")
     }
 
     @Test("an index built from a store with votes holds the open public ones; claimed finishes leave memory")

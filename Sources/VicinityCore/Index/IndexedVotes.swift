@@ -11,50 +11,61 @@ extension Vote: Located {
 /// in public, is replaced by the vote after each counted ballot (the list shows `ballots_cast`), and leaves when
 /// its last ballot completes it or its finish is claimed for announcing; whether it is still open is read off
 /// the clock at every query, so a vote whose time ran out is never listed even before it leaves.
+///
+/// Changes need no ordering among themselves, so concurrent ballots are not made to wait for each other: a
+/// vote's ballot count only grows and a finish is final, so memory keeps the copy with the most ballots and
+/// never takes back a finished vote, whatever order the changes arrive in.
 public final class IndexedVotes<Record: VoteStore>: VoteStore {
+    struct Held: Sendable {
+        var grid = PointGrid<Vote, Bool>(group: { _ in true })
+        /// Votes that left memory for good, so that a late copy of one never comes back.
+        var finished: Set<VoteID> = []
+
+        mutating func keep(_ vote: Vote) {
+            guard vote.visibility == .public, !finished.contains(vote.id) else { return }
+            guard vote.completedAt == nil else { return forget(vote.id) }
+            if let held = grid.item(vote.id), held.ballotsCast >= vote.ballotsCast { return }
+            grid.insert(vote)
+        }
+
+        mutating func forget(_ id: VoteID) {
+            finished.insert(id)
+            grid.remove(id)
+        }
+    }
+
     public let record: Record
-    private let open: SharedIndex<PointGrid<Vote, Bool>>
-    private let writes = SerialGate()
+    private let held: SharedIndex<Held>
 
     /// Loads the public votes open at `now`.
     public init(record: Record, at now: Timestamp) async throws {
         self.record = record
-        var grid = PointGrid<Vote, Bool>(group: { _ in true })
-        grid.insert(contentsOf: try await record.openPublicVotes(at: now))
-        open = SharedIndex(grid)
+        var held = Held()
+        held.grid.insert(contentsOf: try await record.openPublicVotes(at: now))
+        self.held = SharedIndex(held)
     }
 
     /// How many votes memory holds (open ones, and timed-out ones not yet announced).
-    public var heldCount: Int { open.read { $0.count } }
+    public var heldCount: Int { held.read { $0.grid.count } }
 
-    // MARK: - Writes: the record first, then memory, in commit order
+    // MARK: - Writes: the record first, then memory
 
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        try await writes.run {
-            let created = try await record.createVote(vote, passwordHash: passwordHash)
-            if created, vote.visibility == .public { open.write { $0.insert(vote) } }
-            return created
-        }
+        let created = try await record.createVote(vote, passwordHash: passwordHash)
+        if created { held.write { $0.keep(vote) } }
+        return created
     }
 
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
-        try await writes.run {
-            let outcome = try await record.castBallot(ballot)
-            if case .cast(let vote, _) = outcome, vote.visibility == .public {
-                open.write { grid in
-                    if vote.completedAt == nil { grid.insert(vote) } else { grid.remove(vote.id) }
-                }
-            }
-            return outcome
-        }
+        let outcome = try await record.castBallot(ballot)
+        if case .cast(let vote, _) = outcome { held.write { $0.keep(vote) } }
+        return outcome
     }
 
     public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
-        try await writes.run {
-            let claimed = try await record.claimFinishAnnouncements(at: now, limit: limit)
-            open.write { grid in for vote in claimed { grid.remove(vote.id) } }
-            return claimed
-        }
+        let claimed = try await record.claimFinishAnnouncements(at: now, limit: limit)
+        held.write { held in for vote in claimed { held.forget(vote.id) } }
+        return claimed
     }
 
     /// Voiding or restoring a ballot changes no field of the vote itself, so memory has nothing to follow.
@@ -65,8 +76,8 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
     // MARK: - Reads
 
     public func openPublicVotes(near centre: Coordinate, within radius: Distance, at now: Timestamp, limit: Int) async throws -> [Vote] {
-        open.read { grid in
-            grid.nearest(to: centre, within: radius, limit: limit, where: { $0.isOpen(at: now) }).map(\.item)
+        held.read { held in
+            held.grid.nearest(to: centre, within: radius, limit: limit, where: { $0.isOpen(at: now) }).map(\.item)
         }
     }
 
