@@ -118,45 +118,6 @@ public struct NearbyPage: Hashable, Sendable {
     }
 }
 
-/// RFC 4648 §5 base64 with the URL-safe alphabet and no padding.
-enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            var value: UInt32 = 0
-            for (offset, byte) in chunk.enumerated() { value |= UInt32(byte) << (16 - 8 * offset) }
-            for position in 0...chunk.count { output.append(alphabet[Int(value >> (18 - 6 * position)) & 63]) }
-            index += 3
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        var values: [UInt8] = []
-        for byte in text.utf8 {
-            guard let value = alphabet.firstIndex(of: byte) else { return nil }
-            values.append(UInt8(value))
-        }
-        guard values.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        var index = 0
-        while index < values.count {
-            let chunk = values[index..<min(index + 4, values.count)]
-            var value: UInt32 = 0
-            for (offset, sextet) in chunk.enumerated() { value |= UInt32(sextet) << (18 - 6 * offset) }
-            for position in 0..<(chunk.count - 1) { output.append(UInt8((value >> (16 - 8 * position)) & 0xFF)) }
-            index += 4
-        }
-        // Only the canonical spelling is accepted, so one cursor has one token.
-        return encode(output) == text ? output : nil
-    }
-}
-
 /// Name or alias search: case-insensitive substring, optionally within some categories.
 public struct PlaceSearch: Hashable, Sendable {
     public var text: String

@@ -11,7 +11,7 @@ public struct SessionToken: Sendable, CustomStringConvertible {
     public static func random() -> SessionToken {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<randomBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return SessionToken(unchecked: Self.base64URL(bytes))
+        return SessionToken(unchecked: Base64URL.encode(bytes))
     }
 
     /// Nil for text that cannot be a token made here, which then names no session.
@@ -32,13 +32,6 @@ public struct SessionToken: Sendable, CustomStringConvertible {
     public var description: String { "SessionToken(redacted)" }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }
 
 /// The SHA-256 of a session token: 32 bytes.
