@@ -68,6 +68,11 @@ extension Int64 {
 }
 
 extension Duration {
+    /// The duration in milliseconds, with the fraction: for logs and reports.
+    public var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+
     /// The duration in whole milliseconds, rounded towards zero.
     public var wholeMilliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000

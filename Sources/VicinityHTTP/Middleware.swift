@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import VicinityCore
 
 /// One structured log line per request: method, path, route, status, duration.
 ///
@@ -24,7 +25,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func log(_ request: Request, context: Context, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = elapsed.milliseconds
         context.logger.log(
             level: status.code >= 500 ? .error : .info,
             "Request handled",

@@ -31,7 +31,7 @@ public struct PlaceIndexFollower<Record: Stores>: Service {
                     if reloaded.places || reloaded.campuses {
                         let places = try await stores.places.count(), campuses = try await stores.campuses.campusCount()
                         logger.info("reloaded data written by another process", metadata: [
-                            "places": "\(places)", "campuses": "\(campuses)", "seconds": "\((clock.now - start).seconds)",
+                            "places": "\(places)", "campuses": "\(campuses)", "seconds": "\((clock.now - start).milliseconds / 1000)",
                         ])
                     }
                 } catch {
@@ -39,12 +39,5 @@ public struct PlaceIndexFollower<Record: Stores>: Service {
                 }
             }
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a number for logs.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

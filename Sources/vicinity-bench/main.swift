@@ -23,7 +23,7 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    duration.milliseconds / 1000
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {

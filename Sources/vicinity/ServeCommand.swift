@@ -150,7 +150,7 @@ struct Serve: AsyncParsableCommand {
 
     /// A load time for the start-up line: milliseconds below ten seconds, else seconds.
     static func formatted(_ duration: Duration) -> String {
-        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let milliseconds = duration.milliseconds
         return milliseconds < 10_000 ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
     }
 
