@@ -205,13 +205,29 @@ public enum Ranking {
         for item in candidates {
             let distance = haversineDistance(from: centre, to: coordinate(item))
             guard radius.map({ distance <= $0 }) ?? true else { continue }
-            if let after, distance < after.distance || (distance == after.distance && id(item) <= after.id) { continue }
+            if let after, !ranks(distance, id(item), after: after) { continue }
             hits.append((item, distance))
         }
-        let precedes = { (a: (item: Candidates.Element, distance: Distance), b: (item: Candidates.Element, distance: Distance)) in
+        return best(hits, limit: limit, id: id)
+    }
+
+    /// Whether a thing at `distance` with `id` comes after the cursor: farther, or as far with a greater id.
+    /// The id is only read on a tie.
+    public static func ranks<ID: Comparable>(
+        _ distance: Distance, _ id: @autoclosure () -> ID, after cursor: (distance: Distance, id: ID)
+    ) -> Bool {
+        distance > cursor.distance || (distance == cursor.distance && id() > cursor.id)
+    }
+
+    /// The first `limit` of things already measured, nearest first, ties by id.
+    public static func best<Item, ID: Comparable>(
+        _ measured: [(item: Item, distance: Distance)], limit: Int, id: (Item) -> ID
+    ) -> [(item: Item, distance: Distance)] {
+        guard limit > 0 else { return [] }
+        let precedes = { (a: (item: Item, distance: Distance), b: (item: Item, distance: Distance)) in
             a.distance != b.distance ? a.distance < b.distance : id(a.item) < id(b.item)
         }
-        if limit == 1 { return hits.min(by: precedes).map { [$0] } ?? [] }
-        return Array(hits.sorted(by: precedes).prefix(limit))
+        if limit == 1 { return measured.min(by: precedes).map { [$0] } ?? [] }
+        return Array(measured.sorted(by: precedes).prefix(limit))
     }
 }

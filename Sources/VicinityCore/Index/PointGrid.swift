@@ -190,7 +190,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
     private func collect(
         _ cellSets: [Cells], around centre: Coordinate, within reach: Double, after: (distance: Distance, id: Item.ID)?,
         where included: ((Item) -> Bool)?
-    ) -> [(slot: Int32, distance: Double)] {
+    ) -> [(item: Int32, distance: Distance)] {
         let box = BoundingBox(around: centre, radius: Distance(meters: reach))
         // The band of z that the box's latitudes span, widened by far more than Float rounding moves a point;
         // the exact latitude test follows.
@@ -198,7 +198,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         let zHigh = Float(sin(min(90, box.maxLatitude) * .pi / 180) + 1e-6)
         let longitudeRanges = box.longitudeRanges
         let wholeCircle = longitudeRanges.count == 1 && longitudeRanges[0] == -180...180
-        var hits: [(slot: Int32, distance: Double)] = []
+        var hits: [(item: Int32, distance: Distance)] = []
         func visit(_ members: [Member]) {
             var position = Self.firstIndex(in: members, notBelow: zLow)
             while position < members.count, members[position].z <= zHigh {
@@ -208,13 +208,9 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
                 guard latitude >= box.minLatitude, latitude <= box.maxLatitude,
                     wholeCircle || longitudeRanges.contains(where: { $0.contains(longitude) })
                 else { continue }
-                let distance = haversineDistance(from: centre, to: member.coordinate).meters
-                guard distance <= reach else { continue }
-                if let after {
-                    guard distance > after.distance.meters
-                        || (distance == after.distance.meters && items[Int(member.slot)]!.id > after.id)
-                    else { continue }
-                }
+                let distance = haversineDistance(from: centre, to: member.coordinate)
+                guard distance.meters <= reach else { continue }
+                if let after, !Ranking.ranks(distance, items[Int(member.slot)]!.id, after: after) { continue }
                 if let included, let item = items[Int(member.slot)], !included(item) { continue }
                 hits.append((member.slot, distance))
             }
@@ -242,12 +238,9 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         return hits
     }
 
-    private func ranked(_ hits: [(slot: Int32, distance: Double)], limit: Int) -> [(item: Item, distance: Distance)] {
-        let precedes = { (a: (slot: Int32, distance: Double), b: (slot: Int32, distance: Double)) -> Bool in
-            a.distance != b.distance ? a.distance < b.distance : items[Int(a.slot)]!.id < items[Int(b.slot)]!.id
-        }
-        let chosen = limit == 1 ? (hits.min(by: precedes).map { [$0] } ?? []) : Array(hits.sorted(by: precedes).prefix(limit))
-        return chosen.map { (items[Int($0.slot)]!, Distance(meters: $0.distance)) }
+    /// The first `limit` hits by the one ranking every store applies (`Ranking.best`).
+    private func ranked(_ hits: [(item: Int32, distance: Distance)], limit: Int) -> [(item: Item, distance: Distance)] {
+        Ranking.best(hits, limit: limit, id: { items[Int($0)]!.id }).map { (items[Int($0.item)]!, $0.distance) }
     }
 
     /// Cells keep their members in order of `z` (the sine of latitude), so that a search reads only the band of
