@@ -15,10 +15,10 @@ enum Download {
     /// The longest a whole download may take: a 1M-place export is tens of megabytes, minutes on a slow link.
     static let deadline = TimeAmount.minutes(30)
 
-    /// Whether the text names a URL rather than a file.
+    /// Whether the text names a URL (of any scheme, so that `fetch` can refuse the others by name) rather than
+    /// a file.
     static func isURL(_ text: String) -> Bool {
-        let lowered = text.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered.contains("://")
+        text.contains("://")
     }
 
     /// Downloads `address` into `folder`, under a name that keeps the file type (`places.csv.gz`), and returns
