@@ -12,17 +12,11 @@ cd "$(dirname "$0")/.."
 duration="${1:-10}"
 users="${2:-10000}"
 port="${VICINITY_BENCH_PORT:-18082}"
-Scripts/setup.sh >/dev/null
-swift build -c release --product vicinity >/dev/null
+source Scripts/lib/shipped-server.sh
+prepare_shipped_database
 swift build -c release --product vicinity-seed >/dev/null
-work="$(mktemp -d)"
-trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null;  wait 2>/dev/null || true; rm -rf "$work"' EXIT
-
-VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
-.build/release/vicinity-seed "$work/bench.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
-.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+.build/release/vicinity-seed "$work/shipped.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
+start_server "$port" "$work/shipped.sqlite"
 
 cat > "$work/position.lua" <<'LUA'
 -- Each request a different user (token, then where they move to), starting at a random line per thread.
@@ -58,7 +52,7 @@ LUA
 source Scripts/lib/wrk-run.sh
 export SESSIONS="$work/sessions.txt" FRIENDLY="$work/friendly.txt"
 wrk_header "$(curl -s "http://127.0.0.1:$port/health"), $users users; ${duration} s per run"
-base="http://127.0.0.1:$port"
+base="$shipped_server"
 floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 wrk_run "/v1/distance (floor)" 64 "$floor"
 wrk_run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s "$work/position.lua"

@@ -17,17 +17,11 @@ users="${2:-10000}"
 votes="${3:-10000}"
 port="${VICINITY_BENCH_PORT:-18083}"
 
-Scripts/setup.sh >/dev/null
-swift build -c release --product vicinity >/dev/null
+source Scripts/lib/shipped-server.sh
+prepare_shipped_database
 swift build -c release --product vicinity-seed >/dev/null
-work="$(mktemp -d)"
-trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null;  wait 2>/dev/null || true; rm -rf "$work"' EXIT
-
-VICINITY_BIN=.build/release/vicinity Scripts/load-data.sh "$work/bench.sqlite" >/dev/null
-.build/release/vicinity-seed "$work/bench.sqlite" Data/csulb-buildings.csv "$work" "$users" 0 "$votes"
-.build/release/vicinity serve --port "$port" --db "$work/bench.sqlite" --log-level warning > "$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+.build/release/vicinity-seed "$work/shipped.sqlite" Data/csulb-buildings.csv "$work" "$users" 0 "$votes"
+start_server "$port" "$work/shipped.sqlite"
 
 cat > "$work/ballot.lua" <<'LUA'
 -- Each request a different voter (the token of a seeded user), starting at a random line per thread; the option
@@ -57,7 +51,7 @@ LUA
 source Scripts/lib/wrk-run.sh
 export SESSIONS="$work/sessions.txt" BUSY_VOTE="$work/busy-vote.txt"
 wrk_header "$(curl -s "http://127.0.0.1:$port/health"), $users users, $((votes + 1)) open votes; ${duration} s per run"
-base="http://127.0.0.1:$port"
+base="$shipped_server"
 floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 busy="$(cat "$work/busy-vote.txt")"
 wrk_run "/v1/distance (floor)" 64 "$floor"
@@ -65,7 +59,7 @@ wrk_run "GET /v1/votes/nearby ($((votes + 1)) open votes)" 64 "$base/v1/votes/ne
 wrk_run "/v1/distance (floor)" 64 "$floor"
 duration=3 wrk_run "POST /v1/votes/{id}/ballots (one vote)" 64 "$base/v1/votes/$busy/ballots" -s "$work/ballot.lua"
 wrk_run "/v1/distance (floor)" 64 "$floor"
-python3 - "$work/bench.sqlite" "$busy" <<'PY'
+python3 - "$work/shipped.sqlite" "$busy" <<'PY'
 import sqlite3, sys
 count, first, last = sqlite3.connect(sys.argv[1]).execute(
     "SELECT count(*), min(cast_at), max(cast_at) FROM ballot WHERE vote_id = ?", (sys.argv[2],)).fetchone()

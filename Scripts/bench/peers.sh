@@ -33,6 +33,8 @@ while [ $# -gt 0 ]; do
 done
 
 source Scripts/lib/packages.sh
+source Scripts/lib/shipped-server.sh
+source Scripts/lib/wrk-run.sh
 ensure_packages redis-server redis-tools postgresql postgresql-15-postgis-3 wrk curl python3
 Scripts/setup.sh >/dev/null
 swift build -c release --product vicinity >/dev/null
@@ -47,7 +49,7 @@ pg_bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
 as_postgres=()
 [ "$(id -u)" -eq 0 ] && as_postgres=(runuser -u postgres --)
 cleanup() {
-    [ -n "${vicinity_pid:-}" ] && kill "$vicinity_pid" 2>/dev/null || true
+    [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
     redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
     [ -d "$work/pgdata" ] && "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pgdata" -m fast stop >/dev/null 2>&1 || true
     wait 2>/dev/null || true
@@ -105,10 +107,8 @@ SQL
 postgres_load=$(elapsed "$start")
 echo "PostGIS COPY + GiST: $postgres_load s"
 
-"$vicinity" serve --port "$vicinity_port" --db "$work/vicinity.sqlite" --log-level warning > "$work/vicinity.log" 2>&1 &
-vicinity_pid=$!
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$vicinity_port/health" >/dev/null && break; sleep 0.1; done
-echo "Vicinity: $(head -1 "$work/vicinity.log")"
+start_server "$vicinity_port" "$work/vicinity.sqlite" 120
+echo "Vicinity: $(head -1 "$work/server.log")"
 
 # --- Workloads ---------------------------------------------------------------------------------------------
 cat > "$work/random-centre.lua" <<'LUA'
@@ -143,16 +143,14 @@ PY
 )
 
 # Each run prints: requests/s p50_ms p99_ms
+duration="$seconds"
 wrk_run() {
-    local connections="$1" script="$2" path="${3:-}"
-    local threads=$(( connections < 2 ? 1 : 2 )) out
-    out=$(VICINITY_PATH="$path" wrk -t "$threads" -c "$connections" -d "${seconds}s" --latency -s "$script" \
-        "http://127.0.0.1:$vicinity_port/")
-    if grep -q "Non-2xx" <<<"$out"; then echo "wrk saw errors: $out" >&2; exit 1; fi
+    local connections="$1" script="$2" path="${3:-}" figures
+    figures=$(VICINITY_PATH="$path" wrk_measure "$connections" "http://127.0.0.1:$vicinity_port/" -s "$script")
     awk '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-        /Requests\/sec/ { rps = $2 } $1 == "50%" { p50 = ms($2) } $1 == "99%" { p99 = ms($2) }
-        END { printf "%.0f %.2f %.2f\n", rps, p50, p99 }' <<<"$out"
+        $4 != "" { print "wrk saw " $4 " answers that were not 2xx" > "/dev/stderr"; exit 1 }
+        { printf "%.0f %.2f %.2f\n", $1, ms($2), ms($3) }' <<<"$figures"
 }
 
 redis_run() {
@@ -249,7 +247,7 @@ report="docs/results/peers-$(date -u +%Y%m%dT%H%M%SZ).md"
     awk '{ printf "| HTTP floor (`/v1/distance`) | %s | %s (%s / %s) | | | | |\n", $2, $3, $4, $5 }' "$floors"
     echo "| import of the points | | $vicinity_load s | $redis_load s (pipelined GEOADD) | $postgres_load s (COPY + GiST) | | |"
     echo
-    echo "Vicinity server peak resident memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' /proc/$vicinity_pid/status)."
+    echo "Vicinity server peak resident memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' /proc/$server/status)."
 } > "$report"
 cat "$report"
 echo "saved: $report"

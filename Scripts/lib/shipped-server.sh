@@ -1,28 +1,43 @@
-# Sourced by scripts that exercise a server over the shipped data on loopback.
+# Sourced by scripts that exercise a server on loopback.
+#   prepare_shipped_database [CONFIGURATION]
+#       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into $work/shipped.sqlite and sets
+#       $work (a temporary folder) and $vicinity (the binary). An EXIT trap stops the server, if one was
+#       started, and removes $work.
+#   start_server PORT DATABASE [SECONDS]
+#       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, logging to $work/server.log; sets $server (its
+#       pid) and $shipped_server (its URL); waits up to SECONDS (default 10) for /health, else prints the log
+#       and fails.
 #   start_shipped_server PORT [CONFIGURATION]
-#       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into a temporary database and
-#       starts `vicinity serve` on 127.0.0.1:PORT; sets $work (a temporary folder) and $server (the server's
-#       pid). An EXIT trap stops the server and removes $work.
+#       both: a server over the shipped data.
 #   sign_up_and_in USERNAME
 #       signs a new user up on that server and prints a bearer token for them.
 #   call METHOD PATH TOKEN [JSON] [FIELD]
 #       sends a request with that token (and JSON body) and prints the answer, or one FIELD of it (a.b for a
 #       member of a member).
-start_shipped_server() {
-    local port="$1" configuration="${2:-release}"
+prepare_shipped_database() {
+    local configuration="${1:-release}"
     Scripts/setup.sh >/dev/null
     swift build -c "$configuration" --product vicinity >/dev/null
-    local binary=".build/$configuration/vicinity"
+    vicinity="$PWD/.build/$configuration/vicinity"
     work="$(mktemp -d)"
-    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null;  wait 2>/dev/null || true; rm -rf "$work"' EXIT
-    VICINITY_BIN="$binary" Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
-    "$binary" serve --port "$port" --db "$work/shipped.sqlite" --log-level warning > "$work/server.log" 2>&1 &
+    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+    VICINITY_BIN="$vicinity" Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
+}
+
+start_server() {
+    local port="$1" database="$2" seconds="${3:-10}"
+    "$vicinity" serve --port "$port" --db "$database" --log-level warning > "$work/server.log" 2>&1 &
     server=$!
     shipped_server="http://127.0.0.1:$port"
-    for _ in $(seq 1 50); do curl -sf "$shipped_server/health" >/dev/null && return 0; sleep 0.2; done
-    echo "the server did not answer on port $port; its log:" >&2
+    for _ in $(seq 1 $(( seconds * 5 ))); do curl -sf "$shipped_server/health" >/dev/null && return 0; sleep 0.2; done
+    echo "the server did not answer on port $port within $seconds s; its log:" >&2
     cat "$work/server.log" >&2
     return 1
+}
+
+start_shipped_server() {
+    prepare_shipped_database "${2:-release}"
+    start_server "$1" "$work/shipped.sqlite"
 }
 
 sign_up_and_in() {
