@@ -214,6 +214,15 @@ struct HotIndexTests {
         #expect(try await campuses.campuses(containing: point(33.779842, -118.112526)).isEmpty, "not before the refresh")
         #expect(try await campuses.refreshIfStale() == true)
         #expect(try await campuses.campuses(containing: point(33.779842, -118.112526)) == [campus])
+
+        // Its own writes, out of order and one id twice: memory lists what the record lists.
+        func renamed(_ id: String, _ name: String) throws -> Campus {
+            try Campus(id: PlaceID(id), name: name, boundary: campus.boundary)
+        }
+        _ = try await campuses.upsert([try renamed("e", "E"), try renamed("a", "A1"), try renamed("a", "A2"), try renamed("c", "C")])
+        #expect(try await campuses.campuses() == store.campuses())
+        #expect(try await campuses.campuses().map(\.name) == ["A2", "C", "E"])
+        #expect(try await campuses.refreshIfStale() == false, "its own write needs no reload")
     }
 
     @Test("a refused batch changes neither the record nor memory")

@@ -10,26 +10,16 @@ import Synchronization
 /// Another process may write the record too (`vicinity import` while the server runs): every write raises the
 /// record's `revision`, and `refreshIfStale()` reloads when the revision moved without this index knowing why.
 public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
-    struct Snapshot: Sendable {
-        var grid: PointGrid<Place, Category>
-        /// The record's revision this snapshot reflects; nil when it reflects none for sure and must reload.
-        var revision: Int?
-    }
-
     public let record: Record
-    private let index: SharedIndex<Snapshot>
-    private let writes = SerialGate()
+    private let index: FollowedCopy<PointGrid<Place, Category>>
 
     /// Loads every place of the record into memory.
     public init(record: Record) async throws {
         self.record = record
-        index = SharedIndex(try await Self.load(record))
+        index = try await FollowedCopy(revision: { try await record.revision() }, load: { try await Self.load(record) })
     }
 
-    private static func load(_ record: Record) async throws -> Snapshot {
-        // The revision is read before the places: a write in between makes the snapshot look older than it
-        // is, which costs a needless reload, never a missed one.
-        let revision = try await record.revision()
+    private static func load(_ record: Record) async throws -> PointGrid<Place, Category> {
         let loaded = Mutex<[Place]>([])
         try await record.forEachPlace { batch in loaded.withLock { $0 += batch } }
         var grid = PointGrid<Place, Category>(group: { $0.category })
@@ -39,35 +29,22 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
         }
         grid.reserveCapacity(places.count)
         grid.insert(contentsOf: places)
-        return Snapshot(grid: grid, revision: revision)
+        return grid
     }
 
     /// Reloads from the record when it changed in a way this index did not see. Returns whether it reloaded.
     @discardableResult
     public func refreshIfStale() async throws -> Bool {
-        try await writes.run {
-            let held = index.read { $0.revision }
-            guard try await record.revision() != held else { return false }
-            let fresh = try await Self.load(record)
-            index.write { $0 = fresh }
-            return true
-        }
+        try await index.refreshIfStale()
     }
 
     // MARK: - Writes
 
     public func upsert(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary {
-        try await writes.run {
-            let before = index.read { $0.revision }
-            let summary = try await record.upsert(places, progress: progress)
-            let after = try? await record.revision()
-            index.write { snapshot in
-                for place in places { snapshot.grid.insert(place) }
-                // One step from the revision held means this write alone; any other gap is a write this index
-                // has not seen, which `refreshIfStale` will load.
-                snapshot.revision = before.flatMap { before in after == before + 1 ? after : nil }
-            }
-            return summary
+        try await index.change {
+            try await record.upsert(places, progress: progress)
+        } apply: { grid in
+            for place in places { grid.insert(place) }
         }
     }
 
@@ -78,12 +55,12 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
     // MARK: - Reads from memory
 
     public func place(id: PlaceID) async throws -> Place? {
-        index.read { $0.grid.item(id) }
+        index.read { $0.item(id) }
     }
 
     public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
-        let ranked = index.read { snapshot in
-            snapshot.grid.nearest(
+        let ranked = index.read { grid in
+            grid.nearest(
                 to: query.centre, within: query.radius.distance, groups: query.categories,
                 after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1)
         }
@@ -93,16 +70,16 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
     }
 
     public func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit? {
-        index.read { $0.grid.closest(to: centre, groups: categories) }
+        index.read { $0.closest(to: centre, groups: categories) }
             .map { PlaceHit(place: $0.item, from: centre, distance: $0.distance) }
     }
 
     public func count() async throws -> Int {
-        index.read { $0.grid.count }
+        index.read { $0.count }
     }
 
     public func categories() async throws -> [Category: Int] {
-        index.read { $0.grid.countsByGroup }
+        index.read { $0.countsByGroup }
     }
 
     // MARK: - Reads from the record
@@ -124,50 +101,37 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
 /// every closest-place answer and every shared position, and there are few campuses, so all of them are
 /// kept and tested directly. Follows other processes' writes as `IndexedPlaces` does.
 public final class IndexedCampuses<Record: CampusStore>: CampusStore {
-    struct Snapshot: Sendable {
-        var campuses: [Campus]
-        var revision: Int?
-    }
-
     public let record: Record
-    private let held: SharedIndex<Snapshot>
-    private let writes = SerialGate()
+    /// In order of id, as `campuses()` lists them.
+    private let held: FollowedCopy<[Campus]>
 
     public init(record: Record) async throws {
         self.record = record
-        held = SharedIndex(try await Self.load(record))
-    }
-
-    private static func load(_ record: Record) async throws -> Snapshot {
-        let revision = try await record.campusRevision()
-        return Snapshot(campuses: try await record.campuses(), revision: revision)
+        held = try await FollowedCopy(revision: { try await record.campusRevision() }, load: { try await record.campuses() })
     }
 
     @discardableResult
     public func refreshIfStale() async throws -> Bool {
-        try await writes.run {
-            guard try await record.campusRevision() != held.read({ $0.revision }) else { return false }
-            let fresh = try await Self.load(record)
-            held.write { $0 = fresh }
-            return true
-        }
+        try await held.refreshIfStale()
     }
 
     public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
-        try await writes.run {
-            let summary = try await record.upsert(campuses)
-            let fresh = try? await Self.load(record)
-            held.write { $0 = fresh ?? Snapshot(campuses: $0.campuses, revision: nil) }
-            return summary
+        try await held.change {
+            try await record.upsert(campuses)
+        } apply: { held in
+            // The later of two with one id wins, as in the record.
+            var byID = Dictionary(held.map { ($0.id, $0) }, uniquingKeysWith: { _, later in later })
+            for campus in campuses { byID[campus.id] = campus }
+            held = byID.values.sorted { $0.id < $1.id }
         }
     }
 
-    public func campuses() async throws -> [Campus] { held.read { $0.campuses } }
-    public func campusCount() async throws -> Int { held.read { $0.campuses.count } }
+    public func campuses() async throws -> [Campus] { held.read { $0 } }
+    public func campusCount() async throws -> Int { held.read { $0.count } }
     public func campusRevision() async throws -> Int { try await record.campusRevision() }
 
     public func campuses(containing point: Coordinate) async throws -> [Campus] {
-        held.read { $0.campuses.filter { $0.boundary.contains(point) } }
+        held.read { $0.filter { $0.boundary.contains(point) } }
     }
 }
 
