@@ -81,9 +81,6 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     ) throws -> UpsertSummary {
         let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0
         let rebuild = mayRebuildIndex && BulkLoad.shouldRebuildIndex(batch: places.count, existing: before)
-        // SpatiaLite rewrites a column's triggers when its index is disabled or created, so the index is set
-        // aside before the triggers are, and created after they are back.
-        if rebuild { try SpatialIndex.disable(db, table: "place", column: "geom") }
         let suspendedTriggers = rebuild ? try BulkLoad.suspendTriggers(db, table: "place") : []
         // The page cache of a bulk load holds the table's and indexes' working set (figures in BulkLoad);
         // the connection's own size comes back afterwards, so the writer does not keep it.
@@ -93,17 +90,16 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         let statement = try db.makeStatement(sql: Schema.upsertPlace)
         var changed = 0
         let step = max(1, places.count / 100)
-        // New rows get rowids in this order, and the R*Tree is filled in rowid order: in spatial order its
-        // inserts stay within a few pages instead of touching the whole tree.
-        let ordered = rebuild ? BulkLoad.spatiallyOrdered(places) : places
-        for (index, place) in ordered.enumerated() {
-            try statement.execute(arguments: PlaceRow.arguments(for: place))
+        let ordered = rebuild ? BulkLoad.inIDOrder(places) : places
+        // The arguments of the next rows are built on another core while SQLite writes these.
+        try Prefetch.forEach(ordered, chunk: Prefetch.chunk, prepare: PlaceRow.arguments(for:)) { index, arguments in
+            try statement.execute(arguments: arguments)
             changed += db.changesCount
             if index % step == step - 1 { progress?(index + 1, places.count) }
         }
         if rebuild {
             try BulkLoad.resumeTriggers(db, table: "place", triggers: suspendedTriggers)
-            try SpatialIndex.rebuild(db, table: "place", column: "geom")
+            try SpatialIndex.repack(db)
         }
         progress?(places.count, places.count)
         try db.execute(sql: "UPDATE data_revision SET revision = revision + 1 WHERE name = 'places'")
@@ -238,6 +234,9 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
                     problems.append("spatial index \(table).\(column) does not match its table")
                 }
+                // SQLite's own check of the tree's structure: nodes, their bounds, and the rowid and parent maps.
+                let structure = try String.fetchOne(db, sql: "SELECT rtreecheck(?)", arguments: ["idx_\(table)_\(column)"])
+                if structure != "ok" { problems.append("spatial index \(table).\(column): \(structure ?? "no answer")") }
             }
             // With rank 1, FTS5 also compares the index with the rows of its content table.
             do {

@@ -322,6 +322,76 @@ struct BulkLoadTests {
     }
 }
 
+extension BulkLoadTests {
+    @Test("a bulk load packs the R*Tree: SQLite's and SpatiaLite's checks pass and each row's rectangle is the one the R*Tree module itself would store")
+    func packedIndexMatchesTheModule() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        // Every polar and near-antimeridian GeoNames place and the scattered points around the poles.
+        _ = try await store.upsert(Fixture.all)
+        #expect(try await store.integrityProblems().isEmpty)
+        try await store.pool.write { db in
+            #expect(try String.fetchOne(db, sql: "SELECT rtreecheck('idx_place_geom')") == "ok")
+            // The same rows inserted one by one through the module, which rounds to 32-bit floats itself.
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE temp.by_module USING rtree(pkid, xmin, xmax, ymin, ymax);
+                INSERT INTO temp.by_module SELECT rowid, lon, lon, lat, lat FROM place;
+                """)
+            let differing = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM (SELECT * FROM idx_place_geom EXCEPT SELECT * FROM temp.by_module
+                                      UNION ALL SELECT * FROM temp.by_module EXCEPT SELECT * FROM idx_place_geom)
+                """)
+            #expect(differing == 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM idx_place_geom") == Fixture.all.count)
+        }
+        // Single writes after the packing go through the module as usual and keep the tree valid.
+        let moved = Fixture.makePlace(Fixture.all[7].id.rawValue, category: "populated_place",
+                                      at: Fixture.all[2000].coordinate)
+        _ = try await store.upsert([moved, Fixture.makePlace("after-packing", category: "populated_place", at: Fixture.all[9].coordinate)])
+        #expect(try await store.integrityProblems().isEmpty)
+        #expect(try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT rtreecheck('idx_place_geom')") } == "ok")
+    }
+
+    @Test("a packed R*Tree of any size is valid, finds exactly what brute force finds, and takes inserts and deletes afterwards",
+          arguments: [0, 1, 51, 52, 2601, 2602, Fixture.all.count])
+    func packedTreeShapes(count: Int) throws {
+        let queue = try DatabaseQueue()
+        let entries = Fixture.all.prefix(count).enumerated().map { index, place in
+            PackedRTree.entry(id: Int64(index + 1), latitude: place.coordinate.latitude, longitude: place.coordinate.longitude)
+        }
+        try queue.write { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE tree USING rtree(id, min_lon, max_lon, min_lat, max_lat)")
+            try PackedRTree.replaceContent(of: "tree", with: entries, in: db)
+            #expect(try String.fetchOne(db, sql: "SELECT rtreecheck('tree')") == "ok")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM tree") == count)
+            // Boxes of a degree around every 37th place, plus the whole world.
+            var boxes = stride(from: 0, to: count, by: 37).map { index in
+                let centre = Fixture.all[index].coordinate
+                return (minLongitude: centre.longitude - 1, maxLongitude: centre.longitude + 1,
+                        minLatitude: centre.latitude - 1, maxLatitude: centre.latitude + 1)
+            }
+            boxes.append((-180, 180, -90, 90))
+            for box in boxes {
+                let found = try Int64.fetchSet(db, sql: """
+                    SELECT id FROM tree WHERE min_lon <= ? AND max_lon >= ? AND min_lat <= ? AND max_lat >= ?
+                    """, arguments: [box.maxLongitude, box.minLongitude, box.maxLatitude, box.minLatitude])
+                let expected = Set(entries.filter {
+                    Double($0.minLongitude) <= box.maxLongitude && Double($0.maxLongitude) >= box.minLongitude
+                        && Double($0.minLatitude) <= box.maxLatitude && Double($0.maxLatitude) >= box.minLatitude
+                }.map(\.id))
+                #expect(found == expected)
+            }
+            let added = Fixture.all[3].coordinate
+            try db.execute(sql: "INSERT INTO tree VALUES (1000000, ?, ?, ?, ?)",
+                           arguments: [added.longitude, added.longitude, added.latitude, added.latitude])
+            try db.execute(sql: "DELETE FROM tree WHERE id IN (1, 52, 2602)")
+            #expect(try String.fetchOne(db, sql: "SELECT rtreecheck('tree')") == "ok")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM tree") == count + 1 - [1, 52, 2602].filter { $0 <= count }.count)
+        }
+    }
+}
+
 @Suite("Storage settings")
 struct StorageSettingsTests {
     @Test("every connection, the writer included, runs with the configured synchronous mode", arguments: [

@@ -3,7 +3,7 @@ import GeoCore
 import Logging
 import Testing
 import VicinityCore
-import VicinityImport
+@testable import VicinityImport
 import VicinitySpatiaLite
 
 private func fixture(_ name: String) throws -> String {
@@ -216,6 +216,72 @@ struct GeoJSONImportTests {
         #expect(campuses[0].boundary.contains(try Coordinate(latitude: 33.779842, longitude: -118.112526)))
         #expect(throws: ImportError.self) {
             try CampusFileReader.read(data: Data(#"{"type":"FeatureCollection","features":[]}"#.utf8))
+        }
+    }
+}
+
+@Suite("Reading a CSV in pieces")
+struct CSVPiecesTests {
+    /// The shipped CSULB rows, each `copies` times under distinct ids, with the name quoted over two lines
+    /// (a quoted comma, an escaped quote and a line break in it) and every third record ending in CRLF.
+    /// Returns the text and, for each record, its byte offset and first line.
+    static func awkwardFile(copies: Int) throws -> (text: String, records: [(offset: Int, line: Int)]) {
+        let rows = try String(contentsOfFile: try fixture("csulb-buildings.csv"), encoding: .utf8)
+            .split(whereSeparator: \.isNewline).dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        var text = "id,name,category,lat,lon\n"
+        var records: [(offset: Int, line: Int)] = []
+        var line = 2
+        for copy in 0..<copies {
+            for row in rows {
+                records.append((text.utf8.count, line))
+                let ending = (records.count % 3 == 0) ? "\r\n" : "\n"
+                text += "\(row[0])-\(copy),\"\(row[1]), \"\"main\"\"\nbuilding\",\(row[2]),\(row[3]),\(row[4])\(ending)"
+                line += 2
+            }
+        }
+        return (text, records)
+    }
+
+    @Test("pieces are cut only where a record ends, never inside a quoted line break, and know their first line", arguments: [2, 3, 5, 8])
+    func cutsBetweenRecords(count: Int) throws {
+        let (text, records) = try Self.awkwardFile(copies: 3)
+        let pieces = CSVRecords.split(text, into: count)
+        #expect(pieces.count == count)
+        #expect(pieces.map { String(text[$0.range]) }.joined() == text)
+        let lineOfRecordAt = Dictionary(uniqueKeysWithValues: records.map { ($0.offset, $0.line) })
+        for piece in pieces.dropFirst() {
+            let offset = text.utf8.distance(from: text.startIndex, to: piece.range.lowerBound)
+            let line = try #require(lineOfRecordAt[offset], "a piece starts at byte \(offset), inside a record")
+            #expect(piece.firstLine == line)
+        }
+    }
+
+    @Test("a file read in pieces gives the places of reading it whole, in the same order", arguments: [2, 3, 7])
+    func samePlaces(count: Int) throws {
+        let text = try Self.awkwardFile(copies: 20).text
+        let whole = try CSVPlaces.read(Data(text.utf8), category: nil, pieces: 1).places
+        #expect(whole.count == 91 * 20)
+        #expect(whole.first?.name == "Anna W. Ngai Alumni Center, \"main\"\nbuilding")
+        #expect(try CSVPlaces.read(Data(text.utf8), category: nil, pieces: count).places == whole)
+    }
+
+    @Test("a bad row in a later piece is reported once, with its line in the whole file")
+    func problemInLaterPiece() throws {
+        let file = try Self.awkwardFile(copies: 4)
+        var text = file.text
+        // Breaks the latitude of the last record but one, on the record's second line: "building",category,lat,lon.
+        let target = file.records[file.records.count - 2]
+        let start = text.utf8.index(text.startIndex, offsetBy: target.offset)
+        let secondLine = try #require(text[start...].firstRange(of: "\n")?.upperBound)
+        let categoryStart = try #require(text[secondLine...].firstRange(of: ",")?.upperBound)
+        let fields = text[categoryStart...].split(separator: ",", maxSplits: 2)
+        text.replaceSubrange(categoryStart..<text.index(categoryStart, offsetBy: fields[0].count + 1 + fields[1].count),
+                             with: "\(fields[0]),north")
+        #expect {
+            try CSVPlaces.read(Data(text.utf8), category: nil, pieces: 4)
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.problems.map(\.location) == ["line \(target.line)"] && error.problems[0].message.contains("lat")
         }
     }
 }
