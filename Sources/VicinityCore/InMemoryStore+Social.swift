@@ -114,6 +114,10 @@ extension InMemoryStore: PositionStore {
     public func deletePosition(of user: UserID) async throws -> Bool {
         state.withLock { $0.social.positions.removeValue(forKey: user) != nil }
     }
+
+    public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
+        try body(Array(state.withLock { $0.social.positions }.values))
+    }
 }
 
 extension InMemoryStore: FriendStore {

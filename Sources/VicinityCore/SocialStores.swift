@@ -53,6 +53,8 @@ public protocol PositionStore: Sendable {
     func positions(of users: [UserID]) async throws -> [SharedPosition]
     /// False when the user had none.
     func deletePosition(of user: UserID) async throws -> Bool
+    /// Hands every stored position to `body`, a batch at a time, as of one moment: how a hot index loads.
+    func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws
 }
 
 /// Where friendships and friend requests live.

@@ -22,8 +22,9 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try SpatiaLiteConnection.initialise(db)
-            try db.execute(sql: "PRAGMA synchronous = \(settings.synchronous.rawValue)")
+            try db.execute(sql: settings.pragmas)
         }
+        configuration.maximumReaderCount = settings.readers
         // The writer waits for readers that hold the WAL, instead of failing at once.
         configuration.busyMode = .timeout(10)
         configuration.label = "vicinity"
@@ -316,16 +317,79 @@ public struct StorageSettings: Hashable, Sendable {
         case normal = "NORMAL"
     }
 
-    public var synchronous: Synchronous
+    /// The settings a value may take, so that a bad one is refused before the database opens.
+    public enum Problem: Error, Equatable, Sendable {
+        case readers(Int)
+        case cacheMebibytes(Int)
+        case mmapMebibytes(Int)
+
+        public var message: String {
+            switch self {
+            case .readers(let count): "readers must be \(StorageSettings.readerRange), not \(count)"
+            case .cacheMebibytes(let size): "the page cache must be \(StorageSettings.cacheRange) MiB, not \(size)"
+            case .mmapMebibytes(let size): "the memory map must be \(StorageSettings.mmapRange) MiB, not \(size)"
+            }
+        }
+    }
+
+    public static let readerRange = 1...64
+    public static let cacheRange = 1...4096
+    /// SQLite caps `mmap_size` at its compile-time maximum (2 GiB in Debian's build) and silently lowers a
+    /// larger request; the range says so instead.
+    public static let mmapRange = 0...2047
+
+    public let synchronous: Synchronous
+    /// Read connections: how many reads run at once.
+    public let readers: Int
+    /// Each connection's page cache (`PRAGMA cache_size`).
+    public let cacheMebibytes: Int
+    /// How much of the file each connection reads through a memory map instead of `read` calls
+    /// (`PRAGMA mmap_size`); 0 reads it all with `read`.
+    public let mmapMebibytes: Int
 
     /// NORMAL, which GRDB also picks for WAL: one committed write (a position, a ballot, a place) took a median
     /// 0.42 ms with NORMAL and 0.60 ms with FULL, p99 4.0 ms and 1.4 ms (NORMAL pays for its disk syncs at the
     /// checkpoints instead); one run of `vicinity-bench writes 5000` on this machine's ext4 disk. The writer is
     /// the one serial resource, so the median wins; what a power cut can cost (the last commits before a
     /// checkpoint) is positions the apps send again within seconds.
-    public static let standard = StorageSettings(synchronous: .normal)
+    public static let standardSynchronous = Synchronous.normal
+    /// GRDB's default; see `docs/BENCHMARKS.md` ("Storage settings") for the run that chose it.
+    public static let standardReaders = 5
+    /// SQLite's default 2 MiB; see `docs/BENCHMARKS.md` ("Storage settings").
+    public static let standardCacheMebibytes = 2
+    public static let standardMmapMebibytes = 0
 
-    public init(synchronous: Synchronous) { self.synchronous = synchronous }
+    public static let standard = StorageSettings(
+        checked: standardSynchronous, readers: standardReaders, cacheMebibytes: standardCacheMebibytes,
+        mmapMebibytes: standardMmapMebibytes)
+
+    /// Refuses values outside their ranges.
+    public init(
+        synchronous: Synchronous = standardSynchronous, readers: Int = standardReaders,
+        cacheMebibytes: Int = standardCacheMebibytes, mmapMebibytes: Int = standardMmapMebibytes
+    ) throws(Problem) {
+        guard Self.readerRange.contains(readers) else { throw .readers(readers) }
+        guard Self.cacheRange.contains(cacheMebibytes) else { throw .cacheMebibytes(cacheMebibytes) }
+        guard Self.mmapRange.contains(mmapMebibytes) else { throw .mmapMebibytes(mmapMebibytes) }
+        self.init(checked: synchronous, readers: readers, cacheMebibytes: cacheMebibytes, mmapMebibytes: mmapMebibytes)
+    }
+
+    /// For values already in range.
+    private init(checked synchronous: Synchronous, readers: Int, cacheMebibytes: Int, mmapMebibytes: Int) {
+        self.synchronous = synchronous
+        self.readers = readers
+        self.cacheMebibytes = cacheMebibytes
+        self.mmapMebibytes = mmapMebibytes
+    }
+
+    /// The statements every connection runs when it opens.
+    var pragmas: String {
+        """
+        PRAGMA synchronous = \(synchronous.rawValue);
+        PRAGMA cache_size = -\(cacheMebibytes * 1024);
+        PRAGMA mmap_size = \(mmapMebibytes * 1_048_576);
+        """
+    }
 }
 
 /// Constants of the search strategies, each with its reason.

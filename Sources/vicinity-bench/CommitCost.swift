@@ -11,7 +11,7 @@ enum CommitCost {
         for synchronous in [StorageSettings.Synchronous.full, .normal] {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-writes-\(UUID().uuidString).sqlite").path
             defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-            let store = try SpatiaLiteStore(path: path, logger: Logger(label: "bench"), settings: StorageSettings(synchronous: synchronous))
+            let store = try SpatiaLiteStore(path: path, logger: Logger(label: "bench"), settings: try StorageSettings(synchronous: synchronous))
             var generator = SeededGenerator(state: 7)
             var samples: [Double] = []
             let clock = ContinuousClock()

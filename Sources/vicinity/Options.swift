@@ -18,13 +18,13 @@ struct DatabaseOptions: ParsableArguments {
         path ?? ProcessInfo.processInfo.environment["VICINITY_DB"] ?? Self.defaultPath
     }
 
-    func openStore(logger: Logger = Logger(label: "vicinity")) throws -> SpatiaLiteStore {
+    func openStore(logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard) throws -> SpatiaLiteStore {
         let path = resolvedPath
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             throw ValidationError("the folder of the database \(path) does not exist")
         }
-        return try SpatiaLiteStore(path: path, logger: logger)
+        return try SpatiaLiteStore(path: path, logger: logger, settings: settings)
     }
 
     /// Runs `body` with the store open, then closes it explicitly: the write-ahead log is checkpointed into the

@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
             VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
-            VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL. A command-line option wins \
+            VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL, VICINITY_DB_READERS, \
+            VICINITY_DB_CACHE_MIB, VICINITY_DB_MMAP_MIB. A command-line option wins \
             over the environment. \
             SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
             """
@@ -63,6 +64,21 @@ struct Serve: AsyncParsableCommand {
         valueName: "address"))
     var trustedProxies: [String] = []
 
+    @Option(name: .customLong("db-readers"), help: ArgumentHelp(
+        "SQLite read connections, \(StorageSettings.readerRange.lowerBound) to \(StorageSettings.readerRange.upperBound): how many reads of the database run at once.",
+        discussion: "Default: $VICINITY_DB_READERS, else \(StorageSettings.standardReaders).", valueName: "count"))
+    var databaseReaders: Int?
+
+    @Option(name: .customLong("db-cache-mib"), help: ArgumentHelp(
+        "Page cache of each SQLite connection, in MiB.",
+        discussion: "Default: $VICINITY_DB_CACHE_MIB, else \(StorageSettings.standardCacheMebibytes).", valueName: "MiB"))
+    var databaseCache: Int?
+
+    @Option(name: .customLong("db-mmap-mib"), help: ArgumentHelp(
+        "How much of the database file each SQLite connection reads through a memory map, in MiB; 0 for none.",
+        discussion: "Default: $VICINITY_DB_MMAP_MIB, else \(StorageSettings.standardMmapMebibytes).", valueName: "MiB"))
+    var databaseMmap: Int?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "trace, debug, info, notice, warning, error or critical.",
         discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
@@ -80,6 +96,7 @@ struct Serve: AsyncParsableCommand {
         var bcryptCost: BcryptCost
         var trustedProxies: Set<String>
         var logLevel: Logger.Level
+        var storage: StorageSettings
     }
 
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
@@ -131,12 +148,34 @@ struct Serve: AsyncParsableCommand {
             proxies.insert(canonical)
         }
 
+        func whole(_ given: Int?, _ variable: String, standard: Int) throws -> Int {
+            if let given { return given }
+            guard let text = environment[variable] else { return standard }
+            guard let parsed = Int(text) else { throw ValidationError("\(variable) must be a whole number, not \"\(text)\"") }
+            return parsed
+        }
+        let readers = try whole(databaseReaders, "VICINITY_DB_READERS", standard: StorageSettings.standardReaders)
+        let cache = try whole(databaseCache, "VICINITY_DB_CACHE_MIB", standard: StorageSettings.standardCacheMebibytes)
+        let mmap = try whole(databaseMmap, "VICINITY_DB_MMAP_MIB", standard: StorageSettings.standardMmapMebibytes)
+        let storage: StorageSettings
+        do {
+            storage = try StorageSettings(readers: readers, cacheMebibytes: cache, mmapMebibytes: mmap)
+        } catch {
+            let option = switch error {
+            case .readers: "--db-readers (or VICINITY_DB_READERS)"
+            case .cacheMebibytes: "--db-cache-mib (or VICINITY_DB_CACHE_MIB)"
+            case .mmapMebibytes: "--db-mmap-mib (or VICINITY_DB_MMAP_MIB)"
+            }
+            throw ValidationError("\(option): \(error.message)")
+        }
+
         let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("unknown log level \"\(levelText)\"")
         }
         return Settings(
-            host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level)
+            host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level,
+            storage: storage)
     }
 
     /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
@@ -171,13 +210,14 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "vicinity")
 
-        let store = try database.openStore(logger: logger)
+        let store = try database.openStore(logger: logger, settings: settings.storage)
         let clock = ContinuousClock()
         let loadStart = clock.now
         // The server answers place reads from memory; SpatiaLite stays the record every write goes to first.
         let stores = try await IndexedStores(record: store, at: SystemClock().now)
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
+        let positions = stores.positions.heldCount
         let users = try await store.accountCount()
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
@@ -193,7 +233,7 @@ struct Serve: AsyncParsableCommand {
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples))\n"
+                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
         )

@@ -399,12 +399,36 @@ struct StorageSettingsTests {
     ])
     func synchronousApplies(mode: StorageSettings.Synchronous) async throws {
         let file = TemporaryFile()
-        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"), settings: StorageSettings(synchronous: mode))
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"), settings: try StorageSettings(synchronous: mode))
         defer { try? store.close() }
         // SQLite reports FULL as 2 and NORMAL as 1.
         let expected = mode == .full ? 2 : 1
         #expect(try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
         #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+    }
+
+    @Test("every connection runs with the configured page cache and memory map, and the pool opens the configured readers")
+    func cacheMapAndReaders() async throws {
+        let file = TemporaryFile()
+        let settings = try StorageSettings(readers: 3, cacheMebibytes: 16, mmapMebibytes: 64)
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"), settings: settings)
+        defer { try? store.close() }
+        #expect(store.pool.configuration.maximumReaderCount == 3)
+        // SQLite reports a size given in KiB as a negative number of KiB, and the map in bytes.
+        #expect(try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } == -16 * 1024)
+        #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } == -16 * 1024)
+        #expect(try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA mmap_size") } == 64 * 1_048_576)
+        #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA mmap_size") } == 64 * 1_048_576)
+    }
+
+    @Test("settings out of range are refused before a database opens")
+    func outOfRange() {
+        #expect(throws: StorageSettings.Problem.readers(0)) { try StorageSettings(readers: 0) }
+        #expect(throws: StorageSettings.Problem.readers(65)) { try StorageSettings(readers: 65) }
+        #expect(throws: StorageSettings.Problem.cacheMebibytes(0)) { try StorageSettings(cacheMebibytes: 0) }
+        #expect(throws: StorageSettings.Problem.mmapMebibytes(-1)) { try StorageSettings(mmapMebibytes: -1) }
+        #expect(throws: StorageSettings.Problem.mmapMebibytes(2048)) { try StorageSettings(mmapMebibytes: 2048) }
+        #expect(throws: Never.self) { try StorageSettings(readers: 64, cacheMebibytes: 4096, mmapMebibytes: 2047) }
     }
 }
 
@@ -527,5 +551,87 @@ struct HotVoteIndexTests {
         #expect(try await index.openPublicVotes(near: hallOfScience, within: Distance(meters: 10), at: later, limit: 20).map(\.id) == [permanent.id])
         #expect(try await index.claimFinishAnnouncements(at: later, limit: 10).map(\.id) == [open.id])
         #expect(index.heldCount == 1)
+    }
+}
+
+@Suite("Hot position index over SpatiaLite")
+struct HotPositionIndexTests {
+    static let points = Fixture.all
+
+    /// A position of `user` at one of the fixture's polar, antimeridian or city points.
+    static func position(of user: UserID, at point: Int, seconds: Int = 0) -> SharedPosition {
+        let place = points[point % points.count]
+        return SharedPosition(
+            userID: user, coordinate: place.coordinate, accuracy: nil, status: nil, label: "near \(place.name)",
+            onCampus: nil, closestPlace: nil, updatedAt: epoch + .seconds(Int64(seconds)))
+    }
+
+    @Test("memory answers as the record after sets, moves and deletes, and an index loaded afresh holds the same")
+    func followsTheRecord() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        var people: [Account] = []
+        for number in 0..<40 {
+            let person = try account("person\(number)")
+            try await store.createAccount(person, passwordHash: someHash)
+            people.append(person)
+        }
+        // Half the people share before the index loads, so that the load is tested as well as the writes.
+        for (number, person) in people.prefix(20).enumerated() { try await store.setPosition(Self.position(of: person.id, at: number)) }
+        let index = try await IndexedPositions(record: store)
+        #expect(index.heldCount == 20)
+
+        var generator = SeededGenerator(seed: 7)
+        for step in 0..<300 {
+            let person = people[Int.random(in: 0..<people.count, using: &generator)]
+            if step % 5 == 0 {
+                let had = try await store.position(of: person.id) != nil
+                #expect(try await index.deletePosition(of: person.id) == had)
+            } else {
+                try await index.setPosition(Self.position(of: person.id, at: Int.random(in: 0..<10_000, using: &generator), seconds: step))
+            }
+        }
+        let ids = people.map(\.id) + [UserID.random()]
+        for id in ids { #expect(try await index.position(of: id) == (try await store.position(of: id))) }
+        let asked = ids + ids.prefix(5)
+        #expect(Set(try await index.positions(of: asked)) == Set(try await store.positions(of: asked)))
+        #expect(try await index.positions(of: asked).count == (try await store.positions(of: asked)).count, "each user once")
+        let reloaded = try await IndexedPositions(record: store)
+        #expect(reloaded.heldCount == index.heldCount)
+        for id in ids { #expect(try await reloaded.position(of: id) == (try await index.position(of: id))) }
+    }
+
+    @Test("fifty positions of one user sent at once: memory holds the one the record kept")
+    func concurrentSends() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        let index = try await IndexedPositions(record: store)
+        for round in 0..<20 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for point in 0..<50 {
+                    group.addTask { try await index.setPosition(Self.position(of: ana.id, at: round * 50 + point, seconds: point)) }
+                }
+                try await group.waitForAll()
+            }
+            let kept = try await store.position(of: ana.id)
+            #expect(kept != nil)
+            #expect(try await index.position(of: ana.id) == kept, "round \(round)")
+        }
+    }
+
+    @Test("a position the record refuses (no such account) never reaches memory")
+    func refusedWrite() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let index = try await IndexedPositions(record: store)
+        let stranger = UserID.random()
+        await #expect(throws: (any Error).self) { try await index.setPosition(Self.position(of: stranger, at: 0)) }
+        #expect(try await index.position(of: stranger) == nil)
+        #expect(index.heldCount == 0)
     }
 }

@@ -212,7 +212,7 @@ struct CommandLineTests {
         #expect(scratch.contents.isEmpty, "a refused command opens no database")
     }
 
-    @Test("serve refuses a bcrypt cost under 10, malformed durations and proxies that are not IP addresses (status 64)")
+    @Test("serve refuses a bcrypt cost under 10, malformed durations, proxies that are not IP addresses and database settings out of range (status 64)")
     func badServeOptions() throws {
         let scratch = try Scratch()
         for (arguments, message) in [
@@ -220,6 +220,9 @@ struct CommandLineTests {
             (["--position-max-age", "24x"], "--position-max-age (or VICINITY_POSITION_MAX_AGE) must be a positive whole number"),
             (["--session-lifetime", "0d"], "--session-lifetime (or VICINITY_SESSION_LIFETIME) must be a positive whole number"),
             (["--trusted-proxy", "proxy.campus.edu"], "--trusted-proxy (or VICINITY_TRUSTED_PROXIES) must be an IP address"),
+            (["--db-readers", "0"], "--db-readers (or VICINITY_DB_READERS): readers must be 1...64, not 0"),
+            (["--db-cache-mib", "0"], "--db-cache-mib (or VICINITY_DB_CACHE_MIB): the page cache must be 1...4096 MiB, not 0"),
+            (["--db-mmap-mib", "4096"], "--db-mmap-mib (or VICINITY_DB_MMAP_MIB): the memory map must be 0...2047 MiB, not 4096"),
         ] {
             let outcome = try CLI.run(["serve", "--port", "0", "--db", scratch.database] + arguments)
             #expect(outcome.status == 64, "\(arguments)")
@@ -244,7 +247,7 @@ struct CommandLineTests {
         // The start-up line comes only once the socket is bound, and names the real port.
         let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
-        #expect(line.contains("(15 places in memory, loaded in "))
+        #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
         #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine)"))
         let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
         let port = try #require(URL(string: address)?.port)

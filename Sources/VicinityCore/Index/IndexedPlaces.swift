@@ -135,19 +135,21 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 }
 
-/// A set of stores with places, campuses and open public votes held in memory in front of the record's: what
-/// the server runs on.
+/// A set of stores with places, campuses, shared positions and open public votes held in memory in front of the
+/// record's: what the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
     public let campuses: IndexedCampuses<Record.Campuses>
+    public let positions: IndexedPositions<Record.Positions>
     public let votes: IndexedVotes<Record.Votes>
 
-    /// Loads the record's places, campuses and the public votes open at `now` into memory.
+    /// Loads the record's places, campuses, positions and the public votes open at `now` into memory.
     public init(record: Record, at now: Timestamp) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
         campuses = try await IndexedCampuses(record: record.campuses)
+        positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
     }
 
@@ -157,7 +159,6 @@ public struct IndexedStores<Record: Stores>: Stores {
     }
 
     public var accounts: Record.Accounts { record.accounts }
-    public var positions: Record.Positions { record.positions }
     public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
 }

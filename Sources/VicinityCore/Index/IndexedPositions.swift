@@ -1,0 +1,71 @@
+import GeoCore
+import Synchronization
+
+extension SharedPosition: Located {
+    public var id: UserID { userID }
+}
+
+/// Shared positions held in memory in front of a store of record, in a `PointGrid` as places and votes are.
+///
+/// Every friend list, direction and nearby-friends answer reads the positions of the caller and their friends;
+/// with memory answering, those reads no longer wait for an SQLite reader. The friend finder reads positions by
+/// user (a friend list is a few hundred keys, far fewer than the positions a campus radius holds), which the
+/// grid answers from its id map.
+///
+/// Only the server writes positions, so no other process needs following. A user may send two positions at
+/// once (two devices, a retry), and the record keeps whichever commits last, so changes reach memory one at
+/// a time in commit order, as `FollowedCopy` applies places.
+public final class IndexedPositions<Record: PositionStore>: PositionStore {
+    public let record: Record
+    private let held: SharedIndex<PointGrid<SharedPosition, Bool>>
+    private let writes = SerialGate()
+
+    /// Loads every position of the record into memory.
+    public init(record: Record) async throws {
+        self.record = record
+        let loaded = Mutex<[SharedPosition]>([])
+        try await record.forEachPosition { batch in loaded.withLock { $0 += batch } }
+        var grid = PointGrid<SharedPosition, Bool>(group: { _ in true })
+        let positions = loaded.withLock { positions in
+            defer { positions = [] }
+            return positions
+        }
+        grid.reserveCapacity(positions.count)
+        grid.insert(contentsOf: positions)
+        held = SharedIndex(grid)
+    }
+
+    /// How many positions memory holds.
+    public var heldCount: Int { held.read { $0.count } }
+
+    // MARK: - Writes: the record first, then memory, in commit order
+
+    public func setPosition(_ position: SharedPosition) async throws {
+        try await writes.run {
+            try await record.setPosition(position)
+            held.write { $0.insert(position) }
+        }
+    }
+
+    public func deletePosition(of user: UserID) async throws -> Bool {
+        try await writes.run {
+            let deleted = try await record.deletePosition(of: user)
+            held.write { $0.remove(user) }
+            return deleted
+        }
+    }
+
+    // MARK: - Reads from memory
+
+    public func position(of user: UserID) async throws -> SharedPosition? {
+        held.read { $0.item(user) }
+    }
+
+    public func positions(of users: [UserID]) async throws -> [SharedPosition] {
+        held.read { grid in Set(users).compactMap { grid.item($0) } }
+    }
+
+    public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
+        try await record.forEachPosition(body)
+    }
+}
