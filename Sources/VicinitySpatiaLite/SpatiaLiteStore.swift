@@ -353,10 +353,19 @@ public struct StorageSettings: Hashable, Sendable {
     /// the one serial resource, so the median wins; what a power cut can cost (the last commits before a
     /// checkpoint) is positions the apps send again within seconds.
     public static let standardSynchronous = Synchronous.normal
-    /// GRDB's default; see `docs/BENCHMARKS.md` ("Storage settings") for the run that chose it.
-    public static let standardReaders = 5
-    /// SQLite's default 2 MiB; see `docs/BENCHMARKS.md` ("Storage settings").
+    /// Four per core. With places, positions and open votes in memory, SQLite reads are sessions, accounts and
+    /// friendships, each request another user: 8 readers answered 8–20% more of them than GRDB's default 5
+    /// while positions were written (four comparisons, two runs of `Scripts/bench/storage.sh` and one A/B run,
+    /// 200,000 users), at the same write rate and 10 MiB more memory; 2 answered 9–29% fewer and 16 cut the
+    /// writes by 34–40%. Figures in `docs/BENCHMARKS.md` ("Storage settings").
+    public static let standardReaders = 8
+    /// SQLite's default 2 MiB. Every commit makes each reader drop its whole cache at its next read (a WAL
+    /// reader whose snapshot changed resets its pager), so a larger cache pays only between writes: 64 MiB
+    /// answered 13–14% fewer reads while positions were written, for 200 MiB more memory.
     public static let standardCacheMebibytes = 2
+    /// None: a 1024 MiB map answered 26–33% fewer reads and 21–28% fewer writes while positions were written
+    /// (the same reset unmaps the whole map too), and it leans on the page cache the kernel reclaims from idle
+    /// files on these machines.
     public static let standardMmapMebibytes = 0
 
     public static let standard = StorageSettings(
