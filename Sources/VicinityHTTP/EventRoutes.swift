@@ -82,7 +82,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
     /// The `Last-Event-ID` a reconnecting client sends; nil for a first connection.
     static func lastEventID(_ request: Request) throws(APIError) -> EventID? {
         guard let text = request.headers[.lastEventID] else { return nil }
-        guard let id = EventID(text.trimmingCharacters(in: .whitespaces)) else { throw .invalidLastEventID }
+        guard let id = EventID(HTTPText.trimmed(text)) else { throw .invalidLastEventID }
         return id
     }
 

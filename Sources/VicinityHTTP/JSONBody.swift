@@ -47,7 +47,7 @@ struct JSONBody {
 
     /// `application/json`, with or without parameters such as `charset=utf-8`, in any case.
     static func isJSON(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { HTTPText.trimmed($0).lowercased() }
         return type == "application/json"
     }
 

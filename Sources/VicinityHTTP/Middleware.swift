@@ -107,7 +107,7 @@ struct ClientAddressMiddleware: RouterMiddleware {
 
     /// The rightmost address of the list that is not a trusted proxy; the leftmost when all are.
     static func client(forwardedFor list: String, trusted: Set<String>) -> String? {
-        let hops = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let hops = list.split(separator: ",").map { HTTPText.trimmed($0) }.filter { !$0.isEmpty }
         return hops.last { !trusted.contains($0) } ?? hops.first
     }
 }

@@ -54,7 +54,7 @@ enum Representation: Equatable {
         var geoJSONQuality = 0.0
         var jsonQuality = 0.0
         for range in (accept ?? "").split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = range.split(separator: ";").map { HTTPText.trimmed($0).lowercased() }
             guard let type = parts.first else { continue }
             let quality = parts.dropFirst()
                 .first { $0.hasPrefix("q=") }
@@ -201,7 +201,7 @@ enum Wire {
         guard let cursor else { return nil }
         let kept = (query ?? "").split(separator: "&").filter { parameter in
             let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return name.removingPercentEncoding != "cursor"
+            return HTTPText.formDecoded(name[...]) != "cursor"
         }
         return path + "?" + (kept + ["cursor=" + cursor.token[...]]).joined(separator: "&")
     }

@@ -103,7 +103,7 @@ enum BearerToken {
         guard let header = request.headers[.authorization] else { throw .unauthenticated }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .unauthenticated }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        return HTTPText.trimmed(parts[1])
     }
 }
 
