@@ -67,6 +67,7 @@ public enum PlaceFileReader {
     /// Ids must be unique within a file; every repeat is reported with the location of the first.
     static func duplicateProblems(_ entries: [(location: String, place: Place)]) -> [ImportProblem] {
         var first: [PlaceID: String] = [:]
+        first.reserveCapacity(entries.count)
         var problems: [ImportProblem] = []
         for entry in entries {
             if let earlier = first[entry.place.id] {
