@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # HTTP throughput and latency of a release build on loopback, with wrk, against the shipped data:
 #   Scripts/benchmark-http.sh [SECONDS_PER_RUN]     default 10
-# For each endpoint and 1, 16 and 64 connections (wrk on 2 threads, 1 for a single connection), prints requests/s and p99 latency.
+# For each endpoint and 1, 16 and 64 connections (wrk on 2 threads, 1 for a single connection), prints requests/s and p99 latency,
+# beside the floor of the same run: /v1/distance, which parses two positions and touches no data.
 # Query positions cycle through every CSULB building in Data/csulb-buildings.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 printf "%-48s %6s %12s %10s\n" endpoint conns "requests/s" "p99"
 run() {
     local label="$1" path="$2" connections="$3" script=()
-    [ "$label" != "/health" ] && script=(-s "$work/positions.lua")
+    [[ "$label" == /v1/places* ]] && script=(-s "$work/positions.lua")
     local out
     local threads=$(( connections < 2 ? 1 : 2 ))
     out=$(VICINITY_BENCH_PATH="$path" wrk -t "$threads" -c "$connections" -d "${duration}s" --latency "${script[@]}" "http://127.0.0.1:$port$path")
@@ -42,6 +43,7 @@ run() {
     printf "%-48s %6s %12s %10s%s\n" "$label" "$connections" "$rps" "$p99" "${errors:+  (non-2xx: $errors)}"
 }
 for connections in 1 16 64; do
+    run "/v1/distance (floor)" "/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777" "$connections"
     run "/health" "/health" "$connections"
     run "/v1/places/closest" "/v1/places/closest" "$connections"
     run "/v1/places/nearby?radius=1000&limit=20" "/v1/places/nearby?radius=1000&limit=20" "$connections"
