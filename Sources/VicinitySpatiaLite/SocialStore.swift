@@ -259,24 +259,8 @@ extension SpatiaLiteStore: PositionStore {
     }
 
     public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
-        // One read transaction, as `forEachPlace`: a position set meanwhile is either in the batches or not.
-        try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: PositionRow.select)
-            var batch: [SharedPosition] = []
-            batch.reserveCapacity(Self.positionBatch)
-            while let row = try rows.next() {
-                batch.append(try PositionRow.position(row))
-                if batch.count == Self.positionBatch {
-                    try body(batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-            }
-            if !batch.isEmpty { try body(batch) }
-        }
+        try await forEachBatch(sql: PositionRow.select, decode: PositionRow.position, body)
     }
-
-    /// Positions handed over at a time by `forEachPosition`: a few megabytes, like a batch of places.
-    private static let positionBatch = 10_000
 }
 
 /// The mapping between `FriendRequest` and a row of `friend_request`.

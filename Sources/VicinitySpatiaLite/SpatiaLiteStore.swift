@@ -184,13 +184,20 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     }
 
     public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
-        // One read transaction: a writer committing meanwhile is either wholly in the batches or wholly not.
+        try await forEachBatch(sql: "\(PlaceRow.select) ORDER BY rowid", decode: PlaceRow.place, body)
+    }
+
+    /// Every row of `sql`, decoded and handed to `body` a batch at a time, in one read transaction: a writer
+    /// committing meanwhile is either wholly in the batches or wholly not. How the hot indexes load.
+    func forEachBatch<Element>(
+        sql: String, decode: @Sendable (Row) throws -> Element, _ body: @Sendable ([Element]) throws -> Void
+    ) async throws {
         try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: "\(PlaceRow.select) ORDER BY rowid")
-            var batch: [Place] = []
+            let rows = try Row.fetchCursor(db, sql: sql)
+            var batch: [Element] = []
             batch.reserveCapacity(Self.loadBatch)
             while let row = try rows.next() {
-                batch.append(try PlaceRow.place(row))
+                batch.append(try decode(row))
                 if batch.count == Self.loadBatch {
                     try body(batch)
                     batch.removeAll(keepingCapacity: true)
@@ -200,7 +207,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         }
     }
 
-    /// Places handed over at a time by `forEachPlace`: large enough that the call costs nothing, small enough
+    /// Rows handed over at a time by `forEachBatch`: large enough that the call costs nothing, small enough
     /// that a batch is a few megabytes.
     private static let loadBatch = 10_000
 
