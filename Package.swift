@@ -136,12 +136,12 @@ let package = Package(
         /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
         .executableTarget(
             name: "vicinity-bench",
-            dependencies: ["GeoCore", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Tests
-        /// Seeded randomness and geometry helpers shared by the test targets and the load-test seeder.
+        /// Seeded randomness and geometry helpers shared by the test targets, the load-test seeder and the benchmarks.
         .target(
             name: "GeoTestSupport",
             dependencies: ["GeoCore"],
@@ -183,6 +183,7 @@ let package = Package(
             name: "VicinityHTTPTests",
             dependencies: [
                 "GeoCore",
+                "GeoTestSupport",
                 "VicinityCore",
                 "VicinityHTTP",
                 "VicinityImport",

@@ -1,4 +1,5 @@
 import Foundation
+import GeoTestSupport
 import Logging
 import VicinityCore
 import VicinitySpatiaLite
@@ -12,7 +13,7 @@ enum CommitCost {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-writes-\(UUID().uuidString).sqlite").path
             defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
             let store = try SpatiaLiteStore(path: path, logger: Logger(label: "bench"), settings: try StorageSettings(synchronous: synchronous))
-            var generator = SeededGenerator(state: 7)
+            var generator = SeededGenerator(seed: 7)
             var samples: [Double] = []
             let clock = ContinuousClock()
             for index in 0..<count {

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import GeoTestSupport
 import VicinityCore
 
 /// `vicinity-bench scale [LARGEST]`: the hot place index at 10k, 100k, 1M (and 10M) points, uniform in a 50 × 50 km
@@ -32,7 +33,7 @@ enum ScaleCurve {
 
     static func measure(size: Int, queries: Int) async throws -> (String, [Double]) {
         let clock = ContinuousClock()
-        var generator = SeededGenerator(state: UInt64(size))
+        var generator = SeededGenerator(seed: UInt64(size))
         let categories: [VicinityCore.Category] = ["academic", "buddhist_temple", "cafe", "library", "shop", "residential"]
         var places: [Place] = []
         places.reserveCapacity(size)

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import GeoTestSupport
 import Logging
 import VicinityCore
 import VicinityImport
@@ -10,17 +11,6 @@ import VicinitySpatiaLite
 ///   vicinity-bench scale [LARGEST [QUERIES]]   (the hot index from 10k points up to LARGEST; see Scale.swift)
 ///   vicinity-bench writes [COUNT]               (the cost of one committed write, synchronous FULL and NORMAL)
 /// Build in release; Scripts/benchmark.sh does both.
-
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func seconds(_ duration: Duration) -> Double {
     duration.milliseconds / 1000
@@ -86,7 +76,7 @@ print(String(format: "re-import: %d unchanged in %.2f s", again.unchanged, secon
 
 /// Query centres: random places moved up to 2 km in a random direction, where users of a proximity
 /// service are, plus uniform random points on the sphere (mostly ocean: the worst case for closest()).
-var generator = SeededGenerator(state: 2026)
+var generator = SeededGenerator(seed: 2026)
 var centres: [Coordinate] = []
 for index in 0..<queryCount {
     if index % 10 == 9 {

@@ -1,18 +1,7 @@
 import Foundation
+import GeoTestSupport
 import Testing
 @testable import VicinityHTTP
-
-/// A small deterministic generator, so that a failure names an input that comes back on the next run.
-private struct Steps: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Request text without Foundation")
 struct HTTPTextTests {
@@ -21,7 +10,7 @@ struct HTTPTextTests {
         // Pieces that make valid and invalid escapes, lone bytes of multi-byte characters, and plain text.
         let pieces = ["%", "%2", "%20", "%2B", "%2b", "%zz", "%G1", "%C3", "%A9", "%E2%82%AC", "%F0%9F%98%80", "%FF", "%80",
                       "%00", "+", "a", "Z", "9", "-", ".", ",", "é", "€", "😀", " ", "=", "%25"]
-        var generator = Steps(state: 42)
+        var generator = SeededGenerator(seed: 42)
         for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             let expected = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
@@ -45,7 +34,7 @@ struct HTTPTextTests {
     func trimmingMatchesFoundation() {
         let pieces = [" ", "\t", "\u{00A0}", "\u{2003}", "\u{3000}", "\u{202F}", "\n", "\r", "\u{200B}", "\u{2028}",
                       "a", "é", "e\u{0301}", "😀", ",", "1"]
-        var generator = Steps(state: 7)
+        var generator = SeededGenerator(seed: 7)
         for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             #expect(HTTPText.trimmed(text) == text.trimmingCharacters(in: .whitespaces), "\(text.unicodeScalars.map { $0.value })")
