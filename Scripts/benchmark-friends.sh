@@ -18,20 +18,6 @@ swift build -c release --product vicinity-seed >/dev/null
 .build/release/vicinity-seed "$work/shipped.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
 start_server "$port" "$work/shipped.sqlite"
 
-cat > "$work/position.lua" <<'LUA'
--- Each request a different user (token, then where they move to), starting at a random line per thread.
-local lines = {}
-for line in io.lines(os.getenv("SESSIONS")) do lines[#lines + 1] = line end
-local counter = 0
-init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); counter = math.random(#lines) end
-request = function()
-  counter = counter + 1
-  local token, lat, lon = lines[(counter % #lines) + 1]:match("(%S+) (%S+) (%S+)")
-  return wrk.format("PUT", "/v1/me/position",
-    { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" },
-    '{"lat":' .. lat .. ',"lon":' .. lon .. ',"status":"On my way"}')
-end
-LUA
 cat > "$work/nearby.lua" <<'LUA'
 local token = io.open(os.getenv("FRIENDLY")):read("*l")
 request = function()
@@ -55,7 +41,7 @@ wrk_header "$(curl -s "http://127.0.0.1:$port/health"), $users users; ${duration
 base="$shipped_server"
 floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 wrk_run "/v1/distance (floor)" 64 "$floor"
-wrk_run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s "$work/position.lua"
+wrk_run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s Scripts/lib/position-updates.lua
 wrk_run "GET /v1/friends/nearby (200 friends)" 64 "$base/v1/friends/nearby" -s "$work/nearby.lua"
 wrk_run "/v1/distance (floor)" 64 "$floor"
 wrk_run "POST /v1/sessions (sign-in)" 8 "$base/v1/sessions" -s "$work/signin.lua"

@@ -32,20 +32,6 @@ request = function()
   return wrk.format("GET", path, { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
 end
 LUA
-cat > "$work/position.lua" <<'LUA'
--- Each request a different user moving to a new spot, starting at a random line per thread.
-local lines = {}
-for line in io.lines(os.getenv("SESSIONS")) do lines[#lines + 1] = line end
-local counter = 0
-init = function(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); counter = math.random(#lines) end
-request = function()
-  counter = counter + 1
-  local token, lat, lon = lines[(counter % #lines) + 1]:match("(%S+) (%S+) (%S+)")
-  return wrk.format("PUT", "/v1/me/position",
-    { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" },
-    '{"lat":' .. lat .. ',"lon":' .. lon .. ',"status":"On my way"}')
-end
-LUA
 
 source Scripts/lib/wrk-run.sh
 export SESSIONS="$work/sessions.txt"
@@ -83,7 +69,7 @@ measure() {
     read -r rps p50 p99 errors <<<"$(wrk_measure 64 "$shipped_server/v1/me" -s "$work/reads.lua")"
     row "  reads" 64 "$rps" "$p50" "$p99" "${errors:+  (non-2xx: $errors)}" | tee -a "$table"
     evict
-    wrk_measure 8 "$shipped_server/v1/me/position" -s "$work/position.lua" > "$work/writes.txt" &
+    wrk_measure 8 "$shipped_server/v1/me/position" -s Scripts/lib/position-updates.lua > "$work/writes.txt" &
     local writer=$!
     read -r rps p50 p99 errors <<<"$(wrk_measure 56 "$shipped_server/v1/me" -s "$work/reads.lua")"
     wait "$writer"
