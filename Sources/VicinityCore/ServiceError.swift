@@ -45,6 +45,12 @@ public enum ServiceError: Error, Hashable, Sendable {
         case resultFinal
         /// An anonymous vote shows no names, so no two of its voters can be confused by name.
         case anonymousVote
+        /// Ballots are voided or restored only while a vote settles its name conflicts, never while it is open.
+        case voteOpen
+        /// Only ballots that share their voter's name with another ballot are voided or restored.
+        case notInNameConflict
+        /// One ballot of each name stays counted.
+        case lastCountedOfName
     }
 
     public enum Limit: Hashable, Sendable {
@@ -55,6 +61,10 @@ public enum ServiceError: Error, Hashable, Sendable {
         case votePasswordAttempts
         case votePasswordsFromAddress
         case voteCreations
+        /// Lookups of vote ids that name no vote, by one person.
+        case voteLookups
+        /// Lookups of vote ids that name no vote, from one client address.
+        case voteLookupsFromAddress
     }
 
     /// One field's problem, for input rules that reject a single value.
@@ -93,6 +103,10 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .resultFinal:
                 "This vote is finished and its result is final: changing a counted ballot now would reveal what it chose."
             case .anonymousVote: "This vote is anonymous: it shows no names, so it has no name conflicts."
+            case .voteOpen:
+                "Ballots are voided or restored only while the vote settles its name conflicts, after it ends: while it is open, voiding could single out one person's choice."
+            case .notInNameConflict: "This ballot's voter shares their name with no other voter of this vote; it stays as cast."
+            case .lastCountedOfName: "This is the last counted ballot under its name; one ballot of each name stays counted."
             }
         case .rateLimited(let retryAfter, let limit):
             switch limit {
@@ -108,6 +122,10 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .votePasswordsFromAddress:
                 "Too many wrong vote passwords from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .voteCreations: "You have opened enough votes for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .voteLookups:
+                "You have asked for too many vote ids that name no vote; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .voteLookupsFromAddress:
+                "Too many vote ids that name no vote were asked for from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             }
         }
     }

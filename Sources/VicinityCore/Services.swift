@@ -14,8 +14,8 @@ public struct Services<S: Stores>: Sendable {
         settings: ServiceSettings = .standard
     ) {
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
-        accounts = AccountService(stores: stores, clock: clock, hasher: hasher, rules: settings.accounts)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
+        accounts = AccountService(stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
         votes = VoteService(
             stores: stores, clock: clock, hasher: hasher, locator: places, events: events,

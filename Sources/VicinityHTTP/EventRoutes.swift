@@ -61,6 +61,12 @@ struct EventRoutes<S: Stores>: RouteGroup {
             let beat = Task {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: heartbeat) } catch { break }
+                    // Sign-outs in this process end the stream at once (EventHub); an expiry, or a sign-out
+                    // through another server, ends it at the next beat.
+                    if (try? await events.isSignedIn(identity)) == false {
+                        items.finish()
+                        break
+                    }
                     await items.send(.heartbeat)
                 }
             }

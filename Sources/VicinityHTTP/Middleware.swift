@@ -27,7 +27,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let elapsed = ContinuousClock.now - start
         let milliseconds = elapsed.milliseconds
         context.logger.log(
-            level: status.code >= 500 ? .error : .info,
+            level: status.code >= 500 ? .error : status == ClientAbort.status ? .debug : .info,
             "Request handled",
             metadata: [
                 "http.method": "\(request.method.rawValue)",
@@ -85,7 +85,8 @@ struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Finds the client's address behind trusted reverse proxies, for limits per client address.
+/// Finds the client's address, for limits per client address: behind trusted reverse proxies the forwarded
+/// one, and in any case as its group (`AddressGroups`: an IPv6 client is its /64, not one of its 2^64 addresses).
 ///
 /// Behind a proxy every connection comes from the proxy, so without this every client would share one
 /// address and one client's failed sign-ins would lock out everyone. Only when the peer is a trusted proxy is
@@ -95,13 +96,16 @@ struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = VicinityRequestContext
     let trustedProxies: Set<String>
+    let groups: AddressGroups
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let peer = context.peerAddress, trustedProxies.contains(peer),
-            let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty
-        else { return try await next(request, context) }
+        guard let peer = context.peerAddress else { return try await next(request, context) }
+        var client = peer
+        if trustedProxies.contains(peer), let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty {
+            client = Self.client(forwardedFor: forwarded, trusted: trustedProxies) ?? peer
+        }
         var context = context
-        context.clientAddress = Self.client(forwardedFor: forwarded, trusted: trustedProxies) ?? peer
+        context.clientAddress = groups.key(for: client)
         return try await next(request, context)
     }
 

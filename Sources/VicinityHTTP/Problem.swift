@@ -1,6 +1,9 @@
+import Foundation
 import GeoCore
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
 import VicinityCore
 
 /// What went wrong in a request, in the terms of this service. `Problem(for:)` is the one place that says
@@ -20,6 +23,8 @@ enum APIError: Error, Sendable {
     case invalidLastEventID
     /// A file the service ships with (the OpenAPI document) could not be read.
     case missingResource(String)
+    /// The request did not arrive in full within the whole-request deadline (`RequestDeadlineHandler`).
+    case requestTimeout(limit: Duration)
 }
 
 /// An error response in the shape of RFC 9457 problem details (`application/problem+json`).
@@ -91,6 +96,12 @@ extension Problem {
             self.init(error, request: request)
         case let error as ValidationError:
             self.init(APIError.invalidInput([error]))
+        case is PasswordHashingUnavailable:
+            self.init(
+                status: .serviceUnavailable, detail: "Passwords cannot be checked right now; try again shortly.",
+                headers: [.retryAfter: "1"])
+        case let error as RequestTimedOut:
+            self.init(APIError.requestTimeout(limit: error.limit))
         case let error as CoordinateError:
             self.init(APIError.invalidInput([ValidationError(field: error.field, message: error.description)]))
         case let error as any HTTPResponseError where error.status == .notFound:
@@ -100,6 +111,9 @@ extension Problem {
             self.init(APIError.bodyTooLarge(limit: options.maximumBodyBytes))
         case let error as any HTTPResponseError where error.status.code < 500:
             self.init(status: error.status, detail: "The request could not be handled as sent.")
+        case let error where ClientAbort.matches(error):
+            // Nobody reads this answer; the status tells the request log and the metrics what happened.
+            self.init(status: ClientAbort.status, detail: "The client closed the connection before its request arrived in full.")
         default:
             context.logger.error(
                 "Unexpected error while handling a request",
@@ -136,7 +150,37 @@ extension Problem {
                 errors: [FieldError(field: "Last-Event-ID", message: "must be the id of an event, a non-negative integer")])
         case .missingResource(let name):
             self.init(status: .internalServerError, detail: "The service cannot find its \(name); it has been logged.")
+        case .requestTimeout(let limit):
+            self.init(
+                status: .requestTimeout,
+                detail: "The request did not arrive in full within \(limit.wholeSecondsRoundedUp) s of its first byte.",
+                headers: [.connection: "close"])
         }
+    }
+
+    /// A connection the server does not serve (`ConnectionGate`). Either way the client may come back in a
+    /// second: connections close all the time.
+    init(_ refusal: ConnectionGate.Refusal) {
+        let detail = switch refusal {
+        case .serverFull: "The server holds as many connections as it serves; try again shortly."
+        case .clientFull: "Your address holds as many connections as one client may; close one or try again shortly."
+        }
+        self.init(status: .serviceUnavailable, detail: detail, headers: [.connection: "close", .retryAfter: "1"])
+    }
+
+    /// The problem as a whole HTTP/1.1 response, for the connection handlers that answer before (or instead of)
+    /// the router: a refused connection, a request head that never arrived in full.
+    func rawResponse() -> ByteBuffer {
+        let body = (try? WireEncoding.encode(Body(
+            type: "about:blank", title: status.reasonPhrase, status: status.code, detail: detail, errors: nil,
+            members: members))) ?? ByteBuffer()
+        var head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+        head += "Content-Type: \(Self.contentType)\r\nContent-Length: \(body.readableBytes)\r\n"
+        for field in headers { head += "\(field.name.rawName): \(field.value)\r\n" }
+        head += "Server: Vicinity\r\n\r\n"
+        var buffer = ByteBuffer(string: head)
+        buffer.writeImmutableBuffer(body)
+        return buffer
     }
 
     /// What each refusal of a service means in HTTP. 401 carries the challenge RFC 6750 asks for; 429 says when
@@ -179,6 +223,21 @@ extension Problem {
         let list = allowed.map(\.rawValue).uniqued().joined(separator: ", ")
         self.init(
             status: .methodNotAllowed, detail: "This endpoint answers \(list) only.", headers: [.allow: list])
+    }
+}
+
+/// A client that closed its connection in the middle of sending a request: its fault, not the server's, and
+/// nothing to answer. Counted and logged (at debug) under nginx's 499, so that real faults stay visible as 500s.
+enum ClientAbort {
+    static let status = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
+
+    static func matches(_ error: any Error) -> Bool {
+        switch error {
+        case HTTPParserError.invalidEOFState: true
+        case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed, ChannelError.inputClosed: true
+        case let error as IOError: [ECONNRESET, EPIPE].contains(error.errnoCode)
+        default: false
+        }
     }
 }
 

@@ -8,7 +8,7 @@ public struct VicinityRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer IP address; nil when the transport has none (tests through the router).
     public let peerAddress: String?
-    /// The client's address: the peer's, or the one a trusted proxy forwarded (`ClientAddressMiddleware`).
+    /// The client's address as its group: the peer's, or the one a trusted proxy forwarded (`ClientAddressMiddleware`).
     public var clientAddress: String?
     /// Set by the route table on signed-in routes before the handler runs.
     public var identity: Identity?

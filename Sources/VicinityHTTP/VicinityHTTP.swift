@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Prometheus
@@ -22,6 +23,19 @@ public struct HTTPOptions: Sendable {
     /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client. None by default: the
     /// connection's peer is the client.
     public var trustedProxies: Set<String>
+    /// From a request's first byte to its last, headers and body together; past it the answer is 408 and the
+    /// connection closes (`RequestDeadlineHandler`). 20 s lets a phone on a weak link send the largest body
+    /// (64 KiB) at 26 kbit/s, and bounds how long a client trickling bytes holds a connection.
+    public var requestTimeout: Duration
+    /// Open connections served at once; past it a new connection is answered 503 at once (`ConnectionGate`).
+    /// `vicinity serve` keeps it well below the process's descriptor limit (`ConnectionCaps`).
+    public var maximumConnections: Int
+    /// Open connections of one client (`addressGroups`) served at once. 256 lets a lecture hall of a hundred
+    /// phones behind one campus NAT each hold an event stream and a request connection; one client alone
+    /// cannot fill the server.
+    public var maximumConnectionsPerClient: Int
+    /// Which addresses are one client, for the connection cap and every limit per client address.
+    public var addressGroups: AddressGroups
 
     public static let standard = HTTPOptions()
 
@@ -30,13 +44,21 @@ public struct HTTPOptions: Sendable {
         maximumRequestTargetBytes: Int = 4 * 1024,
         idleTimeout: Duration = .seconds(90),
         eventHeartbeat: Duration = .seconds(25),
-        trustedProxies: Set<String> = []
+        trustedProxies: Set<String> = [],
+        requestTimeout: Duration = .seconds(20),
+        maximumConnections: Int = 10_000,
+        maximumConnectionsPerClient: Int = 256,
+        addressGroups: AddressGroups = .standard
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
         self.idleTimeout = idleTimeout
         self.eventHeartbeat = eventHeartbeat
         self.trustedProxies = trustedProxies
+        self.requestTimeout = requestTimeout
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
+        self.addressGroups = addressGroups
     }
 }
 
@@ -61,7 +83,7 @@ public func routeTable<S: Stores>(
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
 /// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
-/// limits, client address behind trusted proxies. Logging and metrics sit outside the problem mapping so that
+/// limits, client address (grouped, and behind trusted proxies). Logging and metrics sit outside the problem mapping so that
 /// they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
 /// put the caller in the context.
 public func buildRouter<S: Stores>(
@@ -76,7 +98,7 @@ public func buildRouter<S: Stores>(
     router.add(middleware: HeadMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table, options: options))
     router.add(middleware: RequestLimitsMiddleware(options: options))
-    if !options.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(trustedProxies: options.trustedProxies)) }
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: options.trustedProxies, groups: options.addressGroups))
     let accounts = services.accounts
     for entry in table.entries {
         let handler = entry.handler
@@ -123,9 +145,17 @@ public func buildApplication<S: Stores>(
     background: [any Service] = [],
     onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
-    Application(
+    let gate = ConnectionGate(
+        maximumConnections: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
+    let server = HTTPServerBuilder { responder in
+        GuardedHTTP1Channel(
+            http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
+            gate: gate, groups: options.addressGroups, trustedProxies: options.trustedProxies,
+            requestTimeout: options.requestTimeout)
+    }
+    return Application(
         router: buildRouter(services: services, options: options, metrics: metrics),
-        server: .http1(configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
+        server: server,
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
         services: [VoteAnnouncer(votes: services.votes, logger: logger)] + background,
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },

@@ -11,7 +11,7 @@ struct VoteRoutes<S: Stores>: RouteGroup {
     func register(in table: inout RouteTable) {
         table.add(.post, "/v1/votes", .signedIn) { request, context in try await open(request, context: context) }
         table.add(.get, "/v1/votes/nearby", .anyone) { request, context in try await nearby(request, context: context) }
-        table.add(.get, "/v1/votes/{id}", .anyone) { request, context in try await vote(request, context: context) }
+        table.add(.get, "/v1/votes/{id}", .signedIn) { request, context in try await vote(request, context: context) }
         table.add(.post, "/v1/votes/{id}/ballots", .signedIn) { request, context in try await castBallot(request, context: context) }
         table.add(.get, "/v1/votes/{id}/result", .signedIn) { request, context in try await result(request, context: context) }
         table.add(.get, "/v1/votes/{id}/conflicts", .signedIn) { request, context in try await conflicts(request, context: context) }
@@ -63,7 +63,7 @@ struct VoteRoutes<S: Stores>: RouteGroup {
 
     func vote(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
-        let view = try await votes.vote(try voteID(context))
+        let view = try await votes.vote(try voteID(context), for: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: .object(Wire.vote(view)))
     }
 
@@ -93,17 +93,18 @@ struct VoteRoutes<S: Stores>: RouteGroup {
 
     func result(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
-        let result = try await votes.result(of: try voteID(context), for: try context.signedIn())
+        let result = try await votes.result(of: try voteID(context), for: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: Wire.result(result))
     }
 
     func conflicts(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
-        let found = try await votes.conflicts(in: try voteID(context), by: try context.signedIn())
+        let found = try await votes.conflicts(in: try voteID(context), by: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: .object(["conflicts": .array(found.map(Wire.conflict))]))
     }
 
-    /// `{"counted": false}` voids a ballot, `true` restores it; the vote's initiator only, while it is open.
+    /// `{"counted": false}` voids a ballot, `true` restores it; the vote's initiator only, within a name conflict,
+    /// while the vote settles its conflicts (`VoteService.setCounted`).
     func setCounted(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
         let id = try voteID(context)
@@ -113,7 +114,8 @@ struct VoteRoutes<S: Stores>: RouteGroup {
         var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
         let counted = body.bool("counted", null: .refused)
         try body.finish()
-        let ballot = try await votes.setCounted(try body.checked(counted), ballot: ballotID, in: id, by: try context.signedIn())
+        let ballot = try await votes.setCounted(
+            try body.checked(counted), ballot: ballotID, in: id, by: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: Wire.ballotSummary(ballot))
     }
 

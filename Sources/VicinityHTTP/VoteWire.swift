@@ -77,6 +77,7 @@ extension Wire {
         .object([
             "id": .string(ballot.id.rawValue),
             "voter": ballot.voter.jsonValue,
+            "voter_since": .string(ballot.voterSince.rfc3339),
             "name": .string(ballot.voterName),
             "cast_at": .string(ballot.castAt.rfc3339),
             "counted": .bool(ballot.counted),

@@ -41,7 +41,7 @@ func near(_ generator: inout SeededGenerator) -> Coordinate {
 
 // One bcrypt hash for everyone: the seed is about positions and friends, and 10,000 hashes at cost 10 would
 // take minutes.
-let hash = await BcryptHasher().hash(try Password("bench password"))
+let hash = try await BcryptHasher().hash(try Password("bench password"))
 let now = Timestamp(Date())
 var lines: [String] = []
 var ids: [UserID] = []
@@ -71,7 +71,7 @@ for friend in ids.dropFirst().prefix(friendCount) {
 try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
 
 // Votes: one busy vote everyone may join, and a city of open ones.
-let voteHash = await BcryptHasher().hash(try VotePassword("482913").hashable)
+let voteHash = try await BcryptHasher().hash(try VotePassword("482913").hashable)
 @MainActor func openVote(at location: Coordinate, participants: Int, subject: String) async throws -> VoteID {
     while true {
         let vote = Vote(

@@ -17,7 +17,8 @@ struct Serve: AsyncParsableCommand {
             Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
             VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
             VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL, VICINITY_DB_READERS, \
-            VICINITY_DB_CACHE_MIB, VICINITY_DB_MMAP_MIB. A command-line option wins \
+            VICINITY_DB_CACHE_MIB, VICINITY_DB_MMAP_MIB, VICINITY_REQUEST_TIMEOUT, VICINITY_MAX_CONNECTIONS, \
+            VICINITY_MAX_CONNECTIONS_PER_CLIENT, VICINITY_IPV6_PREFIX. A command-line option wins \
             over the environment. \
             SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
             """
@@ -79,6 +80,29 @@ struct Serve: AsyncParsableCommand {
         discussion: "Default: $VICINITY_DB_MMAP_MIB, else \(StorageSettings.standardMmapMebibytes).", valueName: "MiB"))
     var databaseMmap: Int?
 
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp(
+        "Longest a request may take to arrive, headers and body together, from its first byte; then 408: a number with s or m.",
+        discussion: "Default: $VICINITY_REQUEST_TIMEOUT, else 20s.", valueName: "duration"))
+    var requestTimeout: String?
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
+        "Open connections served at once; past it new ones are answered 503 at once.",
+        discussion: "Default: $VICINITY_MAX_CONNECTIONS, else \(HTTPOptions.standard.maximumConnections), lowered to stay well under the process's descriptor limit.",
+        valueName: "count"))
+    var maximumConnections: Int?
+
+    @Option(name: .customLong("max-connections-per-client"), help: ArgumentHelp(
+        "Open connections of one client (an IPv4 address, an IPv6 prefix) served at once.",
+        discussion: "Default: $VICINITY_MAX_CONNECTIONS_PER_CLIENT, else \(HTTPOptions.standard.maximumConnectionsPerClient).",
+        valueName: "count"))
+    var maximumConnectionsPerClient: Int?
+
+    @Option(name: .customLong("ipv6-prefix"), help: ArgumentHelp(
+        "Leading bits of an IPv6 address that name one client, for every limit per client, \(AddressGroups.ipv6PrefixLengths.lowerBound) to \(AddressGroups.ipv6PrefixLengths.upperBound).",
+        discussion: "Default: $VICINITY_IPV6_PREFIX, else \(AddressGroups.standard.ipv6PrefixLength): a subscriber's /64.",
+        valueName: "bits"))
+    var ipv6Prefix: Int?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "trace, debug, info, notice, warning, error or critical.",
         discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
@@ -97,6 +121,26 @@ struct Serve: AsyncParsableCommand {
         var trustedProxies: Set<String>
         var logLevel: Logger.Level
         var storage: StorageSettings
+        var requestTimeout: Duration
+        /// As given; nil for the default, which the descriptor limit decides at start (`connectionCap`).
+        var maximumConnections: Int?
+        var maximumConnectionsPerClient: Int
+        var addressGroups: AddressGroups
+
+        /// The connection cap under the descriptor limit in force: the one given, checked against it, or
+        /// the standard one lowered to fit.
+        func connectionCap(descriptorLimit: Int) throws -> Int {
+            guard let room = DescriptorLimit.connectionCap(under: descriptorLimit) else {
+                throw ValidationError(
+                    "the descriptor limit (ulimit -n) of \(descriptorLimit) leaves room for fewer than \(DescriptorLimit.minimumConnections) connections; raise it")
+            }
+            guard let given = maximumConnections else { return min(HTTPOptions.standard.maximumConnections, room) }
+            guard given <= room else {
+                throw ValidationError(
+                    "--max-connections (or VICINITY_MAX_CONNECTIONS) \(given) does not fit under the descriptor limit of \(descriptorLimit), which leaves room for \(room); raise the limit or ask for fewer")
+            }
+            return given
+        }
     }
 
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
@@ -169,13 +213,37 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("\(option): \(error.message)")
         }
 
+        var timeout = HTTPOptions.standard.requestTimeout
+        if let text = requestTimeout ?? environment["VICINITY_REQUEST_TIMEOUT"] {
+            timeout = try Self.duration(text, option: "--request-timeout (or VICINITY_REQUEST_TIMEOUT)")
+        }
+        let maximumConnections = try maximumConnections ?? environment["VICINITY_MAX_CONNECTIONS"].map { text in
+            guard let count = Int(text) else { throw ValidationError("VICINITY_MAX_CONNECTIONS must be a whole number, not \"\(text)\"") }
+            return count
+        }
+        if let maximumConnections, maximumConnections < DescriptorLimit.minimumConnections {
+            throw ValidationError("--max-connections (or VICINITY_MAX_CONNECTIONS) must be at least \(DescriptorLimit.minimumConnections), not \(maximumConnections)")
+        }
+        let perClient = try whole(
+            maximumConnectionsPerClient, "VICINITY_MAX_CONNECTIONS_PER_CLIENT",
+            standard: HTTPOptions.standard.maximumConnectionsPerClient)
+        guard perClient >= 1 else {
+            throw ValidationError("--max-connections-per-client (or VICINITY_MAX_CONNECTIONS_PER_CLIENT) must be at least 1, not \(perClient)")
+        }
+        let prefix = try whole(ipv6Prefix, "VICINITY_IPV6_PREFIX", standard: AddressGroups.standard.ipv6PrefixLength)
+        let groups: AddressGroups
+        do { groups = try AddressGroups(ipv6PrefixLength: prefix) } catch {
+            throw ValidationError("--ipv6-prefix (or VICINITY_IPV6_PREFIX) \(error.message), not \(prefix)")
+        }
+
         let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("unknown log level \"\(levelText)\"")
         }
         return Settings(
             host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level,
-            storage: storage)
+            storage: storage, requestTimeout: timeout, maximumConnections: maximumConnections,
+            maximumConnectionsPerClient: perClient, addressGroups: groups)
     }
 
     /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
@@ -199,6 +267,8 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try settings()
+        let descriptorLimit = DescriptorLimit.raiseSoftToHard()
+        let connectionCap = try settings.connectionCap(descriptorLimit: descriptorLimit)
 
         // The executable is the one place that picks logging and metrics backends, once per process.
         LoggingSystem.bootstrap { label in
@@ -223,7 +293,10 @@ struct Serve: AsyncParsableCommand {
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         let app = buildApplication(
             services: services,
-            options: HTTPOptions(trustedProxies: settings.trustedProxies),
+            options: HTTPOptions(
+                trustedProxies: settings.trustedProxies, requestTimeout: settings.requestTimeout,
+                maximumConnections: connectionCap, maximumConnectionsPerClient: settings.maximumConnectionsPerClient,
+                addressGroups: settings.addressGroups),
             host: settings.host,
             port: settings.port,
             metrics: registry,
@@ -233,7 +306,7 @@ struct Serve: AsyncParsableCommand {
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples))\n"
+                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
         )

@@ -223,6 +223,10 @@ struct CommandLineTests {
             (["--db-readers", "0"], "--db-readers (or VICINITY_DB_READERS): readers must be 1...64, not 0"),
             (["--db-cache-mib", "0"], "--db-cache-mib (or VICINITY_DB_CACHE_MIB): the page cache must be 1...4096 MiB, not 0"),
             (["--db-mmap-mib", "4096"], "--db-mmap-mib (or VICINITY_DB_MMAP_MIB): the memory map must be 0...2047 MiB, not 4096"),
+            (["--request-timeout", "0s"], "--request-timeout (or VICINITY_REQUEST_TIMEOUT) must be a positive whole number"),
+            (["--max-connections", "10"], "--max-connections (or VICINITY_MAX_CONNECTIONS) must be at least 64, not 10"),
+            (["--max-connections-per-client", "0"], "--max-connections-per-client (or VICINITY_MAX_CONNECTIONS_PER_CLIENT) must be at least 1, not 0"),
+            (["--ipv6-prefix", "16"], "--ipv6-prefix (or VICINITY_IPV6_PREFIX) must be a whole number of bits in [32, 128], not 16"),
         ] {
             let outcome = try CLI.run(["serve", "--port", "0", "--db", scratch.database] + arguments)
             #expect(outcome.status == 64, "\(arguments)")
@@ -248,7 +252,7 @@ struct CommandLineTests {
         let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
         #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
-        #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine)"))
+        #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine; up to "))
         let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
         let port = try #require(URL(string: address)?.port)
         #expect(port > 0)
@@ -266,6 +270,47 @@ struct CommandLineTests {
         server.waitUntilExit()
         #expect(server.terminationReason == .exit)
         #expect(server.terminationStatus == 0)
+    }
+
+    @Test("serve raises its descriptor limit to the hard one, keeps its connection cap well under it, and refuses a limit too low for a cap",
+          .timeLimit(.minutes(1)))
+    func descriptorLimit() async throws {
+        let scratch = try Scratch()
+        /// `vicinity serve` under the given hard and soft descriptor limits, through the shell's ulimit.
+        func serve(hard: Int, soft: Int, _ arguments: [String]) throws -> Process {
+            let process = try CLI.makeProcess(["serve", "--port", "0", "--db", scratch.database] + arguments)
+            let binary = try #require(process.executableURL).path
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -Sn \(soft) && ulimit -Hn \(hard) && exec \"$0\" \"$@\"", binary] + (process.arguments ?? [])
+            return process
+        }
+
+        let server = try serve(hard: 4096, soft: 1024, ["--log-level", "warning"])
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+        // 4,096 less a quarter kept back for the database, the event loops and refusals being answered.
+        #expect(line.contains("up to 3072 connections, 256 per client, under a descriptor limit of 4096)"), "\(line)")
+        server.terminate()
+        server.waitUntilExit()
+
+        for (hard, arguments, message) in [
+            (512, [String](), "the descriptor limit (ulimit -n) of 512 leaves room for fewer than 64 connections"),
+            (4096, ["--max-connections", "5000"], "--max-connections (or VICINITY_MAX_CONNECTIONS) 5000 does not fit under the descriptor limit of 4096, which leaves room for 3072"),
+        ] {
+            let refused = try serve(hard: hard, soft: hard, arguments)
+            let errors = Pipe()
+            refused.standardOutput = FileHandle.nullDevice
+            refused.standardError = errors
+            try refused.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            refused.waitUntilExit()
+            #expect(refused.terminationStatus != 0)
+            #expect(text.contains(message), "\(text)")
+        }
     }
 
     /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).

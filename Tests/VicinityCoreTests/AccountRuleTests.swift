@@ -42,14 +42,14 @@ struct AccountValueTests {
     @Test("a password typed with composed or decomposed accents is the same password")
     func normalisedPasswords() async throws {
         let composed = "caf\u{00E9} au lait", decomposed = "cafe\u{0301} au lait"
-        let hash = await hasher.hash(try Password(composed))
-        #expect(await hasher.verify(decomposed, against: hash))
-        #expect(await !hasher.verify("cafe au lait", against: hash))
+        let hash = try await hasher.hash(try Password(composed))
+        #expect(try await hasher.verify(decomposed, against: hash))
+        #expect(try await !hasher.verify("cafe au lait", against: hash))
         // Text bcrypt would cut is never taken as a match of its first 72 bytes.
         let long = String(repeating: "y", count: 72)
-        let longHash = await hasher.hash(try Password(long))
-        #expect(await hasher.verify(long, against: longHash))
-        #expect(await !hasher.verify(long + "z", against: longHash))
+        let longHash = try await hasher.hash(try Password(long))
+        #expect(try await hasher.verify(long, against: longHash))
+        #expect(try await !hasher.verify(long + "z", against: longHash))
     }
 
     @Test("bcrypt cost is at least 10 for the service, 10 by default, and stored with the hash")
@@ -57,7 +57,7 @@ struct AccountValueTests {
         #expect(BcryptCost.standard.value == 10)
         #expect(throws: ValidationError.self) { try BcryptCost(9) }
         #expect(throws: ValidationError.self) { try BcryptCost(32) }
-        let hash = await BcryptHasher().hash(try Password("correct horse battery"))
+        let hash = try await BcryptHasher().hash(try Password("correct horse battery"))
         #expect(hash.encoded.hasPrefix("$2b$10$"))
         #expect(!hash.encoded.contains("correct horse"))
     }
@@ -122,8 +122,8 @@ struct SignInLimitTests {
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         var waits: [Duration] = []
         for _ in 1...5 {
-            try guardian.begin(account: "alice", address: "10.0.0.1")
-            waits.append(guardian.failed(account: "alice", address: "10.0.0.1"))
+            let attempt = try guardian.begin(account: "alice", address: "10.0.0.1")
+            waits.append(guardian.failed(attempt))
         }
         #expect(waits == [.zero, .zero, .seconds(1), .seconds(2), .zero])
         let locked = #expect(throws: ServiceError.self) { try guardian.begin(account: "alice", address: "10.0.0.1") }
@@ -133,12 +133,12 @@ struct SignInLimitTests {
             try guardian.begin(account: "alice", address: "10.0.0.1")
         }
         // Other accounts are not affected.
-        try guardian.begin(account: "bob", address: "10.0.0.1")
-        guardian.succeeded(account: "bob")
+        let attempt = try guardian.begin(account: "bob", address: "10.0.0.1")
+        guardian.succeeded(attempt)
         clock.advance(by: .seconds(1))
         for _ in 6...10 {
-            try guardian.begin(account: "alice", address: "10.0.0.2")
-            _ = guardian.failed(account: "alice", address: "10.0.0.2")
+            let attempt = try guardian.begin(account: "alice", address: "10.0.0.2")
+            _ = guardian.failed(attempt)
         }
         #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1800), .signInAttempts)) {
             try guardian.begin(account: "alice", address: "10.0.0.2")
@@ -156,22 +156,21 @@ struct SignInLimitTests {
         let clock = ManualClock()
         let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for _ in 1...4 {
-            try guardian.begin(account: "carol", address: "a")
-            _ = guardian.failed(account: "carol", address: "a")
+            let attempt = try guardian.begin(account: "carol", address: "a")
+            _ = guardian.failed(attempt)
         }
-        try guardian.begin(account: "carol", address: "a")
-        guardian.succeeded(account: "carol")
-        try guardian.begin(account: "carol", address: "a")
-        #expect(guardian.failed(account: "carol", address: "a") == .zero, "the count started again after the success")
+        guardian.succeeded(try guardian.begin(account: "carol", address: "a"))
+        let attempt = try guardian.begin(account: "carol", address: "a")
+        #expect(guardian.failed(attempt) == .zero, "the count started again after the success")
     }
 
     @Test("attempts under way count against the failures left, so parallel guesses cannot slip past the lock")
     func parallelAttempts() throws {
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: ManualClock())
-        for _ in 1...5 { try guardian.begin(account: "dave", address: "a") }
+        let attempts = try (1...5).map { _ in try guardian.begin(account: "dave", address: "a") }
         #expect(throws: ServiceError.self) { try guardian.begin(account: "dave", address: "a") }
-        guardian.abandoned(account: "dave")
-        try guardian.begin(account: "dave", address: "a")
+        guardian.abandoned(attempts[0])
+        _ = try guardian.begin(account: "dave", address: "a")
     }
 
     @Test("100 failures from one address close it for sign-ins; successes never count, so a classroom signs in")
@@ -179,19 +178,17 @@ struct SignInLimitTests {
         let clock = ManualClock()
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         for student in 0..<500 {
-            try guardian.begin(account: "student\(student)", address: "campus-nat")
-            guardian.succeeded(account: "student\(student)")
+            guardian.succeeded(try guardian.begin(account: "student\(student)", address: "campus-nat"))
         }
         for guess in 0..<100 {
-            try guardian.begin(account: "victim\(guess)", address: "campus-nat")
-            _ = guardian.failed(account: "victim\(guess)", address: "campus-nat")
+            _ = guardian.failed(try guardian.begin(account: "victim\(guess)", address: "campus-nat"))
         }
         #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInsFromAddress)) {
             try guardian.begin(account: "student1", address: "campus-nat")
         }
-        try guardian.begin(account: "student1", address: "elsewhere")
+        _ = try guardian.begin(account: "student1", address: "elsewhere")
         clock.advance(by: .seconds(900))
-        try guardian.begin(account: "student2", address: "campus-nat")
+        _ = try guardian.begin(account: "student2", address: "campus-nat")
     }
 
     @Test("failures of made-up usernames are forgotten after a day, so guessing names cannot grow memory for good")
@@ -201,14 +198,12 @@ struct SignInLimitTests {
         rules.failuresPerAddress = RateLimit(limit: 1_000_000, window: .seconds(60))
         let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for index in 0..<4000 {
-            try guardian.begin(account: "made-up-\(index)", address: "a")
-            _ = guardian.failed(account: "made-up-\(index)", address: "a")
+            _ = guardian.failed(try guardian.begin(account: "made-up-\(index)", address: "a"))
         }
         #expect(guardian.rememberedAccounts == 4000)
         clock.advance(by: .seconds(24 * 3600 + 1))
         for index in 0..<96 {
-            try guardian.begin(account: "fresh-\(index)", address: "a")
-            _ = guardian.failed(account: "fresh-\(index)", address: "a")
+            _ = guardian.failed(try guardian.begin(account: "fresh-\(index)", address: "a"))
         }
         #expect(guardian.rememberedAccounts == 96, "the 4,096th failure swept the day-old ones")
     }
@@ -229,7 +224,48 @@ struct SignInLimitTests {
         clock.advance(by: .seconds(3600))
         for index in 0..<4096 { _ = limiter.acquire("key\(index)") }
         #expect(limiter.keyCount <= 4097, "a and b aged out and were swept")
-        #expect(limiter.wait("a") == nil)
+        #expect(limiter.acquire("a") == nil)
+    }
+
+    @Test("reservations count against a limit until decided: committed they are events, cancelled they free their place")
+    func reservations() {
+        let clock = ManualClock()
+        let limiter = WindowLimiter<String>(RateLimit(limit: 3, window: .seconds(600)), clock: clock)
+        #expect(limiter.reserve("a") == nil)
+        #expect(limiter.reserve("a") == nil)
+        #expect(limiter.reserve("a") == nil)
+        #expect(limiter.reserve("a") == .seconds(1), "three undecided fill the limit")
+        #expect(limiter.acquire("a") == .seconds(1))
+        limiter.cancel("a")
+        #expect(limiter.reserve("a") == nil, "a cancelled reservation frees its place")
+        limiter.commit("a")
+        clock.advance(by: .seconds(100))
+        limiter.commit("a")
+        limiter.commit("a")
+        #expect(limiter.reserve("a") == .seconds(500), "three events: the first ages out in 500 s")
+        clock.advance(by: .seconds(500))
+        #expect(limiter.reserve("a") == nil)
+    }
+
+    @Test("200 concurrent wrong guesses from one address are cut at its limit of 100, however they interleave")
+    func concurrentGuessesFromOneAddress() async throws {
+        let guardian = GuessingGuard(rules: .standard, limits: .votePassword, clock: ManualClock())
+        // Each guess says whether it reached the password check or was refused before it.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for person in 0..<200 {
+                group.addTask {
+                    guard let attempt = try? guardian.begin(account: "vote person\(person)", address: "attacker") else { return false }
+                    // The slow password check: the other guesses run meanwhile.
+                    await Task.yield()
+                    _ = guardian.failed(attempt)
+                    return true
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 100)
+        #expect(outcomes.filter { !$0 }.count == 100)
+        #expect(throws: ServiceError.self) { try guardian.begin(account: "vote late", address: "attacker") }
     }
 }
 

@@ -294,9 +294,9 @@ struct EventRuleTests {
         try await world.befriend(a, b)
         _ = try await world.services.friends.poke(b.userID, by: a)
         let hub = world.services.events.hub
-        let oldest = hub.subscribe(b.userID)
-        let middle = hub.subscribe(b.userID)
-        let newest = hub.subscribe(b.userID)
+        let oldest = hub.subscribe(b)
+        let middle = hub.subscribe(b)
+        let newest = hub.subscribe(b)
         #expect(hub.openStreams == 2)
         var ended = oldest.makeAsyncIterator()
         #expect(await ended.next() == nil)
@@ -311,7 +311,7 @@ struct EventRuleTests {
     func overflow() async throws {
         let hub = EventHub(maximumStreamsPerUser: 1)
         let user = UserID.random()
-        let stream = hub.subscribe(user)
+        let stream = hub.subscribe(Identity(userID: user, session: TokenDigest(bytes: [1])))
         let events = (1...(EventHub.bufferedEvents + 1)).map {
             Event(id: EventID(Int64($0)), draft: EventDraft(recipient: user, type: .poke, data: [:], createdAt: Timestamp(millisecondsSince1970: 0)))
         }

@@ -101,11 +101,11 @@ struct VoteInputTests {
 private final class CountingHasher: PasswordHasher {
     let verifications = Mutex(0)
 
-    func hash(_ password: Password) async -> PasswordHash { await hasher.hash(password) }
+    func hash(_ password: Password) async throws -> PasswordHash { try await hasher.hash(password) }
 
-    func verify(_ password: String, against hash: PasswordHash) async -> Bool {
+    func verify(_ password: String, against hash: PasswordHash) async throws -> Bool {
         verifications.withLock { $0 += 1 }
-        return await hasher.verify(password, against: hash)
+        return try await hasher.verify(password, against: hash)
     }
 }
 
@@ -134,7 +134,7 @@ struct VoteRuleTests {
         #expect(counting.verifications.withLock { $0 } == signIns + 2, "proved once, checked in memory after")
         try await room.vote(other, 0, by: students[5])
         #expect(counting.verifications.withLock { $0 } == signIns + 3, "each vote is proved on its own")
-        #expect(try await room.votes.vote(id).vote.ballotsCast == 4)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 4)
     }
 
     @Test("a burst of right passwords for a new vote waits for one bcrypt check instead of each starting one")
@@ -151,7 +151,7 @@ struct VoteRuleTests {
             try await group.waitForAll()
         }
         #expect(counting.verifications.withLock { $0 } == before + 1)
-        #expect(try await room.votes.vote(id).vote.ballotsCast == 20)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 20)
     }
 
     @Test("a timed vote is open until closes_at and finished from that instant, for every reader, without a timer")
@@ -164,16 +164,16 @@ struct VoteRuleTests {
         #expect(opened.state == .open)
         try await room.vote(id, 1, by: ana)
         room.clock.advance(by: .milliseconds(299_999))
-        #expect(try await room.votes.vote(id).state == .open)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).state == .open)
         await #expect(throws: ServiceError.conflict(.voteNotFinished(ballotsCast: 1, participants: 3))) {
-            try await room.votes.result(of: id, for: teacher)
+            try await room.votes.result(of: id, for: teacher, from: room.address)
         }
         room.clock.advance(by: .milliseconds(1))
         let closesAt = try #require(opened.vote.closesAt)
-        #expect(try await room.votes.vote(id).state == .finished(.timeUp, at: closesAt))
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).state == .finished(.timeUp, at: closesAt))
         let ben = try await room.person("ben")
         await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 0, by: ben) }
-        let result = try await room.votes.result(of: id, for: ana)
+        let result = try await room.votes.result(of: id, for: ana, from: room.address)
         #expect(result.tally == [0, 1, 0])
         #expect(result.winners == [1])
         #expect(result.yourBallot?.option == 1)
@@ -191,7 +191,7 @@ struct VoteRuleTests {
         let last = try await room.vote(id, 2, by: ben)
         #expect(last.view.state == .finished(.allVoted, at: room.clock.now))
         await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 1, by: cy) }
-        #expect(try await room.votes.vote(id).vote.ballotsCast == 2)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 2)
     }
 
     @Test("a permanent vote has no closing time and stays open until every participant has voted")
@@ -202,10 +202,10 @@ struct VoteRuleTests {
         #expect(opened.vote.closesAt == nil)
         try await room.vote(opened.vote.id, 0, by: ana)
         room.clock.advance(by: .seconds(400 * 86_400))
-        #expect(try await room.votes.vote(opened.vote.id).state == .open)
+        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).state == .open)
         #expect(try await room.votes.announceFinishes() == 0)
         try await room.vote(opened.vote.id, 0, by: teacher)
-        #expect(try await room.votes.vote(opened.vote.id).state == .finished(.allVoted, at: room.clock.now))
+        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).state == .finished(.allVoted, at: room.clock.now))
     }
 
     @Test("the place is the one given, else my current position; neither, or only a stale one, is a clear error")
@@ -225,6 +225,66 @@ struct VoteRuleTests {
         await #expect(throws: missing) { try await room.open(by: teacher, at: nil) }
     }
 
+    @Test("in privacy mode a vote needs a place given: one opened where the initiator is would show where they are")
+    func privacyModeNeedsAPlace() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        _ = try await room.services.friends.sharePosition(teacher, at: Spot.library, accuracy: nil, status: nil)
+        _ = try await room.services.accounts.update(teacher, AccountChanges(privacyMode: true), from: room.address)
+        let message = "is required while privacy mode is on: a vote opened where you are would show everyone where you are"
+        await #expect(throws: ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])) {
+            try await room.open(by: teacher, at: nil)
+        }
+        #expect(try await room.votes.nearby(around: Spot.library, radius: .standard, limit: .standard).isEmpty, "nothing was opened")
+        let given = try await room.open(by: teacher, at: Spot.hallOfScience)
+        #expect(given.vote.location == Spot.hallOfScience)
+    }
+
+    @Test("vote ids that name no vote are limited per person and per address, counted exactly under concurrency")
+    func unknownLookups() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), scanner = try await room.person("scanner")
+        let id = try await room.open(by: teacher).vote.id
+        // 40 guesses at once from one person: 20 are looked up and miss, 20 are refused before the store.
+        let outcomes = await withTaskGroup(of: ServiceError?.self) { group in
+            for _ in 0..<40 {
+                group.addTask {
+                    do {
+                        _ = try await room.votes.vote(.random(), for: scanner, from: room.address)
+                        return nil
+                    } catch { return error as? ServiceError }
+                }
+            }
+            return await group.reduce(into: [ServiceError?]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == .notFound(.vote) }.count == 20)
+        #expect(outcomes.filter { if case .rateLimited(_, .voteLookups) = $0 { true } else { false } }.count == 20)
+        // Now even a real id is refused to the scanner (the answer says nothing of it), not to others.
+        await #expect(throws: ServiceError.self) { try await room.votes.vote(id, for: scanner, from: room.address) }
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.id == id)
+        // Known ids never count: the teacher reads her vote as often as she likes.
+        for _ in 0..<50 { _ = try await room.votes.vote(id, for: teacher, from: room.address) }
+        room.clock.advance(by: .seconds(3600))
+        #expect(try await room.votes.vote(id, for: scanner, from: room.address).vote.id == id)
+
+        // Per address, over every account: 100 misses an hour.
+        var people: [Identity] = []
+        for index in 0..<6 { people.append(try await room.person("person\(index)")) }
+        var misses = 0
+        for person in people {
+            for _ in 0..<20 {
+                do { _ = try await room.votes.vote(.random(), for: person, from: room.address) } catch ServiceError.notFound(.vote) {
+                    misses += 1
+                } catch {}
+            }
+        }
+        #expect(misses == 100)
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .voteLookupsFromAddress)) {
+            try await room.votes.vote(id, for: teacher, from: room.address)
+        }
+        #expect(try await room.votes.vote(id, for: teacher, from: ClientAddress("203.0.113.9")).vote.id == id)
+    }
+
     @Test("one ballot per person: a second is refused and not counted, whatever its option")
     func oneBallotEach() async throws {
         let room = try await Room()
@@ -233,7 +293,7 @@ struct VoteRuleTests {
         try await room.vote(id, 0, by: ana)
         await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana) }
         await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana, password: "000000") }
-        #expect(try await room.votes.vote(id).vote.ballotsCast == 1)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 1)
         await #expect(throws: ServiceError.invalid([ValidationError(field: "option", message: "must be an index into the vote's options, 0 to 2")])) {
             try await room.vote(id, 3, by: teacher)
         }
@@ -261,7 +321,7 @@ struct VoteRuleTests {
         room.clock.advance(by: .milliseconds(1))
         let receipt = try await room.vote(id, 2, by: ana)
         #expect(receipt.ballot.option == 2)
-        #expect(try await room.votes.vote(id).vote.ballotsCast == 2, "refused tries were never counted")
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 2, "refused tries were never counted")
     }
 
     @Test("a malformed password is a clear error that costs no try")
@@ -290,31 +350,35 @@ struct VoteRuleTests {
         try await room.vote(anonymous, 0, by: ana)
         try await room.vote(anonymous, 1, by: ben)
 
-        let forAna = try await room.votes.result(of: named, for: ana)
+        let forAna = try await room.votes.result(of: named, for: ana, from: room.address)
         #expect(forAna.tally == [1, 0, 2] && forAna.winners == [2] && forAna.ballotsCounted == 3)
         #expect(forAna.voters?.map(\.name) == ["Ana Lima", "Ben Ito", "Tess Ward"])
         #expect(forAna.voters?.allSatisfy(\.counted) == true)
         #expect(forAna.yourBallot?.option == 0)
-        #expect(try await room.votes.result(of: named, for: ben).yourBallot?.option == 2)
+        #expect(try await room.votes.result(of: named, for: ben, from: room.address).yourBallot?.option == 2)
         let cy = try await room.person("cyd")
-        #expect(try await room.votes.result(of: named, for: cy).yourBallot == nil, "a non-voter has no ballot to see")
+        await #expect(throws: ServiceError.forbidden("Only the initiator of this vote and those who voted in it see its result.")) {
+            try await room.votes.result(of: named, for: cy, from: room.address)
+        }
 
-        let tie = try await room.votes.result(of: anonymous, for: teacher)
+        let tie = try await room.votes.result(of: anonymous, for: teacher, from: room.address)
         #expect(tie.tally == [1, 1, 0] && tie.winners == [0, 1])
         #expect(tie.voters == nil, "an anonymous vote names no one")
         #expect(tie.yourBallot == nil, "the initiator did not vote here and sees no one's choice")
     }
 
-    @Test("same names: the initiator is told, sees them, voids and restores while open; then the result is final")
+    @Test("same names: the initiator is told and sees each voter with their account's age, but voids nothing while the vote is open or once the result is out")
     func conflicts() async throws {
         let room = try await Room()
         let teacher = try await room.person("teacher")
         let ana = try await room.person("ana", first: "Ana", last: "Lima")
+        let anaSince = room.clock.now
+        room.clock.advance(by: .seconds(40 * 86_400))
         let impostor = try await room.person("ana2", first: "ana", last: "LIMA")
         let ben = try await room.person("ben", first: "Ben", last: "Ito")
         let id = try await room.open(by: teacher, participants: 3).vote.id
         try await room.vote(id, 0, by: ana)
-        #expect(try await room.votes.conflicts(in: id, by: teacher).isEmpty)
+        #expect(try await room.votes.conflicts(in: id, by: teacher, from: room.address).isEmpty)
         room.clock.advance(by: .seconds(5))
         try await room.vote(id, 1, by: impostor)
 
@@ -325,30 +389,62 @@ struct VoteRuleTests {
         #expect(event.data["vote_id"] == .string(id.rawValue) && event.data["ballots"] == .number(2))
         #expect(event.data["option"] == nil)
 
-        let conflicts = try await room.votes.conflicts(in: id, by: teacher)
+        let conflicts = try await room.votes.conflicts(in: id, by: teacher, from: room.address)
         #expect(conflicts.count == 1)
         #expect(conflicts.first?.ballots.map(\.voter.id) == [ana.userID, impostor.userID])
+        #expect(conflicts.first?.ballots.map(\.voterSince) == [anaSince, anaSince + .seconds(40 * 86_400)],
+                "an account made just before the vote stands out")
         await #expect(throws: ServiceError.forbidden("Only the initiator of this vote settles its name conflicts.")) {
-            try await room.votes.conflicts(in: id, by: ana)
+            try await room.votes.conflicts(in: id, by: ana, from: room.address)
         }
         let impostorBallot = try #require(conflicts.first?.ballots.last?.id)
-        #expect(try await room.votes.setCounted(false, ballot: impostorBallot, in: id, by: teacher).counted == false)
-        #expect(try await room.votes.setCounted(true, ballot: impostorBallot, in: id, by: teacher).counted)
-        #expect(try await room.votes.setCounted(false, ballot: impostorBallot, in: id, by: teacher).counted == false)
-        await #expect(throws: ServiceError.notFound(.ballot)) { try await room.votes.setCounted(false, ballot: .random(), in: id, by: teacher) }
+        for counted in [false, true] {
+            await #expect(throws: ServiceError.conflict(.voteOpen)) {
+                try await room.votes.setCounted(counted, ballot: impostorBallot, in: id, by: teacher, from: room.address)
+            }
+        }
 
         try await room.vote(id, 1, by: ben)
-        let result = try await room.votes.result(of: id, for: impostor)
-        #expect(result.tally == [1, 1, 0] && result.winners == [0, 1] && result.ballotsCounted == 2)
-        #expect(result.yourBallot?.counted == false, "the voided voter sees that their ballot was not counted")
-        #expect(try await room.votes.result(of: id, for: ana).yourBallot?.counted == true)
-        #expect(result.voters?.filter { !$0.counted }.count == 1)
+        let result = try await room.votes.result(of: id, for: impostor, from: room.address)
+        #expect(result.tally == [1, 2, 0] && result.winners == [1] && result.ballotsCounted == 3)
+        #expect(result.voters?.allSatisfy(\.counted) == true)
         await #expect(throws: ServiceError.conflict(.resultFinal)) {
-            try await room.votes.setCounted(true, ballot: impostorBallot, in: id, by: teacher)
+            try await room.votes.setCounted(false, ballot: impostorBallot, in: id, by: teacher, from: room.address)
         }
 
         let anonymous = try await room.open(by: teacher, anonymous: true).vote.id
-        await #expect(throws: ServiceError.conflict(.anonymousVote)) { try await room.votes.conflicts(in: anonymous, by: teacher) }
+        await #expect(throws: ServiceError.conflict(.anonymousVote)) {
+            try await room.votes.conflicts(in: anonymous, by: teacher, from: room.address)
+        }
+    }
+
+    @Test("an initiator with accounts named like the voters cannot void the others' ballots to read one person's choice")
+    func isolatingAVoterIsRefused() async throws {
+        let room = try await Room()
+        let tess = try await room.person("tess", first: "Tess", last: "Ward")
+        let ana = try await room.person("ana", first: "Ana", last: "Lima")
+        let ben = try await room.person("ben", first: "Ben", last: "Ito")
+        let target = try await room.person("cyd", first: "Cyd", last: "Moss")
+        // Made for the occasion, named like the voters Tess wants to remove from the tally.
+        let fakeAna = try await room.person("ana-lima", first: "Ana", last: "Lima")
+        let fakeBen = try await room.person("ben-ito", first: "Ben", last: "Ito")
+        let id = try await room.open(by: tess, participants: 5).vote.id
+        try await room.vote(id, 0, by: ana)
+        try await room.vote(id, 1, by: ben)
+        try await room.vote(id, 2, by: target)
+        try await room.vote(id, 0, by: fakeAna)
+        let groups = try await room.votes.conflicts(in: id, by: tess, from: room.address)
+        #expect(groups.map(\.name) == ["Ana Lima"])
+        let anaBallot = try #require(groups.first?.ballots.first { $0.voter.id == ana.userID }?.id)
+        await #expect(throws: ServiceError.conflict(.voteOpen)) {
+            try await room.votes.setCounted(false, ballot: anaBallot, in: id, by: tess, from: room.address)
+        }
+        try await room.vote(id, 1, by: fakeBen)  // the fifth ballot ends the vote
+        await #expect(throws: ServiceError.conflict(.resultFinal)) {
+            try await room.votes.setCounted(false, ballot: anaBallot, in: id, by: tess, from: room.address)
+        }
+        let result = try await room.votes.result(of: id, for: tess, from: room.address)
+        #expect(result.ballotsCounted == 5, "every ballot counted: the target's choice is one of five")
     }
 
     @Test("finishes are announced once to every voter and the initiator, by count at once and by time on the next round")
@@ -423,5 +519,31 @@ struct VoteRuleTests {
         #expect(found.allSatisfy { $0.view.initiatorName == "Teacher Test" })
         room.clock.advance(by: .seconds(15 * 60))
         #expect(try await room.votes.nearby(around: Spot.library, radius: .standard, limit: .standard).isEmpty)
+    }
+}
+
+@Suite("Settling name conflicts")
+struct SettlingRuleTests {
+    private static func ballot(_ name: String, counted: Bool = true) -> Ballot {
+        Ballot(
+            id: .random(), vote: VoteID("K7M3QX")!, voter: .random(), voterName: name, option: 0,
+            castAt: Timestamp(millisecondsSince1970: 0), counted: counted)
+    }
+
+    @Test("only ballots that share a name are voided or restored, and one ballot of each name stays counted")
+    func settlingRule() throws {
+        let ana = Self.ballot("Ana Lima"), anaAgain = Self.ballot("ANA lima"), ben = Self.ballot("Ben Ito")
+        let ballots = [ana, anaAgain, ben]
+        #expect(throws: ServiceError.conflict(.notInNameConflict)) { try Ballot.checkSettling(ben.id, counted: false, among: ballots) }
+        #expect(throws: ServiceError.conflict(.notInNameConflict)) { try Ballot.checkSettling(ben.id, counted: true, among: ballots) }
+        #expect(throws: ServiceError.notFound(.ballot)) { try Ballot.checkSettling(.random(), counted: false, among: ballots) }
+        try Ballot.checkSettling(ana.id, counted: false, among: ballots)
+        var voided = anaAgain
+        voided.counted = false
+        let afterOne = [ana, voided, ben]
+        #expect(throws: ServiceError.conflict(.lastCountedOfName)) { try Ballot.checkSettling(ana.id, counted: false, among: afterOne) }
+        try Ballot.checkSettling(voided.id, counted: true, among: afterOne)
+        try Ballot.checkSettling(voided.id, counted: false, among: afterOne)
+        try Ballot.checkSettling(ana.id, counted: true, among: afterOne)
     }
 }

@@ -126,25 +126,28 @@ struct VoteFlowTests {
         }
     }
 
-    @Test("guests find and read votes but cannot vote, see results or settle conflicts")
+    @Test("guests find votes nearby but cannot look one up by id, vote, see results or settle conflicts")
     func guests() async throws {
         try await withApp(try await campusStore()) { client in
-            let tess = try await client.person("tess")
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
             let id = try await client.openVote(as: tess)
-            let facts = try await client.call(.get, "/v1/votes/\(id)")
+            let near = "/v1/votes/nearby?lat=\(hall.lat)&lon=\(hall.lon)&radius=100"
+            #expect(try await client.call(.get, near).list("votes").compactMap { $0["id"] as? String } == [id])
+            let facts = try await client.call(.get, "/v1/votes/\(id)", as: ana)
             #expect(facts.status == .ok)
             #expect(facts.object?["tally"] == nil && facts.object?["ballots_cast"] as? Int == 0)
             #expect(facts.object?["options"] as? [String] == ["Pizza", "Tacos", "Pho"])
             for (method, path, body) in [
                 (HTTPRequest.Method.post, "/v1/votes/\(id)/ballots", #"{"password":"482913","option":0}"#),
                 (.get, "/v1/votes/\(id)/result", nil), (.get, "/v1/votes/\(id)/conflicts", nil),
-                (.post, "/v1/votes", "{}"), (.get, "/v1/me/votes", nil),
+                (.post, "/v1/votes", "{}"), (.get, "/v1/me/votes", nil), (.get, "/v1/votes/\(id)", nil),
+                (.get, "/v1/votes/K7M3QX", nil),
             ] {
                 let response = try await client.call(method, path, json: body)
                 #expect(response.status == .unauthorized, "\(method) \(path)")
                 #expect(response.headers[.wwwAuthenticate] != nil)
             }
-            #expect(try await client.call(.get, "/v1/votes/\(id)").object?["ballots_cast"] as? Int == 0, "nothing was cast")
+            #expect(try await client.call(.get, "/v1/votes/\(id)", as: tess).object?["ballots_cast"] as? Int == 0, "nothing was cast")
         }
     }
 
@@ -160,10 +163,19 @@ struct VoteFlowTests {
             let permanent = try await client.openVote(as: tess, duration: "permanent")
             let near = "/v1/votes/nearby?lat=\(hall.lat)&lon=\(hall.lon)&radius=100"
             #expect(Set(try await client.call(.get, near).list("votes").compactMap { $0["id"] as? String }) == [open, permanent])
-            #expect(try await client.call(.get, "/v1/votes/\(hidden)").object?["visibility"] as? String == "private")
+            #expect(try await client.call(.get, "/v1/votes/\(hidden)", as: ana).object?["visibility"] as? String == "private")
             clock.advance(by: .seconds(15 * 60))
             #expect(try await client.call(.get, near).list("votes").compactMap { $0["id"] as? String } == [permanent])
-            #expect(try await client.call(.get, "/v1/votes/\(open)").object?["finish_reason"] as? String == "time_up")
+            #expect(try await client.call(.get, "/v1/votes/\(open)", as: ana).object?["finish_reason"] as? String == "time_up")
+            // A finished private vote's result: the initiator and its voters only, whoever has the id.
+            let secret = try await client.openVote(as: tess, participants: 1, visibility: "private")
+            #expect(try await client.ballot(secret, 1, as: ana).status == .created)
+            let outsider = try await client.person("ozzy")
+            let refused = try await client.call(.get, "/v1/votes/\(secret)/result", as: outsider)
+            #expect(refused.status == .forbidden)
+            #expect(refused.object?["tally"] == nil)
+            #expect(try await client.call(.get, "/v1/votes/\(secret)/result", as: ana).status == .ok)
+            #expect(try await client.call(.get, "/v1/votes/\(secret)/result", as: tess).status == .ok)
         }
     }
 
@@ -206,14 +218,17 @@ struct VoteFlowTests {
             #expect(Set((noPlace.object?["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []) == ["lat", "lon"])
             #expect(try await client.call(.get, "/v1/me/votes", as: tess).list("votes").isEmpty, "nothing was opened")
 
-            #expect(try await client.call(.get, "/v1/votes/K7M3QX").status == .notFound)
-            #expect(try await client.call(.get, "/v1/votes/not-an-id").status == .notFound)
+            #expect(try await client.call(.get, "/v1/votes/K7M3QX", as: tess).status == .notFound)
+            #expect(try await client.call(.get, "/v1/votes/not-an-id", as: tess).status == .notFound)
             let id = try await client.openVote(as: tess)
             let fraction = try await client.call(.post, "/v1/votes/\(id)/ballots", as: tess, json: #"{"password":"482913","option":0.5}"#)
             #expect(fraction.status == .badRequest)
             #expect(try await client.call(.get, "/v1/me/votes?role=voted", as: tess).status == .badRequest)
-            #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(String(repeating: "a", count: 20))", as: tess,
+            #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/not-a-ballot", as: tess,
                                           json: #"{"counted":false}"#).status == .notFound)
+            // No ballot is voided or restored while the vote is open, known or not.
+            #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(String(repeating: "a", count: 20))", as: tess,
+                                          json: #"{"counted":false}"#).status == .conflict)
         }
     }
 

@@ -35,14 +35,19 @@ public struct AccountService<S: Stores>: Sendable {
     let clock: any WallClock
     let hasher: any PasswordHasher
     public let rules: AccountRules
+    /// Event streams end with the session that opened them.
+    let streams: EventHub
     private let signInGuard: GuessingGuard
     private let signUps: WindowLimiter<ClientAddress>
     /// Checked against when a username has no account, so that a sign-in takes as long whether or not the
     /// account exists.
     private let standIn: StandInHash
 
-    public init(stores: S, clock: any WallClock, hasher: any PasswordHasher, rules: AccountRules = .standard) {
+    public init(
+        stores: S, clock: any WallClock, hasher: any PasswordHasher, streams: EventHub, rules: AccountRules = .standard
+    ) {
         self.stores = stores
+        self.streams = streams
         self.clock = clock
         self.hasher = hasher
         self.rules = rules
@@ -57,7 +62,7 @@ public struct AccountService<S: Stores>: Sendable {
     /// username included: counting first keeps concurrent sign-ups from slipping past the limit together.
     public func signUp(_ request: SignUp, from address: ClientAddress) async throws -> Account {
         if let wait = signUps.acquire(address) { throw ServiceError.rateLimited(retryAfter: wait, .signUpsFromAddress) }
-        let hash = await hasher.hash(request.password)
+        let hash = try await hasher.hash(request.password)
         let account = Account(
             id: .random(), username: request.username, firstName: request.firstName, lastName: request.lastName,
             email: request.email, privacyMode: false, createdAt: clock.now)
@@ -73,8 +78,8 @@ public struct AccountService<S: Stores>: Sendable {
         let signedIn = try await guardedPasswordCheck(account: key, from: address) { () async throws -> Account? in
             let found = try await stores.accounts.credentials(usernameKey: key)
             let hash: PasswordHash
-            if let found { hash = found.passwordHash } else { hash = await standIn.hash(using: hasher) }
-            return await hasher.verify(password, against: hash) ? found?.account : nil
+            if let found { hash = found.passwordHash } else { hash = try await standIn.hash(using: hasher) }
+            return try await hasher.verify(password, against: hash) ? found?.account : nil
         }
         guard let account = signedIn else { throw ServiceError.wrongCredentials }
         let now = clock.now
@@ -85,9 +90,10 @@ public struct AccountService<S: Stores>: Sendable {
         return SignedIn(token: token, expiresAt: session.expiresAt, account: account)
     }
 
-    /// Ends the session the caller signed in with.
+    /// Ends the session the caller signed in with, and the event streams it opened.
     public func signOut(_ identity: Identity) async throws {
         try await stores.accounts.deleteSession(identity.session)
+        streams.endStreams(of: identity.userID, sessions: .only(identity.session))
     }
 
     /// Who holds this token; `unauthenticated` for a token that is malformed, unknown, expired or revoked.
@@ -122,16 +128,17 @@ public struct AccountService<S: Stores>: Sendable {
             }
             let confirmed = try await guardedPasswordCheck(account: account.username.key, from: address) { () async throws -> Bool? in
                 guard let stored = try await stores.accounts.passwordHash(of: account.id) else { throw ServiceError.unauthenticated }
-                return await hasher.verify(current, against: stored) ? true : nil
+                return try await hasher.verify(current, against: stored) ? true : nil
             }
             guard confirmed != nil else { throw ServiceError.forbidden("The current password is wrong.") }
-            newHash = await hasher.hash(newPassword)
+            newHash = try await hasher.hash(newPassword)
         } else if changes.currentPassword != nil {
             throw ServiceError.invalid("current_password", "is only needed with a new password")
         }
         guard try await stores.accounts.updateAccount(account, newPasswordHash: newHash, keeping: identity.session) else {
             throw ServiceError.unauthenticated
         }
+        if newHash != nil { streams.endStreams(of: identity.userID, sessions: .allBut(identity.session)) }
         return account
     }
 
@@ -142,18 +149,18 @@ public struct AccountService<S: Stores>: Sendable {
     private func guardedPasswordCheck<Value>(
         account key: String, from address: ClientAddress, _ check: () async throws -> Value?
     ) async throws -> Value? {
-        try signInGuard.begin(account: key, address: address.rawValue)
+        let attempt = try signInGuard.begin(account: key, address: address.rawValue)
         let value: Value?
         do { value = try await check() } catch {
-            signInGuard.abandoned(account: key)
+            signInGuard.abandoned(attempt)
             throw error
         }
         guard let value else {
-            let delay = signInGuard.failed(account: key, address: address.rawValue)
+            let delay = signInGuard.failed(attempt)
             if delay > .zero { try await clock.sleep(for: delay) }
             return nil
         }
-        signInGuard.succeeded(account: key)
+        signInGuard.succeeded(attempt)
         return value
     }
 }
@@ -163,12 +170,12 @@ public struct AccountService<S: Stores>: Sendable {
 final class StandInHash: Sendable {
     private let value = Mutex<PasswordHash?>(nil)
 
-    func hash(using hasher: any PasswordHasher) async -> PasswordHash {
+    func hash(using hasher: any PasswordHasher) async throws -> PasswordHash {
         if let hash = value.withLock({ $0 }) { return hash }
         // Random text of the minimum length; it is never told to anyone.
         let text = RandomID.make()
         guard let password = try? Password(text) else { preconditionFailure("a random id is a valid password") }
-        let hash = await hasher.hash(password)
+        let hash = try await hasher.hash(password)
         return value.withLock { stored in
             if let stored { return stored }
             stored = hash

@@ -1,11 +1,16 @@
 import Foundation
 import HummingbirdBcrypt
+import NIOPosix
 
-/// Turns passwords into slow salted hashes and checks them.
+/// Turns passwords into slow salted hashes and checks them. Throws `PasswordHashingUnavailable` when it
+/// cannot hash at all, which is no answer about the password.
 public protocol PasswordHasher: Sendable {
-    func hash(_ password: Password) async -> PasswordHash
-    func verify(_ password: String, against hash: PasswordHash) async -> Bool
+    func hash(_ password: Password) async throws -> PasswordHash
+    func verify(_ password: String, against hash: PasswordHash) async throws -> Bool
 }
+
+/// The hasher cannot run now (its threads are stopped): try again later.
+public struct PasswordHashingUnavailable: Error, Hashable, Sendable {}
 
 /// bcrypt's work factor: each step doubles the time a guess costs.
 public struct BcryptCost: Hashable, Sendable, CustomStringConvertible {
@@ -37,35 +42,38 @@ public struct BcryptCost: Hashable, Sendable, CustomStringConvertible {
     public var description: String { String(value) }
 }
 
-/// bcrypt from hummingbird-auth, run on a queue of its own sized to the cores so that hashing never blocks the
+/// bcrypt from hummingbird-auth, run on threads of its own, one per core, so that hashing never blocks the
 /// threads that serve requests and a burst of sign-ins queues rather than starving everything else.
+///
+/// The threads are started with the hasher and wait on a condition variable, so hashing needs no file
+/// descriptor. libdispatch, which an `OperationQueue` runs on, opens descriptors the first time it is used and
+/// traps (SIGILL) when none is left: a first sign-up while clients held every descriptor killed the process.
 public final class BcryptHasher: PasswordHasher {
     public let cost: BcryptCost
-    private let queue: OperationQueue
+    private let threads: NIOThreadPool
 
     public init(cost: BcryptCost = .standard) {
         self.cost = cost
-        queue = OperationQueue()
-        queue.name = "vicinity.bcrypt"
-        queue.maxConcurrentOperationCount = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        threads = NIOThreadPool(numberOfThreads: max(1, ProcessInfo.processInfo.activeProcessorCount))
+        threads.start()
     }
 
-    public func hash(_ password: Password) async -> PasswordHash {
+    deinit { threads.shutdownGracefully { _ in } }
+
+    public func hash(_ password: Password) async throws -> PasswordHash {
         let cost = cost.value
-        return await run { PasswordHash(encoded: Bcrypt.hash(password.normalized, cost: cost)) }
+        return try await run { PasswordHash(encoded: Bcrypt.hash(password.normalized, cost: cost)) }
     }
 
     /// Text that bcrypt would cut or misread (over 72 bytes, NUL) never matches, without being hashed. The
     /// minimum length is not checked here: a rule for new passwords must not lock out older ones.
-    public func verify(_ password: String, against hash: PasswordHash) async -> Bool {
+    public func verify(_ password: String, against hash: PasswordHash) async throws -> Bool {
         let normalized = password.precomposedStringWithCanonicalMapping
         guard normalized.utf8.count <= Password.maximumBytes, !normalized.utf8.contains(0) else { return false }
-        return await run { Bcrypt.verify(normalized, hash: hash.encoded) }
+        return try await run { Bcrypt.verify(normalized, hash: hash.encoded) }
     }
 
-    private func run<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
-            queue.addOperation { continuation.resume(returning: work()) }
-        }
+    private func run<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async throws -> Result {
+        do { return try await threads.runIfActive(work) } catch { throw PasswordHashingUnavailable() }
     }
 }

@@ -11,10 +11,13 @@ public struct RateLimit: Hashable, Sendable {
         self.window = window
     }
 
-    /// How long after `now` another event is allowed, given the events within the window (oldest first);
-    /// nil when one is allowed now.
-    func wait(after times: [Timestamp], now: Timestamp) -> Duration? {
-        times.count >= limit ? (times[times.count - limit] + window) - now : nil
+    /// How long after `now` another event is allowed, given the events within the window (oldest first) and
+    /// those reserved but not yet decided; nil when one is allowed now. While reservations alone fill the
+    /// limit, the wait is a second: about what deciding one takes.
+    func wait(after times: [Timestamp], reserved: Int = 0, now: Timestamp) -> Duration? {
+        guard times.count + reserved >= limit else { return nil }
+        let firstToAge = times.count + reserved - limit
+        return firstToAge < times.count ? (times[firstToAge] + window) - now : .seconds(1)
     }
 }
 
@@ -23,6 +26,10 @@ public struct RateLimit: Hashable, Sendable {
 /// Each key keeps the times of its events within the window; keys whose events have all aged out are swept
 /// every few thousand calls, so memory follows the keys active within one window. Limits live in the process:
 /// a restart forgets them, which lets nobody through faster than waiting for the window would.
+///
+/// A limit on something whose outcome comes later (a password check: only failures count) is kept with
+/// `reserve` before the slow work and `commit` or `cancel` after it. Reservations count against the limit
+/// while undecided, so concurrent attempts can never decide more than the limit allows between them.
 public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
     public let rule: RateLimit
     private let clock: any WallClock
@@ -30,6 +37,7 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
 
     private struct State {
         var events: [Key: [Timestamp]] = [:]
+        var reserved: [Key: Int] = [:]
         var callsSinceSweep = 0
     }
 
@@ -45,7 +53,7 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
         return state.withLock { state in
             sweepIfDue(&state, now: now)
             var times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
-            if let wait = rule.wait(after: times, now: now) {
+            if let wait = rule.wait(after: times, reserved: state.reserved[key, default: 0], now: now) {
                 state.events[key] = times
                 return wait
             }
@@ -55,25 +63,44 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// How long until `key` may have another event; nil when it may now. Records nothing.
-    public func wait(_ key: Key) -> Duration? {
+    /// Holds a place for an event of `key` whose outcome is not known yet and returns nil, or, when the
+    /// events and reservations already fill the limit, holds none and returns how long to wait. Every
+    /// reservation ends with `commit` (it was an event) or `cancel` (it was not).
+    public func reserve(_ key: Key) -> Duration? {
         let now = clock.now
         return state.withLock { state in
-            rule.wait(after: Self.recent(state.events[key] ?? [], now: now, window: rule.window), now: now)
+            sweepIfDue(&state, now: now)
+            let times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
+            state.events[key] = times.isEmpty ? nil : times
+            let reserved = state.reserved[key, default: 0]
+            if let wait = rule.wait(after: times, reserved: reserved, now: now) { return wait }
+            state.reserved[key] = reserved + 1
+            return nil
         }
     }
 
-    /// Records an event for `key` whatever the count.
-    public func record(_ key: Key) {
+    /// The reserved event happened: it is recorded now, in place of its reservation.
+    public func commit(_ key: Key) {
         let now = clock.now
         state.withLock { state in
-            sweepIfDue(&state, now: now)
+            Self.release(key, in: &state)
             state.events[key] = Self.recent(state.events[key] ?? [], now: now, window: rule.window) + [now]
         }
     }
 
+    /// The reserved event did not happen: its place is free again.
+    public func cancel(_ key: Key) {
+        state.withLock { Self.release(key, in: &$0) }
+    }
+
     /// How many keys are held: for tests of the sweep.
     public var keyCount: Int { state.withLock { $0.events.count } }
+
+    private static func release(_ key: Key, in state: inout State) {
+        let reserved = state.reserved[key, default: 0]
+        precondition(reserved > 0, "a reservation ends once")
+        state.reserved[key] = reserved > 1 ? reserved - 1 : nil
+    }
 
     private static func recent(_ times: [Timestamp], now: Timestamp, window: Duration) -> [Timestamp] {
         let cutoff = now - window
@@ -185,58 +212,74 @@ public final class GuessingGuard: Sendable {
         addresses = WindowLimiter(rules.failuresPerAddress, clock: clock)
     }
 
-    /// Starts an attempt, or refuses it while the account is locked, the address has failed too often, or the
-    /// attempts already under way could use up the failures left before a lock. Every started attempt must end
-    /// with `succeeded` or `failed`.
-    public func begin(account key: String, address: String) throws(ServiceError) {
-        if let wait = addresses.wait(address) { throw .rateLimited(retryAfter: wait, limits.perAddress) }
-        let now = clock.now
-        try accounts.withLock { (accounts) throws(ServiceError) in
-            var state = accounts.states[key] ?? AccountState(lastFailure: now)
-            if state.failures > 0, state.pending == 0, now - state.lastFailure > rules.failureMemory {
-                state = AccountState(lastFailure: now)
-            }
-            if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, limits.perKey) }
-            let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
-            if state.pending >= untilLock {
-                throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey)
-            }
-            state.pending += 1
-            accounts.states[key] = state
-        }
+    /// One password check under way: which account (or person and vote) and which client address it
+    /// counts against. Ends with `succeeded`, `failed` or `abandoned`, once.
+    public struct Attempt: Sendable {
+        fileprivate let key: String
+        fileprivate let address: String
     }
 
-    /// The attempt signed in: the account's failures are forgotten.
-    public func succeeded(account key: String) {
+    /// Starts an attempt, or refuses it while the account is locked, the address has failed too often, or the
+    /// attempts already under way could use up the failures left before either limit. Both limits are
+    /// reserved here, before the slow check, and settled when it ends, so that concurrent guesses are cut at
+    /// the limit exactly.
+    public func begin(account key: String, address: String) throws(ServiceError) -> Attempt {
+        if let wait = addresses.reserve(address) { throw .rateLimited(retryAfter: wait, limits.perAddress) }
+        let now = clock.now
+        do {
+            try accounts.withLock { (accounts) throws(ServiceError) in
+                var state = accounts.states[key] ?? AccountState(lastFailure: now)
+                if state.failures > 0, state.pending == 0, now - state.lastFailure > rules.failureMemory {
+                    state = AccountState(lastFailure: now)
+                }
+                if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, limits.perKey) }
+                let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
+                if state.pending >= untilLock {
+                    throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey)
+                }
+                state.pending += 1
+                accounts.states[key] = state
+            }
+        } catch {
+            addresses.cancel(address)
+            throw error
+        }
+        return Attempt(key: key, address: address)
+    }
+
+    /// The password matched: the account's failures are forgotten, and the address is not charged.
+    public func succeeded(_ attempt: Attempt) {
+        addresses.cancel(attempt.address)
         accounts.withLock { accounts in
-            guard var state = accounts.states[key] else { return }
+            guard var state = accounts.states[attempt.key] else { return }
             state.pending -= 1
             state.failures = 0
             state.lockedUntil = nil
-            accounts.states[key] = state.pending == 0 ? nil : state
+            accounts.states[attempt.key] = state.pending == 0 ? nil : state
         }
     }
 
     /// The attempt could not be decided (the store failed): it no longer counts as under way.
-    public func abandoned(account key: String) {
+    public func abandoned(_ attempt: Attempt) {
+        addresses.cancel(attempt.address)
         accounts.withLock { accounts in
-            guard var state = accounts.states[key] else { return }
+            guard var state = accounts.states[attempt.key] else { return }
             state.pending = max(0, state.pending - 1)
-            accounts.states[key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
+            accounts.states[attempt.key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
         }
     }
 
-    /// The attempt failed. Returns how long to hold the answer back.
-    public func failed(account key: String, address: String) -> Duration {
-        addresses.record(address)
+    /// The password was wrong. Returns how long to hold the answer back.
+    public func failed(_ attempt: Attempt) -> Duration {
+        addresses.commit(attempt.address)
         let now = clock.now
         return accounts.withLock { accounts in
-            var state = accounts.states[key] ?? AccountState(lastFailure: now)
+            var state = accounts.states[attempt.key] ?? AccountState(lastFailure: now)
             state.pending = max(0, state.pending - 1)
             state.failures += 1
             state.lastFailure = now
             if let lock = rules.lock(afterFailures: state.failures) { state.lockedUntil = now + lock }
-            accounts.states[key] = state
+            accounts.states[attempt.key] = state
             accounts.failuresSinceSweep += 1
             if accounts.failuresSinceSweep >= 4096 {
                 accounts.failuresSinceSweep = 0

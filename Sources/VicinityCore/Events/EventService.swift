@@ -1,10 +1,20 @@
 import Synchronization
 
+/// Which of a user's sessions have ended, for `EventHub.endStreams`.
+public enum EndedSessions: Hashable, Sendable {
+    /// One session: a sign-out.
+    case only(TokenDigest)
+    /// Every session but the one that asked: a password change.
+    case allBut(TokenDigest)
+}
+
 /// Live delivery of recorded events to the streams open in this process.
 ///
 /// Each stream has a bounded buffer: a client too slow to keep up loses its stream, reconnects with the last
 /// event id it read, and the store replays the rest, so nothing is lost for good. Opening more than
-/// `maximumStreamsPerUser` streams ends the oldest, whose client is most likely gone without saying so.
+/// `maximumStreamsPerUser` streams ends the oldest, whose client is most likely gone without saying so. A
+/// stream belongs to the session that opened it and ends with it (`endStreams`): a signed-out token hears
+/// nothing more.
 public final class EventHub: Sendable {
     /// Events one stream may hold while its client reads; one more ends the stream.
     public static let bufferedEvents = 256
@@ -14,6 +24,7 @@ public final class EventHub: Sendable {
 
     private struct Subscriber {
         var id: Int
+        var session: TokenDigest
         var continuation: AsyncStream<Event>.Continuation
     }
 
@@ -27,15 +38,16 @@ public final class EventHub: Sendable {
         self.maximumStreamsPerUser = maximumStreamsPerUser
     }
 
-    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, or
-    /// when a newer stream pushes it out.
-    public func subscribe(_ user: UserID) -> AsyncStream<Event> {
+    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, when
+    /// a newer stream pushes it out, or when its session ends.
+    public func subscribe(_ identity: Identity) -> AsyncStream<Event> {
+        let user = identity.userID
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
         let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             var list = state.streams[user] ?? []
-            list.append(Subscriber(id: id, continuation: continuation))
+            list.append(Subscriber(id: id, session: identity.session, continuation: continuation))
             let excess = max(0, list.count - maximumStreamsPerUser)
             let evicted = list.prefix(excess).map(\.continuation)
             list.removeFirst(excess)
@@ -60,6 +72,20 @@ public final class EventHub: Sendable {
             return overflowing
         }
         for continuation in overflowing { continuation.finish() }
+    }
+
+    /// Ends the streams of the user's ended sessions, at once.
+    public func endStreams(of user: UserID, sessions: EndedSessions) {
+        let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
+            (state.streams[user] ?? []).filter { subscriber in
+                switch sessions {
+                case .only(let session): subscriber.session == session
+                case .allBut(let session): subscriber.session != session
+                }
+            }.map(\.continuation)
+        }
+        // Outside the lock, as in `subscribe`: finishing removes the subscriber.
+        for continuation in ended { continuation.finish() }
     }
 
     /// Open streams, over all users.
@@ -117,12 +143,21 @@ public struct EventService<S: Stores>: Sendable {
     public func stream(for identity: Identity, after lastEventID: EventID?) -> EventStream {
         // Subscribed before reading the store, so that nothing recorded in between is missed; what arrives
         // both ways is passed on once, by number.
-        let live = hub.subscribe(identity.userID)
+        let live = hub.subscribe(identity)
         let stores = stores
         let since = clock.now - rules.retention
         return EventStream(live: live, start: lastEventID, pageSize: Self.replayPage) { after, limit in
             try await stores.events.events(for: identity.userID, after: after, since: since, limit: limit)
         }
+    }
+}
+
+extension EventService {
+    /// Whether the stream's session still signs in: checked by an open stream now and then, so that a stream
+    /// also ends when its session expires or is ended by another process.
+    public func isSignedIn(_ identity: Identity) async throws -> Bool {
+        guard let session = try await stores.accounts.session(identity.session) else { return false }
+        return session.userID == identity.userID && session.expiresAt > clock.now
     }
 }
 

@@ -17,7 +17,7 @@ final class PasswordMemo: Sendable {
         let key = SymmetricKey(size: .bits256)
         var codes: [VoteID: Data] = [:]
         /// The bcrypt check under way for each vote, and whether it has said yes.
-        var pending: [VoteID: Task<Bool, Never>] = [:]
+        var pending: [VoteID: Task<Bool, any Error>] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,14 +26,20 @@ final class PasswordMemo: Sendable {
 
     /// Whether `password` is the vote's: from memory when a ballot has proved the password, else by `bcrypt`,
     /// run once at a time per vote so that a burst of ballots for a new vote waits for one check.
-    func verify(_ password: VotePassword, vote: VoteID, bcrypt: @escaping @Sendable () async -> Bool) async -> Bool {
+    func verify(
+        _ password: VotePassword, vote: VoteID, bcrypt: @escaping @Sendable () async throws -> Bool
+    ) async throws -> Bool {
         if let known = known(password, vote: vote) { return known }
         let message = Self.message(password, vote)
-        let (check, leads): (Task<Bool, Never>, Bool) = state.withLock { state in
+        let (check, leads): (Task<Bool, any Error>, Bool) = state.withLock { state in
             if let pending = state.pending[vote] { return (pending, false) }
             // The check records its answer before it ends, so that whoever awaits it finds the code.
             let check = Task {
-                let matches = await bcrypt()
+                let matches: Bool
+                do { matches = try await bcrypt() } catch {
+                    self.state.withLock { _ = $0.pending.removeValue(forKey: vote) }
+                    throw error
+                }
                 self.state.withLock { state in
                     state.pending[vote] = nil
                     guard matches else { return }
@@ -45,10 +51,10 @@ final class PasswordMemo: Sendable {
             state.pending[vote] = check
             return (check, true)
         }
-        let matches = await check.value
+        let matches = try await check.value
         if leads { return matches }
         // The check under way was of someone else's password; if it was wrong, this one needs a check of its own.
-        return await verify(password, vote: vote, bcrypt: bcrypt)
+        return try await verify(password, vote: vote, bcrypt: bcrypt)
     }
 
     /// True or false when the vote's password is known here; nil when bcrypt must decide.

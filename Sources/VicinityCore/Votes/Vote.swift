@@ -299,6 +299,19 @@ public struct Ballot: Hashable, Sendable {
     /// Names that compare the same here read the same in a result: case and accents are ignored.
     public var nameKey: String { Self.nameKey(voterName) }
 
+    /// Whether the initiator may set `ballot` to `counted` among the vote's `ballots`, when settling name
+    /// conflicts: only ballots that share their voter's name with another ballot, and never the last counted
+    /// ballot of a name. Voiding at will would let an initiator void every ballot but one person's (and their
+    /// own) and read that person's choice from the tally; within a name's ballots, one always stays counted.
+    public static func checkSettling(
+        _ ballot: BallotID, counted: Bool, among ballots: [Ballot]
+    ) throws(ServiceError) {
+        guard let target = ballots.first(where: { $0.id == ballot }) else { throw .notFound(.ballot) }
+        let sameName = ballots.filter { $0.nameKey == target.nameKey }
+        guard sameName.count > 1 else { throw .conflict(.notInNameConflict) }
+        if !counted, target.counted, sameName.filter(\.counted).count == 1 { throw .conflict(.lastCountedOfName) }
+    }
+
     public static func nameKey(_ name: String) -> String { NameMatch.folded(name) }
 }
 

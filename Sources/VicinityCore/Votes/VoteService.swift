@@ -14,14 +14,26 @@ public struct VoteRules: Hashable, Sendable {
     /// How often the server looks for votes whose time ran out, to tell their voters: the longest a
     /// "vote finished" event may come after `closes_at`. Votes that fill up are told at their last ballot.
     public var announcementInterval: Duration
+    /// Lookups of vote ids that name no vote, per person and per client address. Ids are six of 30 symbols
+    /// (729 million); a person who mistypes one a few times stays far below 20 an hour, while a scanner is held
+    /// to 100 an hour per address however many accounts it makes: 2,400 ids a day, one in 300,000 of them.
+    public var unknownLookups: RateLimit
+    public var unknownLookupsPerAddress: RateLimit
 
     public static let standard = VoteRules(
-        passwords: .standard, openings: RateLimit(limit: 30, window: .seconds(3600)), announcementInterval: .seconds(1))
+        passwords: .standard, openings: RateLimit(limit: 30, window: .seconds(3600)), announcementInterval: .seconds(1),
+        unknownLookups: RateLimit(limit: 20, window: .seconds(3600)),
+        unknownLookupsPerAddress: RateLimit(limit: 100, window: .seconds(3600)))
 
-    public init(passwords: GuessingRules, openings: RateLimit, announcementInterval: Duration) {
+    public init(
+        passwords: GuessingRules, openings: RateLimit, announcementInterval: Duration, unknownLookups: RateLimit,
+        unknownLookupsPerAddress: RateLimit
+    ) {
         self.passwords = passwords
         self.openings = openings
         self.announcementInterval = announcementInterval
+        self.unknownLookups = unknownLookups
+        self.unknownLookupsPerAddress = unknownLookupsPerAddress
     }
 }
 
@@ -70,14 +82,17 @@ public struct VoteResult: Hashable, Sendable {
 public struct BallotSummary: Hashable, Sendable {
     public var id: BallotID
     public var voter: UserSummary
+    /// When the voter's account was made: an account made for the occasion, under a voter's name, stands out.
+    public var voterSince: Timestamp
     public var voterName: String
     public var castAt: Timestamp
     public var counted: Bool
 
     /// Everything of the ballot but its choice.
-    init(_ ballot: Ballot, voter: UserSummary) {
+    init(_ ballot: Ballot, voter: Account) {
         id = ballot.id
-        self.voter = voter
+        self.voter = voter.summary
+        voterSince = voter.createdAt
         voterName = ballot.voterName
         castAt = ballot.castAt
         counted = ballot.counted
@@ -109,6 +124,8 @@ public struct VoteService<S: Stores>: Sendable {
     let positions: PositionRules
     private let passwordGuard: GuessingGuard
     private let openings: WindowLimiter<UserID>
+    private let unknownLookups: WindowLimiter<UserID>
+    private let unknownLookupsFromAddress: WindowLimiter<ClientAddress>
     private let memo = PasswordMemo()
 
     /// Finishes claimed per store call while announcing.
@@ -127,15 +144,22 @@ public struct VoteService<S: Stores>: Sendable {
         self.rules = rules
         passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock)
         openings = WindowLimiter(rules.openings, clock: clock)
+        unknownLookups = WindowLimiter(rules.unknownLookups, clock: clock)
+        unknownLookupsFromAddress = WindowLimiter(rules.unknownLookupsPerAddress, clock: clock)
     }
 
     // MARK: Opening and finding
 
-    /// Opens a vote at the draft's place, or else at the caller's current position.
+    /// Opens a vote at the draft's place, or else at the caller's current position. In privacy mode the
+    /// place must be given: a vote is public, and one opened where its initiator is would show where they are.
     public func open(_ draft: VoteDraft, by identity: Identity) async throws -> VoteView {
+        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
         let location: Coordinate
         if let given = draft.location {
             location = given
+        } else if me.privacyMode {
+            let message = "is required while privacy mode is on: a vote opened where you are would show everyone where you are"
+            throw ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])
         } else if let position = try await stores.positions.position(of: identity.userID),
             positions.isCurrent(position, at: clock.now)
         {
@@ -144,10 +168,9 @@ public struct VoteService<S: Stores>: Sendable {
             let message = "is required: you share no current position to hold the vote at"
             throw ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])
         }
-        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
         if let wait = openings.acquire(identity.userID) { throw ServiceError.rateLimited(retryAfter: wait, .voteCreations) }
         let label = try await locator.whereabouts(of: location).label
-        let hash = await hasher.hash(draft.password.hashable)
+        let hash = try await hasher.hash(draft.password.hashable)
         let now = clock.now
         // A taken id is drawn again; with 729 million ids, eight draws in a row all taken is out of reach.
         for _ in 0..<8 {
@@ -176,10 +199,9 @@ public struct VoteService<S: Stores>: Sendable {
         }
     }
 
-    /// One vote's public facts, open or finished.
-    public func vote(_ id: VoteID) async throws -> VoteView {
-        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
-        return try await view(vote)
+    /// One vote's public facts, open or finished, for a signed-in caller who has its id.
+    public func vote(_ id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteView {
+        try await view(try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) })
     }
 
     // MARK: Ballots
@@ -190,7 +212,7 @@ public struct VoteService<S: Stores>: Sendable {
     public func castBallot(
         on id: VoteID, password text: String, option index: Int, by identity: Identity, from address: ClientAddress
     ) async throws -> BallotReceipt {
-        guard let (vote, hash) = try await stores.votes.voteForBallot(id: id) else { throw ServiceError.notFound(.vote) }
+        let (vote, hash) = try await lookUp(id, by: identity, from: address) { try await stores.votes.voteForBallot(id: id) }
         guard vote.isOpen(at: clock.now) else { throw ServiceError.conflict(.voteFinished) }
         var problems: [ValidationError] = []
         var option = 0
@@ -205,13 +227,18 @@ public struct VoteService<S: Stores>: Sendable {
         guard let initiator = people[vote.initiator] else { throw ServiceError.notFound(.vote) }
 
         let key = id.rawValue + " " + identity.userID.rawValue
-        try passwordGuard.begin(account: key, address: address.rawValue)
-        guard await passwordMatches(password, vote: id, hash: hash) else {
-            let delay = passwordGuard.failed(account: key, address: address.rawValue)
+        let attempt = try passwordGuard.begin(account: key, address: address.rawValue)
+        let matches: Bool
+        do { matches = try await passwordMatches(password, vote: id, hash: hash) } catch {
+            passwordGuard.abandoned(attempt)
+            throw error
+        }
+        guard matches else {
+            let delay = passwordGuard.failed(attempt)
             if delay > .zero { try await clock.sleep(for: delay) }
             throw ServiceError.forbidden("The password of this vote is wrong.")
         }
-        passwordGuard.succeeded(account: key)
+        passwordGuard.succeeded(attempt)
 
         let ballot = Ballot(
             id: .random(), vote: id, voter: identity.userID, voterName: me.displayName, option: option,
@@ -230,9 +257,11 @@ public struct VoteService<S: Stores>: Sendable {
     }
 
     /// The result of a finished vote, with the caller's own ballot; before the finish, `voteNotFinished` with
-    /// how far it has got.
-    public func result(of id: VoteID, for identity: Identity) async throws -> VoteResult {
-        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
+    /// how far it has got. Only the initiator and those who voted see it, for public and private votes alike.
+    public func result(of id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteResult {
+        let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
+        let voted = vote.initiator == identity.userID ? true : try await stores.votes.ballot(of: id, by: identity.userID) != nil
+        guard voted else { throw ServiceError.forbidden("Only the initiator of this vote and those who voted in it see its result.") }
         guard !vote.isOpen(at: clock.now) else {
             throw ServiceError.conflict(.voteNotFinished(ballotsCast: vote.ballotsCast, participants: vote.participants.value))
         }
@@ -254,12 +283,12 @@ public struct VoteService<S: Stores>: Sendable {
     // MARK: Name conflicts
 
     /// Ballots of the vote whose voters' names read the same, for its initiator to settle; by name.
-    public func conflicts(in id: VoteID, by identity: Identity) async throws -> [NameConflict] {
-        let vote = try await initiated(id, by: identity)
+    public func conflicts(in id: VoteID, by identity: Identity, from address: ClientAddress) async throws -> [NameConflict] {
+        let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
         let ballots = try await stores.votes.ballots(of: id)
         let groups = Dictionary(grouping: ballots, by: \.nameKey).values.filter { $0.count > 1 }
-        let people = try await stores.accounts.summaries(of: groups.flatMap { $0.map(\.voter) })
+        let people = try await accounts(of: groups.flatMap { $0.map(\.voter) })
         return groups
             .map { group in
                 NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
@@ -271,16 +300,23 @@ public struct VoteService<S: Stores>: Sendable {
             }
     }
 
-    /// Voids (`counted` false) or restores a ballot, while the vote is open: once its result is out, a change
-    /// would tell anyone comparing the two tallies what the ballot chose.
-    public func setCounted(_ counted: Bool, ballot ballotID: BallotID, in id: VoteID, by identity: Identity) async throws -> BallotSummary {
-        let vote = try await initiated(id, by: identity)
+    /// Voids (`counted` false) or restores a ballot of a name conflict. Never while the vote is open: voiding
+    /// at will would let an initiator isolate one person's choice (`Ballot.checkSettling`); never once its
+    /// result is out, since comparing two published tallies would tell what the changed ballot chose. That
+    /// leaves the settling between a vote's end and its result, which has yet to come: until then every
+    /// change is refused.
+    public func setCounted(
+        _ counted: Bool, ballot ballotID: BallotID, in id: VoteID, by identity: Identity, from address: ClientAddress
+    ) async throws -> BallotSummary {
+        let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
+        guard !vote.isOpen(at: clock.now) else { throw ServiceError.conflict(.voteOpen) }
+        try Ballot.checkSettling(ballotID, counted: counted, among: try await stores.votes.ballots(of: id))
         switch try await stores.votes.setCounted(counted, ballot: ballotID, of: id, at: clock.now) {
         case .noSuchBallot: throw ServiceError.notFound(.ballot)
         case .voteFinished: throw ServiceError.conflict(.resultFinal)
         case .changed(let ballot):
-            guard let voter = try await stores.accounts.summaries(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
+            guard let voter = try await accounts(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
             return BallotSummary(ballot, voter: voter)
         }
     }
@@ -336,14 +372,48 @@ public struct VoteService<S: Stores>: Sendable {
     // MARK: Helpers
 
     /// bcrypt decides the first correct password of a vote; the memo answers after that.
-    private func passwordMatches(_ password: VotePassword, vote: VoteID, hash: PasswordHash) async -> Bool {
+    private func passwordMatches(_ password: VotePassword, vote: VoteID, hash: PasswordHash) async throws -> Bool {
         let hasher = hasher
-        return await memo.verify(password, vote: vote) { await hasher.verify(password.digits, against: hash) }
+        return try await memo.verify(password, vote: vote) { try await hasher.verify(password.digits, against: hash) }
+    }
+
+    /// What `read` finds for a vote id the caller gives. An id that names no vote counts against the caller's
+    /// and the address's lookups of unknown ids: reserved before the store is read and kept only for a miss,
+    /// so that concurrent lookups stop at the limit and ids cannot be scanned faster than it allows.
+    private func lookUp<Found>(
+        _ id: VoteID, by identity: Identity, from address: ClientAddress, _ read: () async throws -> Found?
+    ) async throws -> Found {
+        if let wait = unknownLookups.reserve(identity.userID) { throw ServiceError.rateLimited(retryAfter: wait, .voteLookups) }
+        if let wait = unknownLookupsFromAddress.reserve(address) {
+            unknownLookups.cancel(identity.userID)
+            throw ServiceError.rateLimited(retryAfter: wait, .voteLookupsFromAddress)
+        }
+        let found: Found?
+        do { found = try await read() } catch {
+            unknownLookups.cancel(identity.userID)
+            unknownLookupsFromAddress.cancel(address)
+            throw error
+        }
+        guard let found else {
+            unknownLookups.commit(identity.userID)
+            unknownLookupsFromAddress.commit(address)
+            throw ServiceError.notFound(.vote)
+        }
+        unknownLookups.cancel(identity.userID)
+        unknownLookupsFromAddress.cancel(address)
+        return found
+    }
+
+    /// The accounts of these users, by id, for what the initiator sees of a name conflict.
+    private func accounts(of users: [UserID]) async throws -> [UserID: Account] {
+        var found: [UserID: Account] = [:]
+        for user in Set(users) { found[user] = try await stores.accounts.account(id: user) }
+        return found
     }
 
     /// The vote, when the caller opened it; others may not settle its conflicts.
-    private func initiated(_ id: VoteID, by identity: Identity) async throws -> Vote {
-        guard let vote = try await stores.votes.vote(id: id) else { throw ServiceError.notFound(.vote) }
+    private func initiated(_ id: VoteID, by identity: Identity, from address: ClientAddress) async throws -> Vote {
+        let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
         guard vote.initiator == identity.userID else {
             throw ServiceError.forbidden("Only the initiator of this vote settles its name conflicts.")
         }

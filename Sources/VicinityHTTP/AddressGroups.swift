@@ -1,0 +1,54 @@
+import VicinityCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Which client addresses count as one client for limits per address: an IPv4 address alone, an IPv6
+/// address by its first `ipv6PrefixLength` bits.
+///
+/// One IPv6 subscriber is handed a whole /64 (RFC 6177, RFC 7421: SLAAC needs 64 bits of interface id), so
+/// counting exact IPv6 addresses would give one client 2^64 separate allowances. IPv4-mapped IPv6 addresses
+/// (`::ffff:a.b.c.d`, what a dual-stack socket reports for IPv4 peers) are read as the IPv4 address they carry.
+public struct AddressGroups: Hashable, Sendable {
+    public let ipv6PrefixLength: Int
+
+    /// Shorter prefixes would put unrelated subscribers of one provider together; longer ones than 128 do not exist.
+    public static let ipv6PrefixLengths = 32...128
+    public static let standard = AddressGroups(uncheckedPrefix: 64)
+
+    public init(ipv6PrefixLength: Int) throws(ValidationError) {
+        guard Self.ipv6PrefixLengths.contains(ipv6PrefixLength) else {
+            throw ValidationError(
+                field: "ipv6-prefix",
+                message: "must be a whole number of bits in [\(Self.ipv6PrefixLengths.lowerBound), \(Self.ipv6PrefixLengths.upperBound)]")
+        }
+        self.ipv6PrefixLength = ipv6PrefixLength
+    }
+
+    private init(uncheckedPrefix: Int) { ipv6PrefixLength = uncheckedPrefix }
+
+    /// The key that every address of the same client shares: `203.0.113.7`, or `2001:db8:1:2::/64`. Text that is
+    /// no IP address is its own key.
+    public func key(for address: String) -> String {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 { return address }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }
+        var bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        for index in bytes.indices {
+            let bitsKept = min(8, max(0, ipv6PrefixLength - index * 8))
+            bytes[index] &= bitsKept == 8 ? 0xFF : ~(UInt8(0xFF) >> bitsKept)
+        }
+        var masked = in6_addr()
+        withUnsafeMutableBytes(of: &masked) { $0.copyBytes(from: bytes) }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &masked, &text, socklen_t(text.count)) != nil else { return address }
+        let prefix = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ipv6PrefixLength == 128 ? prefix : "\(prefix)/\(ipv6PrefixLength)"
+    }
+}

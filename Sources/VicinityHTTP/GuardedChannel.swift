@@ -1,0 +1,122 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// HTTP/1.1 connections behind the `ConnectionGate` and the whole-request deadline.
+///
+/// An admitted connection is Hummingbird's own HTTP/1.1 channel with the deadline's two handlers added: one
+/// in front of the HTTP decoder, which sees the first byte of each request, and one behind it, which sees the
+/// request end. A refused connection never reaches the HTTP code: it is answered 503 with `Retry-After` at
+/// once and closed, so a full server keeps serving the connections it has.
+struct GuardedHTTP1Channel: ServerChildChannel {
+    enum Value: ServerChildChannelValue {
+        case admitted(HTTP1Channel.Value)
+        /// Answered and closing by itself (`RefusalHandler`); nothing more to do.
+        case refused(any Channel)
+
+        var channel: any Channel {
+            switch self {
+            case .admitted(let value): value.channel
+            case .refused(let channel): channel
+            }
+        }
+    }
+
+    let http1: HTTP1Channel
+    let gate: ConnectionGate
+    let groups: AddressGroups
+    let trustedProxies: Set<String>
+    let requestTimeout: Duration
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let peer = channel.remoteAddress?.ipAddress
+        // A trusted proxy's connections carry many clients; the per-client cap is theirs to keep.
+        let client = peer.flatMap { trustedProxies.contains($0) ? nil : groups.key(for: $0) }
+        if let refusal = gate.admit(client) {
+            let answer = Problem(refusal).rawResponse()
+            let gate = gate
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(RefusalHandler(answer: answer, gate: gate))
+                return .refused(channel)
+            }
+        }
+        let gate = gate
+        channel.closeFuture.whenComplete { _ in gate.release(client) }
+        let timeout = requestTimeout
+        return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let deadline = RequestDeadlineHandler(timeout: timeout)
+            try pipeline.addHandler(deadline, position: .first)
+            // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
+            // request parts to the router.
+            let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+            try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
+            return .admitted(value)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        guard case .admitted(let channel) = value else { return }
+        await http1.handle(value: channel, logger: logger)
+    }
+}
+
+/// Answers a refused connection and closes it: the answer is written and the write side closed at once;
+/// whatever the client had sent is read and dropped until it closes its side or a second has passed, so that
+/// closing does not reset the connection before the client reads the answer.
+final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    /// Long enough for a client on loopback or a LAN to read a 200-byte answer; short enough that lingering
+    /// refusals (at most `ConnectionGate.lingeringRefusals`) hold few descriptors for little time.
+    static let linger = TimeAmount.seconds(1)
+
+    private let answer: ByteBuffer
+    private let gate: ConnectionGate
+    private var lingering = false
+    private var answered = false
+    private var timer: Scheduled<Void>?
+
+    init(answer: ByteBuffer, gate: ConnectionGate) {
+        self.answer = answer
+        self.gate = gate
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { respond(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        respond(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { context.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        if lingering {
+            lingering = false
+            gate.stoppedLingering()
+        }
+        context.fireChannelInactive()
+    }
+
+    private func respond(context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
+        context.writeAndFlush(NIOAny(answer), promise: nil)
+        guard gate.startLingering() else {
+            context.close(promise: nil)
+            return
+        }
+        lingering = true
+        context.close(mode: .output, promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: Self.linger) { loopBound.value.close(promise: nil) }
+    }
+}

@@ -1,0 +1,145 @@
+import HummingbirdCore
+import Metrics
+import NIOCore
+import NIOHTTPTypes
+
+/// The whole-request deadline: from the first byte of a request to its last, headers and body together.
+///
+/// The idle timeout alone cannot cut a client that sends a byte every few seconds, since each byte is
+/// activity; this clock is not reset by anything the client sends. It starts at the first byte read while no
+/// request is being read, and stops when the decoder has read the request's end; the time the server takes
+/// to answer is not counted. When it runs out:
+/// - before the request head is complete, nothing has reached the router: the handler writes a 408
+///   problem+json itself and closes the connection;
+/// - once the head has been handed on, the router owns the answer: `RequestProgressHandler` ends the body
+///   stream with `RequestTimedOut`, the handler reading the body fails with it, and the problem mapping
+///   answers 408 with `Connection: close`. A handler that never reads the body has answered already, and the
+///   connection closes when the server goes to skip the rest of it.
+///
+/// Both handlers run on the connection's event loop, so their shared state needs no lock.
+final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private enum State {
+        case idle
+        case reading(headRead: Bool, timer: Scheduled<Void>)
+        case expired
+    }
+
+    let timeout: Duration
+    private var state = State.idle
+    private var context: ChannelHandlerContext?
+    fileprivate weak var progress: RequestProgressHandler?
+
+    init(timeout: Duration) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stopClock()
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .idle = state {
+            let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { loopBound.value.expire() }
+            state = .reading(headRead: false, timer: timer)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopClock()
+        context.fireChannelInactive()
+    }
+
+    fileprivate func headRead() {
+        if case .reading(_, let timer) = state { state = .reading(headRead: true, timer: timer) }
+    }
+
+    fileprivate func requestRead() {
+        if case .reading(_, let timer) = state {
+            timer.cancel()
+            state = .idle
+        }
+    }
+
+    private func stopClock() {
+        if case .reading(_, let timer) = state { timer.cancel() }
+        state = .idle
+    }
+
+    private func expire() {
+        guard case .reading(let headRead, _) = state, let context else { return }
+        state = .expired
+        Counter(label: "vicinity_requests_timed_out_total").increment()
+        if headRead, let progress {
+            progress.fail(RequestTimedOut(limit: timeout))
+        } else {
+            let answer = Problem(APIError.requestTimeout(limit: timeout)).rawResponse()
+            context.writeAndFlush(NIOAny(answer)).whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+}
+
+/// Tells `RequestDeadlineHandler` when a request's head and end have been read, and when the deadline runs out
+/// after the head, fails the request's body stream and closes the connection once the answer is written (or
+/// after `longestAnswer`, if none comes): the client is still sending, and would otherwise hold the connection
+/// as long as it keeps a byte coming.
+final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let deadline: RequestDeadlineHandler
+    private var context: ChannelHandlerContext?
+    private var failed = false
+
+    init(deadline: RequestDeadlineHandler) {
+        self.deadline = deadline
+        deadline.progress = self
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: deadline.headRead()
+        case .body: break
+        case .end: deadline.requestRead()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard failed, case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        let written = promise ?? context.eventLoop.makePromise()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
+        context.writeAndFlush(data, promise: written)
+    }
+
+    fileprivate func fail(_ error: RequestTimedOut) {
+        guard let context else { return }
+        failed = true
+        context.fireErrorCaught(error)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: TimeAmount(max(error.limit, Self.longestAnswer))) { loopBound.value.close(promise: nil) }
+    }
+
+    /// How long the router has to write its 408 before the connection is closed without it: far longer than
+    /// answering takes, even on a loaded machine.
+    static let longestAnswer = Duration.seconds(30)
+}
+
+/// The request did not arrive in full within the deadline; mapped to 408 in `Problem(for:)`.
+struct RequestTimedOut: Error, Hashable, Sendable {
+    let limit: Duration
+}

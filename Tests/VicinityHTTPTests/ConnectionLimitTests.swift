@@ -1,0 +1,180 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import VicinityCore
+import VicinityHTTP
+
+/// The caps on what clients hold open, over real sockets: the deadline on a whole request, the cap per client
+/// and the cap on all connections. Each client is its own loopback address (127.0.0.0/8 is all this machine).
+///
+/// Every bound on waiting here only keeps a broken server from holding the suite: a busy machine answers far
+/// inside it, and no assertion measures how fast anything was.
+@Suite("Connection limits, over real sockets")
+struct ConnectionLimitTests {
+    /// The start of a sign-up whose body never arrives in full.
+    static let unfinishedSignUp = "POST /v1/users HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"
+
+    static func signUp(_ username: String) -> String {
+        let body = #"{"username":"\#(username)","password":"correct horse battery","first_name":"Ada","last_name":"Byron"}"#
+        return "POST /v1/users HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+    }
+
+    static let health = "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+    /// Sends one byte every 200 ms until the server closes the connection, as a slow-loris client does.
+    static func trickle(_ connection: RawConnection) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                do {
+                    try await connection.send(" ")
+                    try await Task.sleep(for: .milliseconds(200))
+                } catch { return }
+            }
+        }
+    }
+
+    /// Runs the application on a free port for `body`, with no other client connected (a test client would
+    /// hold connections of its own), and stops it after.
+    static func withServer(
+        options: HTTPOptions = .standard, logs: LogRecorder = LogRecorder(), _ body: @Sendable (Int) async throws -> Void
+    ) async throws {
+        let (ports, announce) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(
+            services: services(try await store(csulbRows)), options: options, port: 0, metrics: sharedRegistry,
+            logger: logs.logger, onListening: { _, port in announce.yield(port) })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var listening = ports.makeAsyncIterator()
+            let port = try #require(await listening.next())
+            do { try await body(port) } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Whether a new connection from `local` is served, trying for up to five seconds: the server frees a
+    /// place when it has closed a connection, a moment after the client sees the close.
+    static func served(port: Int, from local: String) async throws -> Bool {
+        for _ in 0..<100 {
+            let connection = try await RawConnection.open(port: port, from: local)
+            try? await connection.send(health)
+            if try await connection.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 200 OK") { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test("more trickling connections than a client may hold: the rest are refused 503 at once, others are served throughout, and the trickling requests are cut at the deadline with 408")
+    func tricklingClient() async throws {
+        let options = HTTPOptions(requestTimeout: .seconds(2), maximumConnections: 64, maximumConnectionsPerClient: 8)
+        try await Self.withServer(options: options) { port in
+            // Twelve connections from one client, all open before any sends a byte: admitted or refused as they
+            // arrive, none closed by the deadline meanwhile.
+            var connections: [RawConnection] = []
+            for _ in 0..<12 { connections.append(try await RawConnection.open(port: port, from: "127.0.0.21")) }
+            let held = connections
+            try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for (index, connection) in held.enumerated() {
+                    group.addTask { (index, try await connection.readUntilClosed(within: .seconds(120))) }
+                }
+                var answers: [Int: String] = [:]
+                var tricklers: [Task<Void, Never>] = []
+                defer { for trickler in tricklers { trickler.cancel() } }
+                var started: ContinuousClock.Instant?
+                for try await (index, answer) in group {
+                    answers[index] = answer
+                    let refused = answers.values.filter { $0.hasPrefix("HTTP/1.1 503 Service Unavailable") }.count
+                    guard refused == 4, started == nil else { continue }
+                    // The refusals are in: the others are the admitted ones. They start their requests and
+                    // trickle, and another client is served meanwhile.
+                    started = .now
+                    for (index, connection) in held.enumerated() where answers[index] == nil {
+                        try await connection.send(Self.unfinishedSignUp)
+                        tricklers.append(Self.trickle(connection))
+                    }
+                    let other = try await RawConnection.open(port: port, from: "127.0.0.2")
+                    try await other.send(Self.health)
+                    #expect(try await other.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 200 OK"))
+                    let signUp = try await RawConnection.open(port: port, from: "127.0.0.2")
+                    try await signUp.send(Self.signUp("ada"))
+                    #expect(try await signUp.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 201 Created"))
+                }
+                let refusals = answers.values.filter { $0.hasPrefix("HTTP/1.1 503 Service Unavailable") }
+                let timeouts = answers.values.filter { $0.hasPrefix("HTTP/1.1 408 Request Timeout") }
+                #expect(refusals.count == 4)
+                #expect(refusals.allSatisfy { $0.contains("Retry-After: 1") && $0.contains("as many connections as one client may") })
+                #expect(timeouts.count == 8, "\(answers.values.filter { !$0.hasPrefix("HTTP/1.1 503") })")
+                #expect(timeouts.allSatisfy { $0.contains("application/problem+json") })
+                // Cut by the deadline, not before it, although a byte came every 200 ms.
+                let since = try #require(started)
+                #expect(ContinuousClock.now - since >= .seconds(2))
+            }
+
+            // Their places are free again once the server has closed its side too: the same client is served.
+            #expect(try await Self.served(port: port, from: "127.0.0.21"))
+        }
+    }
+
+    @Test("a request head that never ends is answered 408 and closed at the deadline, however often a byte comes")
+    func tricklingHead() async throws {
+        try await Self.withServer(options: HTTPOptions(requestTimeout: .seconds(1))) { port in
+            let connection = try await RawConnection.open(port: port)
+            let started = ContinuousClock.now
+            try await connection.send("GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            let trickler = Self.trickle(connection)
+            defer { trickler.cancel() }
+            let answer = try await connection.readUntilClosed(within: .seconds(60))
+            #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout"))
+            #expect(answer.contains(#""detail":"The request did not arrive in full within 1 s of its first byte.""#))
+            #expect(ContinuousClock.now - started >= .seconds(1))
+        }
+    }
+
+    @Test("a full server answers a new connection 503 at once and keeps serving the connections it has")
+    func fullServer() async throws {
+        try await Self.withServer(options: HTTPOptions(maximumConnections: 4)) { port in
+            // Four clients hold the four places; the first asks something and keeps its connection.
+            let kept = try await RawConnection.open(port: port, from: "127.0.0.11")
+            try await kept.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            var idle: [RawConnection] = []
+            for address in ["127.0.0.12", "127.0.0.13", "127.0.0.14"] { idle.append(try await RawConnection.open(port: port, from: address)) }
+
+            let late = try await RawConnection.open(port: port, from: "127.0.0.15")
+            let answer = try await late.readUntilClosed(within: .seconds(60))
+            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable"))
+            #expect(answer.contains("The server holds as many connections as it serves"))
+
+            // The kept connection is still served: its answers are read to the close it asks for.
+            try await kept.send(Self.health)
+            let both = try await kept.readUntilClosed(within: .seconds(60))
+            #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "two answers on the kept connection")
+
+            // A place freed is a place taken.
+            await idle[0].close()
+            #expect(try await Self.served(port: port, from: "127.0.0.16"), "a connection is served once another has closed")
+        }
+    }
+
+    @Test("a client that drops mid-request is logged at debug as 499, never as a server fault")
+    func clientAbort() async throws {
+        let logs = LogRecorder()
+        try await Self.withServer(logs: logs) { port in
+            let connection = try await RawConnection.open(port: port)
+            try await connection.send(Self.unfinishedSignUp)
+            try await Task.sleep(for: .milliseconds(100))
+            await connection.close()
+            var logged: [LogRecorder.Record] = []
+            for _ in 0..<600 where logged.isEmpty {
+                logged = logs.records.filter { $0.message == "Request handled" }
+                if logged.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(logged.map { $0.metadata["http.status"] } == ["499"])
+            #expect(logged.map(\.level) == [.debug])
+            #expect(!logs.records.contains { $0.level >= .error }, "\(logs.records.map(\.message))")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A plain TCP connection to the server on loopback, from a chosen loopback address, for what an HTTP client
+/// library hides: requests sent byte by byte, connections held open, answers read to the close.
+///
+/// Built on NIO, so that a test waiting for an answer never blocks one of the few threads Swift's concurrency
+/// runs on: the server under test answers on those same threads, and a blocked one can starve it on a busy
+/// machine.
+final class RawConnection: Sendable {
+    struct TimedOut: Error {}
+
+    private let channel: any Channel
+    private let collector: Collector
+
+    /// Connects to `port` on 127.0.0.1 from `local`: any address of 127.0.0.0/8 is this machine, so each stands
+    /// for another client.
+    static func open(port: Int, from local: String = "127.0.0.1") async throws -> RawConnection {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let eventLoop = group.next()
+        let collector = Collector(closed: eventLoop.makePromise(of: (ByteBuffer, Bool).self))
+        let channel = try await ClientBootstrap(group: eventLoop)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .bind(to: try SocketAddress(ipAddress: local, port: 0))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
+            }
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        return RawConnection(channel: channel, collector: collector)
+    }
+
+    private init(channel: any Channel, collector: Collector) {
+        self.channel = channel
+        self.collector = collector
+    }
+
+    func send(_ text: String) async throws {
+        try await channel.writeAndFlush(ByteBuffer(string: text))
+    }
+
+    /// Everything the server sent until it closed its side; throws `TimedOut` (and closes) if that takes
+    /// longer than `limit`.
+    func readUntilClosed(within limit: Duration) async throws -> String {
+        let collector = collector
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(limit)) { [channel] in
+            collector.closingLocally()
+            channel.close(promise: nil)
+        }
+        let (bytes, byPeer) = try await collector.closed.futureResult.get()
+        timer.cancel()
+        guard byPeer else { throw TimedOut() }
+        return String(buffer: bytes)
+    }
+
+    func close() async {
+        collector.closingLocally()
+        try? await channel.close()
+    }
+
+    /// Keeps what arrives; completes `closed` with it, and whether the server ended the connection, once the
+    /// server closes its side or the connection ends.
+    private final class Collector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+
+        let closed: EventLoopPromise<(ByteBuffer, Bool)>
+        private let state = Mutex(State())
+
+        private struct State {
+            var received = ByteBuffer()
+            var closingLocally = false
+            var completed = false
+        }
+
+        init(closed: EventLoopPromise<(ByteBuffer, Bool)>) { self.closed = closed }
+
+        func closingLocally() { state.withLock { $0.closingLocally = true } }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var buffer = unwrapInboundIn(data)
+            state.withLock { $0.received.writeBuffer(&buffer) }
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if case ChannelEvent.inputClosed = event { complete() }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) { complete() }
+
+        private func complete() {
+            let outcome: (ByteBuffer, Bool)? = state.withLock { state in
+                guard !state.completed else { return nil }
+                state.completed = true
+                return (state.received, !state.closingLocally)
+            }
+            if let outcome { closed.succeed(outcome) }
+        }
+    }
+}
