@@ -263,6 +263,66 @@ struct EventStreamTests {
         }
     }
 
+    @Test("signing out ends that session's streams at once; a password change ends the other sessions' streams, not its own")
+    func streamsEndWithTheirSession() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let anna = try await client.person("anna"), ben = try await client.person("ben")
+            try await client.befriend(anna, ben)
+            let phone = try await Self.signIn(client, anna)
+            let laptop = try await Self.signIn(client, anna)
+            let streams = [
+                try await EventStreamConnection.open(port: port, token: anna.token),
+                try await EventStreamConnection.open(port: port, token: phone.token),
+                try await EventStreamConnection.open(port: port, token: laptop.token),
+            ]
+            defer { streams.forEach { $0.close() } }
+            var first = streams[0].items.makeAsyncIterator(), second = streams[1].items.makeAsyncIterator()
+            var third = streams[2].items.makeAsyncIterator()
+            for index in 0..<3 {
+                var items = streams[index].items.makeAsyncIterator()
+                #expect(await items.next() == .comment("connected"))
+            }
+            #expect(try await client.call(.delete, "/v1/sessions/current", as: phone).status == .noContent)
+            // Ended, with no event after the sign-out: the poke that follows reaches the two others only.
+            #expect(await nextEvent(&second) == nil)
+            #expect(try await client.call(.post, "/v1/friends/\(anna.id)/pokes", as: ben).status == .created)
+            #expect(await nextEvent(&first)?.type == "poke")
+            #expect(await nextEvent(&third)?.type == "poke")
+
+            let change = try await client.call(.patch, "/v1/me", as: laptop, json: """
+                {"current_password":"\(testPassword)","password":"a new and longer passphrase"}
+                """)
+            #expect(change.status == .ok, "\(change.text)")
+            #expect(await nextEvent(&first) == nil, "the other session's stream ended with it")
+            #expect(try await client.call(.post, "/v1/friends/\(anna.id)/pokes", as: ben).status == .created)
+            #expect(await nextEvent(&third)?.type == "poke", "the session that changed the password keeps listening")
+        }
+    }
+
+    /// A second session of someone already signed up.
+    private static func signIn(_ client: any TestClientProtocol, _ person: Person) async throws -> Person {
+        let signIn = try await client.call(.post, "/v1/sessions", json: #"{"username":"\#(person.username)","password":"\#(testPassword)"}"#)
+        var session = person
+        session.token = try #require(signIn.object?["token"] as? String)
+        return session
+    }
+
+    @Test("limits per client address count an IPv6 client by its /64 and an IPv4-mapped address as the IPv4 one")
+    func addressGroups() async throws {
+        var settings = ServiceSettings()
+        settings.accounts.signUpsPerAddress = RateLimit(limit: 1, window: .seconds(3600))
+        try await withLiveApp(InMemoryStore(), settings: settings, options: HTTPOptions(trustedProxies: ["127.0.0.1"])) { client, _ in
+            let statuses = [
+                try await Self.signUp(client, "first", forwardedFor: "2001:db8:1:2::1"),
+                try await Self.signUp(client, "second", forwardedFor: "2001:db8:1:2:ffff:ffff:ffff:fffe"),
+                try await Self.signUp(client, "third", forwardedFor: "2001:db8:1:3::1"),
+                try await Self.signUp(client, "fourth", forwardedFor: "10.0.0.1"),
+                try await Self.signUp(client, "fifth", forwardedFor: "::ffff:10.0.0.1"),
+            ]
+            #expect(statuses == [.created, .tooManyRequests, .created, .created, .tooManyRequests])
+        }
+    }
+
     @Test("limits per client address read X-Forwarded-For from trusted proxies only, from its right end")
     func trustedProxies() async throws {
         var settings = ServiceSettings()
