@@ -79,8 +79,4 @@ final class ConnectionGate: Sendable {
     func stoppedLingering() {
         state.withLock { $0.lingering -= 1 }
     }
-
-    /// Connections open now, in all and of one client: for tests and `/health`.
-    var openConnections: Int { state.withLock { $0.open } }
-    func openConnections(of client: String) -> Int { state.withLock { $0.perClient[client, default: 0] } }
 }

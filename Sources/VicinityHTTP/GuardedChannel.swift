@@ -1,12 +1,13 @@
 import HummingbirdCore
 import Logging
+import Metrics
 import NIOCore
 
 /// HTTP/1.1 connections behind the `ConnectionGate` and the whole-request deadline.
 ///
-/// An admitted connection is Hummingbird's own HTTP/1.1 channel with the deadline's two handlers added: one
+/// An admitted connection is Hummingbird's own HTTP/1.1 channel with the deadline's two handlers added (one
 /// in front of the HTTP decoder, which sees the first byte of each request, and one behind it, which sees the
-/// request end. A refused connection never reaches the HTTP code: it is answered 503 with `Retry-After` at
+/// request end) and the cut for clients that stop reading. A refused connection never reaches the HTTP code: it is answered 503 with `Retry-After` at
 /// once and closed, so a full server keeps serving the connections it has.
 struct GuardedHTTP1Channel: ServerChildChannel {
     enum Value: ServerChildChannelValue {
@@ -27,6 +28,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let groups: AddressGroups
     let trustedProxies: Set<String>
     let requestTimeout: Duration
+    let stalledReaderTimeout: Duration
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let peer = channel.remoteAddress?.ipAddress
@@ -42,11 +44,12 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         }
         let gate = gate
         channel.closeFuture.whenComplete { _ in gate.release(client) }
-        let timeout = requestTimeout
+        let timeout = requestTimeout, stalled = stalledReaderTimeout
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let deadline = RequestDeadlineHandler(timeout: timeout)
             try pipeline.addHandler(deadline, position: .first)
+            try pipeline.addHandler(StalledReaderHandler(timeout: stalled, logger: logger), position: .first)
             // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
@@ -118,5 +121,48 @@ final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.close(mode: .output, promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: Self.linger) { loopBound.value.close(promise: nil) }
+    }
+}
+
+/// Closes a connection whose client has taken none of what the server writes for `timeout`.
+///
+/// An answer being written keeps the idle timeout from running, so a client that asks for large answers (or
+/// opens an event stream) and never reads would otherwise hold its connection, and the answers queued for it,
+/// for good. The clock runs while the connection is unwritable (NIO's outbound buffer over its high-water mark,
+/// 64 KiB, with the socket's own buffer full) and stops whenever the client takes some, as nginx's
+/// `send_timeout` does.
+final class StalledReaderHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    let timeout: Duration
+    private let logger: Logger
+    private var timer: Scheduled<Void>?
+
+    init(timeout: Duration, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            timer?.cancel()
+            timer = nil
+        } else if timer == nil {
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let logger = logger
+            timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                logger.debug("Closed a connection whose client stopped reading")
+                Counter(label: "vicinity_connections_stalled_total").increment()
+                loopBound.value.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
     }
 }

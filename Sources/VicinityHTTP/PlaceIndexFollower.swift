@@ -34,6 +34,9 @@ public struct PlaceIndexFollower<Record: Stores>: Service {
                             "places": "\(places)", "campuses": "\(campuses)", "seconds": "\((clock.now - start).milliseconds / 1000)",
                         ])
                     }
+                } catch is CancellationError {
+                    // The server is stopping: a check cut short is no fault.
+                    return
                 } catch {
                     logger.error("could not check the place store for changes", metadata: ["error": "\(error)"])
                 }

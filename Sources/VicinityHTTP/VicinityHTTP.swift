@@ -36,6 +36,10 @@ public struct HTTPOptions: Sendable {
     public var maximumConnectionsPerClient: Int
     /// Which addresses are one client, for the connection cap and every limit per client address.
     public var addressGroups: AddressGroups
+    /// A client that takes none of what the server writes for this long is cut (`StalledReaderHandler`). 60 s,
+    /// as nginx's `send_timeout`: a phone in a tunnel recovers within it, and an event stream cut after it is
+    /// resumed with `Last-Event-ID`.
+    public var stalledReaderTimeout: Duration
 
     public static let standard = HTTPOptions()
 
@@ -48,7 +52,8 @@ public struct HTTPOptions: Sendable {
         requestTimeout: Duration = .seconds(20),
         maximumConnections: Int = 10_000,
         maximumConnectionsPerClient: Int = 256,
-        addressGroups: AddressGroups = .standard
+        addressGroups: AddressGroups = .standard,
+        stalledReaderTimeout: Duration = .seconds(60)
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
@@ -59,6 +64,7 @@ public struct HTTPOptions: Sendable {
         self.maximumConnections = maximumConnections
         self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.addressGroups = addressGroups
+        self.stalledReaderTimeout = stalledReaderTimeout
     }
 }
 
@@ -151,7 +157,7 @@ public func buildApplication<S: Stores>(
         GuardedHTTP1Channel(
             http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
             gate: gate, groups: options.addressGroups, trustedProxies: options.trustedProxies,
-            requestTimeout: options.requestTimeout)
+            requestTimeout: options.requestTimeout, stalledReaderTimeout: options.stalledReaderTimeout)
     }
     return Application(
         router: buildRouter(services: services, options: options, metrics: metrics),

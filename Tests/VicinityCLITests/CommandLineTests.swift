@@ -242,14 +242,10 @@ struct CommandLineTests {
         #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
 
         let server = try CLI.makeProcess(["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"])
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
         defer { if server.isRunning { server.terminate() } }
 
         // The start-up line comes only once the socket is bound, and names the real port.
-        let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+        let line = try startUpLine(of: server)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
         #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
         #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine; up to "))
@@ -286,12 +282,8 @@ struct CommandLineTests {
         }
 
         let server = try serve(hard: 4096, soft: 1024, ["--log-level", "warning"])
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
         defer { if server.isRunning { server.terminate() } }
-        let line = String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+        let line = try startUpLine(of: server)
         // 4,096 less a quarter kept back for the database, the event loops and refusals being answered.
         #expect(line.contains("up to 3072 connections, 256 per client, under a descriptor limit of 4096)"), "\(line)")
         server.terminate()
@@ -311,6 +303,15 @@ struct CommandLineTests {
             #expect(refused.terminationStatus != 0)
             #expect(text.contains(message), "\(text)")
         }
+    }
+
+    /// Starts the server and returns the first line it writes on standard output.
+    private func startUpLine(of server: Process) throws -> String {
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        return String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
     }
 
     /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).

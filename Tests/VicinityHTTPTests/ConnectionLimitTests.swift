@@ -159,6 +159,26 @@ struct ConnectionLimitTests {
         }
     }
 
+    @Test("a client that stops reading the answers it asked for is cut, not held for good")
+    func stalledReader() async throws {
+        let logs = LogRecorder()
+        try await Self.withServer(options: HTTPOptions(stalledReaderTimeout: .seconds(1)), logs: logs) { port in
+            let connection = try await RawConnection.open(port: port, reading: false)
+            // Far more than the socket buffers hold: the OpenAPI document, asked for 400 times in one go.
+            let ask = "GET /openapi.yaml HTTP/1.1\r\nHost: localhost\r\n\r\n"
+            try await connection.send(String(repeating: ask, count: 400))
+            var cut = false
+            for _ in 0..<1200 where !cut {
+                cut = logs.records.contains { $0.message == "Closed a connection whose client stopped reading" }
+                if !cut { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(cut)
+            try await connection.startReading()
+            let answers = try await connection.readUntilClosed(within: .seconds(60))
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count - 1 < 400, "cut before every answer went out")
+        }
+    }
+
     @Test("a client that drops mid-request is logged at debug as 499, never as a server fault")
     func clientAbort() async throws {
         let logs = LogRecorder()

@@ -98,7 +98,10 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
 
     private static func release(_ key: Key, in state: inout State) {
         let reserved = state.reserved[key, default: 0]
-        precondition(reserved > 0, "a reservation ends once")
+        guard reserved > 0 else {
+            assertionFailure("a reservation ends once")
+            return
+        }
         state.reserved[key] = reserved > 1 ? reserved - 1 : nil
     }
 

@@ -16,12 +16,14 @@ final class RawConnection: Sendable {
 
     /// Connects to `port` on 127.0.0.1 from `local`: any address of 127.0.0.0/8 is this machine, so each stands
     /// for another client.
-    static func open(port: Int, from local: String = "127.0.0.1") async throws -> RawConnection {
+    /// With `reading` false nothing is read until `startReading`, as a client that stops reading does.
+    static func open(port: Int, from local: String = "127.0.0.1", reading: Bool = true) async throws -> RawConnection {
         let group = MultiThreadedEventLoopGroup.singleton
         let eventLoop = group.next()
         let collector = Collector(closed: eventLoop.makePromise(of: (ByteBuffer, Bool).self))
         let channel = try await ClientBootstrap(group: eventLoop)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.autoRead, value: reading)
             .bind(to: try SocketAddress(ipAddress: local, port: 0))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
@@ -34,6 +36,11 @@ final class RawConnection: Sendable {
     private init(channel: any Channel, collector: Collector) {
         self.channel = channel
         self.collector = collector
+    }
+
+    func startReading() async throws {
+        try await channel.setOption(.autoRead, value: true)
+        channel.read()
     }
 
     func send(_ text: String) async throws {
