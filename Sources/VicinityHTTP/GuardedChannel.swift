@@ -7,8 +7,12 @@ import NIOCore
 ///
 /// An admitted connection is Hummingbird's own HTTP/1.1 channel with the deadline's two handlers added (one
 /// in front of the HTTP decoder, which sees the first byte of each request, and one behind it, which sees the
-/// request end) and the cut for clients that stop reading. A refused connection never reaches the HTTP code: it is answered 503 with `Retry-After` at
-/// once and closed, so a full server keeps serving the connections it has.
+/// request end) and the cut for clients that stop reading. A refused connection never reaches the HTTP code:
+/// it is answered 503 with `Retry-After` at once and closed, so a full server keeps serving the connections it
+/// has. Accepting itself backs off for a second after a failure such as running out of descriptors (NIO's
+/// `AcceptBackoffHandler`, which its server bootstrap installs), rather than trying again at once.
+///
+/// A connection whose set-up fails is closed here: NIO leaves a child channel whose initializer failed open.
 struct GuardedHTTP1Channel: ServerChildChannel {
     enum Value: ServerChildChannelValue {
         case admitted(HTTP1Channel.Value)
@@ -39,7 +43,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             let gate = gate
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(RefusalHandler(answer: answer, gate: gate))
-                return .refused(channel)
+                return Value.refused(channel)
+            }.flatMapErrorThrowing { error in
+                channel.close(promise: nil)
+                throw error
             }
         }
         let gate = gate
@@ -54,7 +61,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
-            return .admitted(value)
+            return Value.admitted(value)
+        }.flatMapErrorThrowing { error in
+            channel.close(promise: nil)
+            throw error
         }
     }
 

@@ -200,6 +200,28 @@ struct VoteFlowTests {
         }
     }
 
+    @Test("wrong passwords sent all at once from one address are checked up to the address's limit, not one more")
+    func concurrentWrongPasswords() async throws {
+        var settings = ServiceSettings()
+        settings.votes.passwords.failuresPerAddress = RateLimit(limit: 10, window: .seconds(15 * 60))
+        try await withApp(try await campusStore(), settings: settings) { client in
+            let tess = try await client.person("tess")
+            var people: [Person] = []
+            for index in 0..<30 { people.append(try await client.person("guesser\(index)")) }
+            let id = try await client.openVote(as: tess, participants: 100)
+            // Thirty people, two wrong passwords each, all at the same moment, all from one address.
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for person in people + people {
+                    group.addTask { try await client.ballot(id, 0, as: person, password: "111111").status }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.count { $0 == .forbidden } == 10, "checked and found wrong")
+            #expect(statuses.count { $0 == .tooManyRequests } == 50, "refused before any check")
+            #expect(try await client.ballot(id, 0, as: tess).status == .tooManyRequests, "the address is closed to ballots for now")
+        }
+    }
+
     @Test("bad input gets every bad field named and changes nothing; unknown and malformed ids are 404")
     func validation() async throws {
         try await withApp(try await campusStore()) { client in
