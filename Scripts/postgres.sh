@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A PostgreSQL 15 server with PostGIS 3 for Vicinity's tests and for trying it out, on loopback, in a folder of
+# its own; installs Debian's packages when they are missing.
+#
+#   Scripts/postgres.sh start    start it (a new cluster the first time), with a `vicinity` database that has
+#                                PostGIS; does nothing when it already runs. Prints the URL.
+#   Scripts/postgres.sh stop     stop it (the cluster stays for the next start)
+#   Scripts/postgres.sh destroy  stop it and remove its folder
+#   Scripts/postgres.sh url      print the URL to give `--db` (postgres://vicinity@127.0.0.1:PORT/vicinity)
+#   Scripts/postgres.sh status   exit 0 when it answers
+#
+# VICINITY_PG_DIR (default /tmp/vicinity-postgres) and VICINITY_PG_PORT (default 55432) choose the folder and
+# the port. The server listens on 127.0.0.1 only and trusts local connections: it is for tests and trials on
+# one machine, not for production, which runs its own PostgreSQL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib/packages.sh
+
+folder="${VICINITY_PG_DIR:-/tmp/vicinity-postgres}"
+port="${VICINITY_PG_PORT:-55432}"
+user=vicinity
+database=vicinity
+url="postgres://$user@127.0.0.1:$port/$database"
+
+run_as_postgres=()
+[ "$(id -u)" -eq 0 ] && run_as_postgres=(runuser -u postgres --)
+
+binaries() { ls -d /usr/lib/postgresql/15/bin 2>/dev/null; }
+
+answers() { pg_isready -q -h 127.0.0.1 -p "$port" 2>/dev/null; }
+
+start() {
+    ensure_packages postgresql-15 postgresql-15-postgis-3 postgresql-client-15
+    local bin
+    bin="$(binaries)"
+    if answers; then echo "$url"; return 0; fi
+    mkdir -p "$folder"
+    if [ ! -s "$folder/data/PG_VERSION" ]; then
+        mkdir -p "$folder/data" "$folder/socket"
+        [ "$(id -u)" -eq 0 ] && chown -R postgres "$folder"
+        "${run_as_postgres[@]}" "$bin/initdb" -D "$folder/data" -A trust -U "$user" -E UTF8 --locale=C.UTF-8 >/dev/null
+    fi
+    # fsync stays on: tests of durability and concurrency need the real thing.
+    "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 start -o \
+        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$folder/socket -c max_connections=200" >/dev/null
+    psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -qtA \
+        -c "SELECT 1 FROM pg_database WHERE datname = '$database'" | grep -q 1 \
+        || psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -q -c "CREATE DATABASE $database"
+    PGOPTIONS=--client-min-messages=warning psql -h 127.0.0.1 -p "$port" -U "$user" -d "$database" -v ON_ERROR_STOP=1 -q \
+        -c "CREATE EXTENSION IF NOT EXISTS postgis"
+    echo "$url"
+}
+
+stop() {
+    local bin
+    bin="$(binaries)" || return 0
+    [ -s "$folder/data/PG_VERSION" ] || return 0
+    "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    destroy) stop; rm -rf "$folder" ;;
+    url) echo "$url" ;;
+    status) answers ;;
+    *) echo "usage: Scripts/postgres.sh start|stop|destroy|url|status" >&2; exit 64 ;;
+esac
