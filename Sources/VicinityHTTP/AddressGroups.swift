@@ -29,6 +29,15 @@ public struct AddressGroups: Hashable, Sendable {
 
     private init(uncheckedPrefix: Int) { ipv6PrefixLength = uncheckedPrefix }
 
+    /// The address as a peer of any listener writes it: an IPv4-mapped IPv6 address (what a dual-stack
+    /// socket reports for an IPv4 peer) as the IPv4 address it carries, anything else unchanged. Trusted
+    /// proxies are compared in this form.
+    public static func plain(_ address: String) -> String {
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }
+        return mappedIPv4(withUnsafeBytes(of: &v6) { Array($0) }) ?? address
+    }
+
     /// The key that every address of the same client shares: `203.0.113.7`, or `2001:db8:1:2::/64`. Text that is
     /// no IP address is its own key.
     public func key(for address: String) -> String {
@@ -37,9 +46,7 @@ public struct AddressGroups: Hashable, Sendable {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }
         var bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-            return bytes[12..<16].map(String.init).joined(separator: ".")
-        }
+        if let ipv4 = Self.mappedIPv4(bytes) { return ipv4 }
         for index in bytes.indices {
             let bitsKept = min(8, max(0, ipv6PrefixLength - index * 8))
             bytes[index] &= bitsKept == 8 ? 0xFF : ~(UInt8(0xFF) >> bitsKept)
@@ -50,5 +57,11 @@ public struct AddressGroups: Hashable, Sendable {
         guard inet_ntop(AF_INET6, &masked, &text, socklen_t(text.count)) != nil else { return address }
         let prefix = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return ipv6PrefixLength == 128 ? prefix : "\(prefix)/\(ipv6PrefixLength)"
+    }
+
+    /// The IPv4 address inside `::ffff:a.b.c.d` (RFC 4291 §2.5.5.2), given the 16 bytes of an IPv6 address.
+    private static func mappedIPv4(_ bytes: [UInt8]) -> String? {
+        guard bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+        return bytes[12..<16].map(String.init).joined(separator: ".")
     }
 }

@@ -35,7 +35,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let stalledReaderTimeout: Duration
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let peer = channel.remoteAddress?.ipAddress
+        let peer = channel.remoteAddress?.ipAddress.map(AddressGroups.plain)
         // A trusted proxy's connections carry many clients; the per-client cap is theirs to keep.
         let client = peer.flatMap { trustedProxies.contains($0) ? nil : groups.key(for: $0) }
         if let refusal = gate.admit(client) {

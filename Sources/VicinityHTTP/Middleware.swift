@@ -99,7 +99,7 @@ struct ClientAddressMiddleware: RouterMiddleware {
     let groups: AddressGroups
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let peer = context.peerAddress else { return try await next(request, context) }
+        guard let peer = context.peerAddress.map(AddressGroups.plain) else { return try await next(request, context) }
         var client = peer
         if trustedProxies.contains(peer), let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty {
             client = Self.client(forwardedFor: forwarded, trusted: trustedProxies) ?? peer

@@ -10,7 +10,8 @@ import NIOHTTPTypes
 /// request is being read, and stops when the decoder has read the request's end; the time the server takes
 /// to answer is not counted. When it runs out:
 /// - before the request head is complete, nothing has reached the router: the handler writes a 408
-///   problem+json itself and closes the connection;
+///   problem+json itself and closes the connection (or only closes it, while an earlier pipelined request is
+///   still being answered, whose answer those bytes would corrupt);
 /// - once the head has been handed on, the router owns the answer: `RequestProgressHandler` ends the body
 ///   stream with `RequestTimedOut`, the handler reading the body fails with it, and the problem mapping
 ///   answers 408 with `Connection: close`. A handler that never reads the body has answered already, and the
@@ -42,11 +43,7 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .idle = state {
-            let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { loopBound.value.expire() }
-            state = .reading(headRead: false, timer: timer)
-        }
+        if case .idle = state { startClock(headRead: false, eventLoop: context.eventLoop) }
         context.fireChannelRead(data)
     }
 
@@ -55,8 +52,19 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
+    /// A head can come with no new bytes: a pipelined request's, read from what came with the one before.
     fileprivate func headRead() {
-        if case .reading(_, let timer) = state { state = .reading(headRead: true, timer: timer) }
+        switch state {
+        case .reading(_, let timer): state = .reading(headRead: true, timer: timer)
+        case .idle: if let context { startClock(headRead: true, eventLoop: context.eventLoop) }
+        case .expired: break
+        }
+    }
+
+    private func startClock(headRead: Bool, eventLoop: any EventLoop) {
+        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) { loopBound.value.expire() }
+        state = .reading(headRead: headRead, timer: timer)
     }
 
     fileprivate func requestRead() {
@@ -77,9 +85,13 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
         Counter(label: "vicinity_requests_timed_out_total").increment()
         if headRead, let progress {
             progress.fail(RequestTimedOut(limit: timeout))
+        } else if progress?.answersOwed ?? 0 > 0 {
+            // An earlier request is still being answered: bytes written here would land inside that answer.
+            context.close(promise: nil)
         } else {
             let answer = Problem(APIError.requestTimeout(limit: timeout)).rawResponse()
-            context.writeAndFlush(NIOAny(answer)).whenComplete { _ in context.close(promise: nil) }
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(NIOAny(answer)).whenComplete { _ in loopBound.value.close(promise: nil) }
         }
     }
 }
@@ -97,6 +109,9 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let deadline: RequestDeadlineHandler
     private var context: ChannelHandlerContext?
     private var failed = false
+    private var fallbackClose: Scheduled<Void>?
+    /// Requests whose head has been read and whose answer has not been written to its end.
+    fileprivate private(set) var answersOwed = 0
 
     init(deadline: RequestDeadlineHandler) {
         self.deadline = deadline
@@ -104,11 +119,17 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fallbackClose?.cancel()
+        self.context = nil
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head: deadline.headRead()
+        case .head:
+            answersOwed += 1
+            deadline.headRead()
         case .body: break
         case .end: deadline.requestRead()
         }
@@ -116,7 +137,12 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard failed, case .end = unwrapOutboundIn(data) else {
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        answersOwed = max(0, answersOwed - 1)
+        guard failed else {
             context.write(data, promise: promise)
             return
         }
@@ -131,7 +157,9 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
         failed = true
         context.fireErrorCaught(error)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: TimeAmount(max(error.limit, Self.longestAnswer))) { loopBound.value.close(promise: nil) }
+        fallbackClose = context.eventLoop.scheduleTask(in: TimeAmount(max(error.limit, Self.longestAnswer))) {
+            loopBound.value.close(promise: nil)
+        }
     }
 
     /// How long the router has to write its 408 before the connection is closed without it: far longer than

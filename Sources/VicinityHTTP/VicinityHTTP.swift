@@ -28,7 +28,7 @@ public struct HTTPOptions: Sendable {
     /// (64 KiB) at 26 kbit/s, and bounds how long a client trickling bytes holds a connection.
     public var requestTimeout: Duration
     /// Open connections served at once; past it a new connection is answered 503 at once (`ConnectionGate`).
-    /// `vicinity serve` keeps it well below the process's descriptor limit (`ConnectionCaps`).
+    /// `vicinity serve` keeps it well below the process's descriptor limit (`DescriptorLimit.connectionCap`).
     public var maximumConnections: Int
     /// Open connections of one client (`addressGroups`) served at once. 256 lets a lecture hall of a hundred
     /// phones behind one campus NAT each hold an event stream and a request connection; one client alone

@@ -20,11 +20,17 @@ enum DescriptorLimit {
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         let hard = limit.rlim_max == rlim_t.max ? rlim_t(unlimitedStandIn) : limit.rlim_max
         if limit.rlim_cur == rlim_t.max || limit.rlim_cur >= hard { return clamped(limit.rlim_cur) }
-        var raised = limit
-        raised.rlim_cur = hard
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return clamped(hard) }
+        // macOS reports an unlimited hard limit yet refuses more than OPEN_MAX (10,240) per process.
+        for target in [hard, min(hard, rlim_t(openMax))] where target > limit.rlim_cur {
+            var raised = limit
+            raised.rlim_cur = target
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return clamped(target) }
+        }
         return clamped(limit.rlim_cur)
     }
+
+    /// Darwin's OPEN_MAX, the most a process may ask for there whatever the hard limit says.
+    static let openMax = 10_240
 
     /// Descriptors kept back from client connections: a quarter of the limit, and at least 512 (SQLite's
     /// files for nine connections, each loop's epoll and wake-up descriptors, refusals still being answered

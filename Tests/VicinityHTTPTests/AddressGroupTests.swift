@@ -14,6 +14,9 @@ struct AddressGroupTests {
         #expect(groups.key(for: "::ffff:198.51.100.4") == "198.51.100.4")
         #expect(groups.key(for: "::1") == "::/64")
         #expect(groups.key(for: "not an address") == "not an address")
+        #expect(AddressGroups.plain("::ffff:10.0.0.1") == "10.0.0.1")
+        #expect(AddressGroups.plain("10.0.0.1") == "10.0.0.1")
+        #expect(AddressGroups.plain("2001:db8::1") == "2001:db8::1")
 
         let wide = try AddressGroups(ipv6PrefixLength: 48)
         #expect(wide.key(for: "2001:db8:1:2::1") == "2001:db8:1::/48")

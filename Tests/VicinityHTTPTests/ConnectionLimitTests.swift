@@ -134,14 +134,36 @@ struct ConnectionLimitTests {
         }
     }
 
+    @Test("a pipelined request whose body never ends is answered 408 by the router after the one before is answered whole")
+    func pipelinedTrickle() async throws {
+        try await Self.withServer(options: HTTPOptions(requestTimeout: .seconds(1))) { port in
+            let connection = try await RawConnection.open(port: port)
+            // Both heads in one write: the second comes with no bytes of its own to start its clock.
+            try await connection.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n" + Self.unfinishedSignUp)
+            let trickler = Self.trickle(connection)
+            defer { trickler.cancel() }
+            let answers = try await connection.readUntilClosed(within: .seconds(60))
+            let parts = answers.components(separatedBy: "HTTP/1.1 ")
+            #expect(parts.count == 3, "\(answers)")
+            #expect(parts.dropFirst().first?.hasPrefix("200 OK") == true)
+            #expect(parts.last?.hasPrefix("408 Request Timeout") == true)
+            #expect(parts.last?.contains(#""status":408"#) == true, "a whole problem+json answer, not bytes inside another")
+        }
+    }
+
     @Test("a full server answers a new connection 503 at once and keeps serving the connections it has")
     func fullServer() async throws {
         try await Self.withServer(options: HTTPOptions(maximumConnections: 4)) { port in
-            // Four clients hold the four places; the first asks something and keeps its connection.
-            let kept = try await RawConnection.open(port: port, from: "127.0.0.11")
-            try await kept.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            var idle: [RawConnection] = []
-            for address in ["127.0.0.12", "127.0.0.13", "127.0.0.14"] { idle.append(try await RawConnection.open(port: port, from: address)) }
+            // Four clients hold the four places, each served once and keeping its connection: one after the
+            // other, so that each is admitted before the next arrives.
+            var holders: [RawConnection] = []
+            for address in ["127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14"] {
+                let holder = try await RawConnection.open(port: port, from: address)
+                try await holder.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                #expect(try await holder.received(within: .seconds(60)).hasPrefix("HTTP/1.1 200 OK"))
+                holders.append(holder)
+            }
+            let kept = holders[0]
 
             let late = try await RawConnection.open(port: port, from: "127.0.0.15")
             let answer = try await late.readUntilClosed(within: .seconds(60))
@@ -154,7 +176,7 @@ struct ConnectionLimitTests {
             #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "two answers on the kept connection")
 
             // A place freed is a place taken.
-            await idle[0].close()
+            await holders[1].close()
             #expect(try await Self.served(port: port, from: "127.0.0.16"), "a connection is served once another has closed")
         }
     }

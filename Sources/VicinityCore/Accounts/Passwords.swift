@@ -74,6 +74,8 @@ public final class BcryptHasher: PasswordHasher {
     }
 
     private func run<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async throws -> Result {
-        do { return try await threads.runIfActive(work) } catch { throw PasswordHashingUnavailable() }
+        do { return try await threads.runIfActive(work) } catch is CancellationError { throw CancellationError() } catch {
+            throw PasswordHashingUnavailable()
+        }
     }
 }

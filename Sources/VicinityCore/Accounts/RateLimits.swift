@@ -67,15 +67,31 @@ public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
     /// events and reservations already fill the limit, holds none and returns how long to wait. Every
     /// reservation ends with `commit` (it was an event) or `cancel` (it was not).
     public func reserve(_ key: Key) -> Duration? {
+        reserveNoting(key).wait
+    }
+
+    /// As `reserve`, and says whether the key held nothing before (no event in the window, no reservation),
+    /// decided in the same step, so that concurrent callers cannot all find it clear.
+    public func reserveNoting(_ key: Key) -> (wait: Duration?, wasClear: Bool) {
         let now = clock.now
         return state.withLock { state in
             sweepIfDue(&state, now: now)
             let times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
             state.events[key] = times.isEmpty ? nil : times
             let reserved = state.reserved[key, default: 0]
-            if let wait = rule.wait(after: times, reserved: reserved, now: now) { return wait }
+            let wasClear = times.isEmpty && reserved == 0
+            if let wait = rule.wait(after: times, reserved: reserved, now: now) { return (wait, wasClear) }
             state.reserved[key] = reserved + 1
-            return nil
+            return (nil, wasClear)
+        }
+    }
+
+    /// Records an event for `key` whatever the count, for an event let through without a reservation.
+    public func record(_ key: Key) {
+        let now = clock.now
+        state.withLock { state in
+            sweepIfDue(&state, now: now)
+            state.events[key] = Self.recent(state.events[key] ?? [], now: now, window: rule.window) + [now]
         }
     }
 
@@ -134,7 +150,8 @@ public struct GuessingRules: Hashable, Sendable {
     /// An account's failures are forgotten after this long without one.
     public var failureMemory: Duration
     /// Failed sign-ins allowed from one client address, over every account. Successful sign-ins do not count,
-    /// so a classroom behind one campus NAT signs in at once however large it is.
+    /// so a classroom behind one campus NAT signs in at once; checks still under way count until decided, so
+    /// past this many at the same instant the rest wait a second.
     public var failuresPerAddress: RateLimit
 
     /// 2 free failures (typos), then answers slowed by 1 s, 2 s; the 5th failure locks the account for

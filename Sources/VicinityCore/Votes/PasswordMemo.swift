@@ -57,6 +57,14 @@ final class PasswordMemo: Sendable {
         return try await verify(password, vote: vote, bcrypt: bcrypt)
     }
 
+    /// Returns when no bcrypt check of the vote is under way: a ballot that arrives during the vote's first
+    /// check waits here, before the guessing guard counts it as an attempt under way, and then usually finds
+    /// the password known. Without this, a lecture hall voting at the same instant would fill its address's
+    /// allowance of checks under way with right passwords.
+    func settled(vote: VoteID) async {
+        while let pending = state.withLock({ $0.pending[vote] }) { _ = try? await pending.value }
+    }
+
     /// True or false when the vote's password is known here; nil when bcrypt must decide.
     func known(_ password: VotePassword, vote: VoteID) -> Bool? {
         let message = Self.message(password, vote)

@@ -301,8 +301,10 @@ public struct Ballot: Hashable, Sendable {
 
     /// Whether the initiator may set `ballot` to `counted` among the vote's `ballots`, when settling name
     /// conflicts: only ballots that share their voter's name with another ballot, and never the last counted
-    /// ballot of a name. Voiding at will would let an initiator void every ballot but one person's (and their
-    /// own) and read that person's choice from the tally; within a name's ballots, one always stays counted.
+    /// ballot of a name. Voiding at will would let an initiator void every ballot but one person's and read
+    /// that choice from the tally; this confines voiding to real name conflicts. It does not stop an initiator
+    /// who casts look-alike ballots under every other voter's name from voiding the real ones: that costs an
+    /// account per voter, made for the occasion, which the conflict view shows (`BallotSummary.voterSince`).
     public static func checkSettling(
         _ ballot: BallotID, counted: Bool, among ballots: [Ballot]
     ) throws(ServiceError) {

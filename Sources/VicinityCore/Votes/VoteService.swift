@@ -227,6 +227,7 @@ public struct VoteService<S: Stores>: Sendable {
         guard let initiator = people[vote.initiator] else { throw ServiceError.notFound(.vote) }
 
         let key = id.rawValue + " " + identity.userID.rawValue
+        await memo.settled(vote: id)
         let attempt = try passwordGuard.begin(account: key, address: address.rawValue)
         let matches: Bool
         do { matches = try await passwordMatches(password, vote: id, hash: hash) } catch {
@@ -380,27 +381,35 @@ public struct VoteService<S: Stores>: Sendable {
     /// What `read` finds for a vote id the caller gives. An id that names no vote counts against the caller's
     /// and the address's lookups of unknown ids: reserved before the store is read and kept only for a miss,
     /// so that concurrent lookups stop at the limit and ids cannot be scanned faster than it allows.
+    ///
+    /// An address that has used up its allowance stops only the accounts that have missed themselves: an
+    /// account's first lookup goes through (and counts, if it misses), so one person behind a campus NAT
+    /// cannot lock everyone else there out of voting, while every further probe costs a new account, of which
+    /// an address makes at most 100 an hour.
     private func lookUp<Found>(
         _ id: VoteID, by identity: Identity, from address: ClientAddress, _ read: () async throws -> Found?
     ) async throws -> Found {
-        if let wait = unknownLookups.reserve(identity.userID) { throw ServiceError.rateLimited(retryAfter: wait, .voteLookups) }
-        if let wait = unknownLookupsFromAddress.reserve(address) {
+        let person = unknownLookups.reserveNoting(identity.userID)
+        if let wait = person.wait { throw ServiceError.rateLimited(retryAfter: wait, .voteLookups) }
+        let addressWait = unknownLookupsFromAddress.reserve(address)
+        let addressReserved = addressWait == nil
+        if let addressWait, !person.wasClear {
             unknownLookups.cancel(identity.userID)
-            throw ServiceError.rateLimited(retryAfter: wait, .voteLookupsFromAddress)
+            throw ServiceError.rateLimited(retryAfter: addressWait, .voteLookupsFromAddress)
         }
         let found: Found?
         do { found = try await read() } catch {
             unknownLookups.cancel(identity.userID)
-            unknownLookupsFromAddress.cancel(address)
+            if addressReserved { unknownLookupsFromAddress.cancel(address) }
             throw error
         }
         guard let found else {
             unknownLookups.commit(identity.userID)
-            unknownLookupsFromAddress.commit(address)
+            if addressReserved { unknownLookupsFromAddress.commit(address) } else { unknownLookupsFromAddress.record(address) }
             throw ServiceError.notFound(.vote)
         }
         unknownLookups.cancel(identity.userID)
-        unknownLookupsFromAddress.cancel(address)
+        if addressReserved { unknownLookupsFromAddress.cancel(address) }
         return found
     }
 

@@ -61,6 +61,17 @@ final class RawConnection: Sendable {
         return String(buffer: bytes)
     }
 
+    /// What the server has sent so far, once it has sent anything; throws `TimedOut` after `limit`.
+    func received(within limit: Duration) async throws -> String {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            let bytes = collector.received
+            if bytes.readableBytes > 0 { return String(buffer: bytes) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TimedOut()
+    }
+
     func close() async {
         collector.closingLocally()
         try? await channel.close()
@@ -83,6 +94,8 @@ final class RawConnection: Sendable {
         init(closed: EventLoopPromise<(ByteBuffer, Bool)>) { self.closed = closed }
 
         func closingLocally() { state.withLock { $0.closingLocally = true } }
+
+        var received: ByteBuffer { state.withLock { $0.received } }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var buffer = unwrapInboundIn(data)
