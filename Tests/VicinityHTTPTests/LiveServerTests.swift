@@ -70,7 +70,7 @@ struct LiveServerTests {
     func idleConnectionsClose() async throws {
         let store = try await store(csulbRows)
         let app = buildApplication(
-            services: services(store), options: HTTPOptions(idleTimeout: .seconds(2)),
+            services: services(store), options: HTTPOptions(idleTimeout: .seconds(3)),
             port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
         try await app.test(.live) { client in
             let port = try #require(client.port)
@@ -79,10 +79,15 @@ struct LiveServerTests {
             // The bound only keeps a broken server from holding the suite; a busy machine never comes near it.
             #expect(try await silent.readUntilClosed(within: .seconds(60)).isEmpty)
 
-            let talking = try await RawConnection.open(port: port)
-            try await talking.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            let answer = try await talking.readUntilClosed(within: .seconds(60))
-            #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "the request was answered before the idle timeout closed the connection")
+            // The idle clock starts when the connection is accepted. On a machine so loaded that the request is
+            // read only after the timeout, closing first is right; a second connection then gets its answer.
+            var answered = false
+            for _ in 0..<3 where !answered {
+                let talking = try await RawConnection.open(port: port)
+                try await talking.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                answered = try await talking.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 200 OK")
+            }
+            #expect(answered, "the request was answered before the idle timeout closed the connection")
         }
     }
 
