@@ -65,3 +65,30 @@ public struct AddressGroups: Hashable, Sendable {
         return bytes[12..<16].map(String.init).joined(separator: ".")
     }
 }
+
+/// Who a client is, for caps and limits per client: the one place that says which peers are trusted proxies
+/// and how addresses group. The connection gate and the request context both ask it.
+public struct ClientAddressing: Hashable, Sendable {
+    /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client.
+    public var trustedProxies: Set<String>
+    public var groups: AddressGroups
+
+    public static let standard = ClientAddressing(trustedProxies: [], groups: .standard)
+
+    public init(trustedProxies: Set<String>, groups: AddressGroups) {
+        self.trustedProxies = trustedProxies
+        self.groups = groups
+    }
+
+    /// Whether the connection's peer is a trusted proxy, in whichever form the listener wrote its address.
+    func isTrustedProxy(_ peer: String) -> Bool {
+        !trustedProxies.isEmpty && trustedProxies.contains(AddressGroups.plain(peer))
+    }
+
+    /// The client a connection counts against for the per-client cap: its peer's group; nil for a trusted
+    /// proxy, whose connections carry many clients, and for a peer with no IP address.
+    func connectionClient(peer: String?) -> String? {
+        guard let peer, !isTrustedProxy(peer) else { return nil }
+        return groups.key(for: peer)
+    }
+}

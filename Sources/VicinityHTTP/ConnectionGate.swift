@@ -1,4 +1,5 @@
 import Metrics
+import NIOCore
 import Synchronization
 
 /// Counts the open connections, in all and per client, and says whether one more may be served.
@@ -22,6 +23,8 @@ final class ConnectionGate: Sendable {
 
     let maximumConnections: Int
     let maximumPerClient: Int
+    /// The 503 each refusal is answered with, written once: a flood refuses thousands a second.
+    private let answers: [Refusal: ByteBuffer]
     private let state = Mutex(State())
     private let openGauge = Meter(label: "vicinity_connections_open")
 
@@ -35,6 +38,12 @@ final class ConnectionGate: Sendable {
         precondition(maximumConnections > 0 && maximumPerClient > 0, "connection caps must be positive")
         self.maximumConnections = maximumConnections
         self.maximumPerClient = maximumPerClient
+        answers = [.serverFull: Problem(.serverFull).rawResponse(), .clientFull: Problem(.clientFull).rawResponse()]
+    }
+
+    /// The whole HTTP answer to a refused connection.
+    func answer(to refusal: Refusal) -> ByteBuffer {
+        answers[refusal] ?? Problem(refusal).rawResponse()
     }
 
     /// Admits a connection of `client` (nil: counted in the total only), or says why not. Every admitted

@@ -29,17 +29,14 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     let http1: HTTP1Channel
     let gate: ConnectionGate
-    let groups: AddressGroups
-    let trustedProxies: Set<String>
+    let addressing: ClientAddressing
     let requestTimeout: Duration
     let stalledReaderTimeout: Duration
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let peer = channel.remoteAddress?.ipAddress.map(AddressGroups.plain)
-        // A trusted proxy's connections carry many clients; the per-client cap is theirs to keep.
-        let client = peer.flatMap { trustedProxies.contains($0) ? nil : groups.key(for: $0) }
+        let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
         if let refusal = gate.admit(client) {
-            let answer = Problem(refusal).rawResponse()
+            let answer = gate.answer(to: refusal)
             let gate = gate
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(RefusalHandler(answer: answer, gate: gate))

@@ -86,7 +86,8 @@ struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// Finds the client's address, for limits per client address: behind trusted reverse proxies the forwarded
-/// one, and in any case as its group (`AddressGroups`: an IPv6 client is its /64, not one of its 2^64 addresses).
+/// one. The context groups it (an IPv6 client is its /64, not one of its 2^64 addresses) only when a route
+/// asks for it, so that routes without such limits pay nothing.
 ///
 /// Behind a proxy every connection comes from the proxy, so without this every client would share one
 /// address and one client's failed sign-ins would lock out everyone. Only when the peer is a trusted proxy is
@@ -95,17 +96,16 @@ struct RequestLimitsMiddleware<Context: RequestContext>: RouterMiddleware {
 /// their own address.
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = VicinityRequestContext
-    let trustedProxies: Set<String>
-    let groups: AddressGroups
+    let addressing: ClientAddressing
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let peer = context.peerAddress.map(AddressGroups.plain) else { return try await next(request, context) }
-        var client = peer
-        if trustedProxies.contains(peer), let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty {
-            client = Self.client(forwardedFor: forwarded, trusted: trustedProxies) ?? peer
-        }
         var context = context
-        context.clientAddress = groups.key(for: client)
+        context.addressGroups = addressing.groups
+        if let peer = context.peerAddress, addressing.isTrustedProxy(peer),
+            let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty
+        {
+            context.clientAddress = Self.client(forwardedFor: forwarded, trusted: addressing.trustedProxies) ?? peer
+        }
         return try await next(request, context)
     }
 

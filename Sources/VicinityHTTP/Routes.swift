@@ -8,8 +8,10 @@ public struct VicinityRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer IP address; nil when the transport has none (tests through the router).
     public let peerAddress: String?
-    /// The client's address as its group: the peer's, or the one a trusted proxy forwarded (`ClientAddressMiddleware`).
+    /// The client's address: the peer's, or the one a trusted proxy forwarded (`ClientAddressMiddleware`).
     public var clientAddress: String?
+    /// How addresses group into clients (`HTTPOptions.addressing`), set by `ClientAddressMiddleware`.
+    var addressGroups = AddressGroups.standard
     /// Set by the route table on signed-in routes before the handler runs.
     public var identity: Identity?
 
@@ -26,7 +28,8 @@ public struct VicinityRequestContext: RequestContext {
         return identity
     }
 
-    var address: ClientAddress { ClientAddress(clientAddress) }
+    /// The client, for limits per client address: its address's group.
+    var address: ClientAddress { ClientAddress(clientAddress.map(addressGroups.key(for:))) }
 }
 
 /// Who may call a route.

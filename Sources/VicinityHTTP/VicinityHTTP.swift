@@ -36,6 +36,8 @@ public struct HTTPOptions: Sendable {
     public var maximumConnectionsPerClient: Int
     /// Which addresses are one client, for the connection cap and every limit per client address.
     public var addressGroups: AddressGroups
+    /// Trusted proxies and address groups together: who a client is.
+    var addressing: ClientAddressing { ClientAddressing(trustedProxies: trustedProxies, groups: addressGroups) }
     /// A client that takes none of what the server writes for this long is cut (`StalledReaderHandler`). 60 s,
     /// as nginx's `send_timeout`: a phone in a tunnel recovers within it, and an event stream cut after it is
     /// resumed with `Last-Event-ID`.
@@ -104,7 +106,7 @@ public func buildRouter<S: Stores>(
     router.add(middleware: HeadMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table, options: options))
     router.add(middleware: RequestLimitsMiddleware(options: options))
-    router.add(middleware: ClientAddressMiddleware(trustedProxies: options.trustedProxies, groups: options.addressGroups))
+    router.add(middleware: ClientAddressMiddleware(addressing: options.addressing))
     let accounts = services.accounts
     for entry in table.entries {
         let handler = entry.handler
@@ -156,8 +158,8 @@ public func buildApplication<S: Stores>(
     let server = HTTPServerBuilder { responder in
         GuardedHTTP1Channel(
             http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
-            gate: gate, groups: options.addressGroups, trustedProxies: options.trustedProxies,
-            requestTimeout: options.requestTimeout, stalledReaderTimeout: options.stalledReaderTimeout)
+            gate: gate, addressing: options.addressing, requestTimeout: options.requestTimeout,
+            stalledReaderTimeout: options.stalledReaderTimeout)
     }
     return Application(
         router: buildRouter(services: services, options: options, metrics: metrics),

@@ -192,11 +192,15 @@ struct Serve: AsyncParsableCommand {
             proxies.insert(canonical)
         }
 
-        func whole(_ given: Int?, _ variable: String, standard: Int) throws -> Int {
+        /// The option, else the environment variable; nil when neither is given.
+        func whole(_ given: Int?, _ variable: String) throws -> Int? {
             if let given { return given }
-            guard let text = environment[variable] else { return standard }
+            guard let text = environment[variable] else { return nil }
             guard let parsed = Int(text) else { throw ValidationError("\(variable) must be a whole number, not \"\(text)\"") }
             return parsed
+        }
+        func whole(_ given: Int?, _ variable: String, standard: Int) throws -> Int {
+            try whole(given, variable) ?? standard
         }
         let readers = try whole(databaseReaders, "VICINITY_DB_READERS", standard: StorageSettings.standardReaders)
         let cache = try whole(databaseCache, "VICINITY_DB_CACHE_MIB", standard: StorageSettings.standardCacheMebibytes)
@@ -217,10 +221,7 @@ struct Serve: AsyncParsableCommand {
         if let text = requestTimeout ?? environment["VICINITY_REQUEST_TIMEOUT"] {
             timeout = try Self.duration(text, option: "--request-timeout (or VICINITY_REQUEST_TIMEOUT)")
         }
-        let maximumConnections = try maximumConnections ?? environment["VICINITY_MAX_CONNECTIONS"].map { text in
-            guard let count = Int(text) else { throw ValidationError("VICINITY_MAX_CONNECTIONS must be a whole number, not \"\(text)\"") }
-            return count
-        }
+        let maximumConnections = try whole(maximumConnections, "VICINITY_MAX_CONNECTIONS")
         if let maximumConnections, maximumConnections < DescriptorLimit.minimumConnections {
             throw ValidationError("--max-connections (or VICINITY_MAX_CONNECTIONS) must be at least \(DescriptorLimit.minimumConnections), not \(maximumConnections)")
         }

@@ -100,7 +100,7 @@ public struct AccountService<S: Stores>: Sendable {
     public func authenticate(token text: String) async throws -> Identity {
         guard let token = SessionToken(text) else { throw ServiceError.unauthenticated }
         let digest = token.digest
-        guard let session = try await stores.accounts.session(digest), session.expiresAt > clock.now else {
+        guard let session = try await stores.accounts.session(digest), session.isValid(at: clock.now) else {
             throw ServiceError.unauthenticated
         }
         return Identity(userID: session.userID, session: digest)

@@ -54,6 +54,9 @@ public struct Session: Hashable, Sendable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }
+
+    /// Whether the session still signs in at `now`.
+    public func isValid(at now: Timestamp) -> Bool { expiresAt > now }
 }
 
 /// Who is calling: the signed-in user and the session the token belongs to.

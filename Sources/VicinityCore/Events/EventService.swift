@@ -157,7 +157,7 @@ extension EventService {
     /// also ends when its session expires or is ended by another process.
     public func isSignedIn(_ identity: Identity) async throws -> Bool {
         guard let session = try await stores.accounts.session(identity.session) else { return false }
-        return session.userID == identity.userID && session.expiresAt > clock.now
+        return session.userID == identity.userID && session.isValid(at: clock.now)
     }
 }
 
