@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "VicinityCore", targets: ["VicinityCore"]),
         .library(name: "VicinitySpatiaLite", targets: ["VicinitySpatiaLite"]),
+        .library(name: "VicinityPostGIS", targets: ["VicinityPostGIS"]),
         .library(name: "VicinityHTTP", targets: ["VicinityHTTP"]),
     ],
     dependencies: [
@@ -27,11 +28,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
@@ -91,6 +94,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "VicinityPostGIS",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "VicinityHTTP",
             dependencies: [
                 "GeoCore",
@@ -117,6 +132,7 @@ let package = Package(
                 "VicinityCore",
                 "VicinityImport",
                 "VicinitySpatiaLite",
+                "VicinityPostGIS",
                 "VicinityHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -167,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite",
+                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite", "VicinityPostGIS",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")],

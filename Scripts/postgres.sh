@@ -7,6 +7,8 @@
 #   Scripts/postgres.sh stop     stop it (the cluster stays for the next start)
 #   Scripts/postgres.sh destroy  stop it and remove its folder
 #   Scripts/postgres.sh url      print the URL to give `--db` (postgres://vicinity@127.0.0.1:PORT/vicinity)
+#   Scripts/postgres.sh fresh NAME  start it, (re)create an empty database NAME with PostGIS and pg_trgm, and
+#                                print its URL: what the tests and the contract check run against
 #   Scripts/postgres.sh status   exit 0 when it answers
 #
 # VICINITY_PG_DIR (default /tmp/vicinity-postgres) and VICINITY_PG_PORT (default 55432) choose the folder and
@@ -42,13 +44,25 @@ start() {
     fi
     # fsync stays on: tests of durability and concurrency need the real thing.
     "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 start -o \
-        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$folder/socket -c max_connections=200" >/dev/null
+        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$folder/socket -c max_connections=300" >/dev/null
     psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -qtA \
         -c "SELECT 1 FROM pg_database WHERE datname = '$database'" | grep -q 1 \
         || psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -q -c "CREATE DATABASE $database"
     PGOPTIONS=--client-min-messages=warning psql -h 127.0.0.1 -p "$port" -U "$user" -d "$database" -v ON_ERROR_STOP=1 -q \
-        -c "CREATE EXTENSION IF NOT EXISTS postgis"
+        -c "CREATE EXTENSION IF NOT EXISTS postgis" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
     echo "$url"
+}
+
+# An empty database of its own, made anew each time: tests and checks never see what an earlier run left.
+fresh() {
+    local name="$1"
+    [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "postgres.sh: a database name is lower-case letters, digits and _" >&2; exit 64; }
+    start >/dev/null
+    PGOPTIONS=--client-min-messages=warning psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -q \
+        -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" -c "CREATE DATABASE $name"
+    PGOPTIONS=--client-min-messages=warning psql -h 127.0.0.1 -p "$port" -U "$user" -d "$name" -v ON_ERROR_STOP=1 -q \
+        -c "CREATE EXTENSION postgis" -c "CREATE EXTENSION pg_trgm"
+    echo "postgres://$user@127.0.0.1:$port/$name?sslmode=disable"
 }
 
 stop() {
@@ -60,9 +74,10 @@ stop() {
 
 case "${1:-}" in
     start) start ;;
+    fresh) fresh "${2:?usage: Scripts/postgres.sh fresh NAME}" ;;
     stop) stop ;;
     destroy) stop; rm -rf "$folder" ;;
     url) echo "$url" ;;
     status) answers ;;
-    *) echo "usage: Scripts/postgres.sh start|stop|destroy|url|status" >&2; exit 64 ;;
+    *) echo "usage: Scripts/postgres.sh start|stop|destroy|url|status|fresh NAME" >&2; exit 64 ;;
 esac

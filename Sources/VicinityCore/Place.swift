@@ -106,6 +106,12 @@ public struct Place: Hashable, Sendable {
         guard trimmed.count <= Self.maximumNameLength else {
             throw ValidationError(field: "name", message: "must be at most \(Self.maximumNameLength) characters")
         }
+        try Self.refuseNUL(in: trimmed, field: "name")
+        for alias in aliases { try Self.refuseNUL(in: alias, field: "aliases") }
+        for (key, value) in attributes {
+            try Self.refuseNUL(in: key, field: "attributes")
+            try Self.refuseNUL(in: value, field: "attributes")
+        }
         self.id = id
         self.name = trimmed
         self.category = category
@@ -113,6 +119,12 @@ public struct Place: Hashable, Sendable {
         self.attributes = attributes
         self.coordinate = coordinate
         self.footprint = footprint
+    }
+
+    /// No text of a place may hold U+0000: it is no character of any name, and PostgreSQL's text cannot hold
+    /// it, so a place that one store kept and another refused would make the stores disagree.
+    static func refuseNUL(in text: String, field: String) throws(ValidationError) {
+        if text.utf8.contains(0) { throw ValidationError(field: field, message: "must not contain the NUL character (U+0000)") }
     }
 }
 
@@ -125,6 +137,7 @@ public struct Campus: Hashable, Sendable {
     public init(id: PlaceID, name: String, boundary: MultiPolygon) throws(ValidationError) {
         let trimmed = name.trimmingSpaces
         guard !trimmed.isEmpty else { throw ValidationError(field: "name", message: "must not be empty") }
+        try Place.refuseNUL(in: trimmed, field: "name")
         self.id = id
         self.name = trimmed
         self.boundary = boundary

@@ -46,7 +46,8 @@ extension AccountStore {
 
 /// Where shared positions live, one per user.
 public protocol PositionStore: Sendable {
-    /// Stores the user's position, replacing the one before.
+    /// Stores the user's position, replacing the one before. Of positions of one user sent at once, the last
+    /// to commit is kept.
     func setPosition(_ position: SharedPosition) async throws
     func position(of user: UserID) async throws -> SharedPosition?
     /// The positions of those among `users` who have one, in no particular order.
@@ -66,7 +67,8 @@ public protocol FriendStore: Sendable {
     func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome
 
     /// Accepts a pending request addressed to `recipient`, making the two friends (each sharing their
-    /// position with the other), and returns it; nil when no such request is addressed to them.
+    /// position with the other), and returns it; nil when no such request is addressed to them, also when a
+    /// concurrent call took or removed it first. One step with `sendFriendRequest` for the same pair.
     func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest?
 
     /// Removes a pending request that `participant` sent (cancel) or received (decline); nil when they have
@@ -93,7 +95,10 @@ public protocol FriendStore: Sendable {
 
 /// Where events wait for their recipients, for a retention window that survives a restart.
 public protocol EventStore: Sendable {
-    /// Records the drafts in order, numbering them above every number given before.
+    /// Records the drafts in order, numbering them above every number given before. A recipient's events
+    /// become visible in number order, whoever appends them at once, in whatever process: once `events(for:)`
+    /// has returned number n of a recipient, no smaller number of theirs appears later, so replaying from a
+    /// client's `Last-Event-ID` never skips one.
     func appendEvents(_ drafts: [EventDraft]) async throws -> [Event]
 
     /// The recipient's events numbered above `after` (all when nil) and created at or after `since`, in order,

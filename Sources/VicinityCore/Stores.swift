@@ -2,9 +2,13 @@ import GeoCore
 
 /// Where places live. Stores pick candidates with whatever index they have; `Ranking` orders them, so every
 /// store gives the same answer for the same data.
+///
+/// Writers in other processes may share the data: what each call guarantees then is said with it.
 public protocol PlaceStore: Sendable {
     /// Inserts new places and replaces changed ones by id, all or nothing. Re-sending an identical place
     /// changes nothing and counts as unchanged. `progress` is told how many of the places are done.
+    /// Concurrent upserts take turns, so each one's summary counts its own changes, and each raises
+    /// `revision()` once it has committed.
     func upsert(_ places: [Place], progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?) async throws -> UpsertSummary
 
     /// What `upsert` would do with these places, changing nothing.
@@ -92,4 +96,15 @@ public func validateBatch(_ places: [Place]) throws(BatchError) {
         }
     }
     if !problems.isEmpty { throw BatchError(problems: problems) }
+}
+
+/// A whole record in one database: every store, and the database's life. What the executable opens from
+/// `--db` and hands, generically, to everything it builds; which database that is, nothing past the entry
+/// point knows.
+public protocol RecordStore: Stores, PlaceStore, CampusStore, AccountStore, PositionStore, FriendStore, EventStore,
+    VoteStore
+{
+    /// Where the record is, as start-up lines and logs may show it: a file path, or a server URL without
+    /// its password.
+    var location: String { get }
 }

@@ -100,6 +100,12 @@ extension Problem {
             self.init(
                 status: .serviceUnavailable, detail: "Passwords cannot be checked right now; try again shortly.",
                 headers: [.retryAfter: "1"])
+        case StoreError.unavailable(let cause):
+            // Logged as a warning, once per request: the operator needs to know, the client only that it may retry.
+            context.logger.warning("the database is unavailable", metadata: ["cause": "\(cause)"])
+            self.init(
+                status: .serviceUnavailable, detail: "The service cannot reach its database right now; try again shortly.",
+                headers: [.retryAfter: "\(Self.databaseRetrySeconds)"])
         case let error as RequestTimedOut:
             self.init(APIError.requestTimeout(limit: error.limit))
         case let error as CoordinateError:
@@ -121,6 +127,10 @@ extension Problem {
             self.init(status: .internalServerError, detail: "An unexpected error occurred; it has been logged.")
         }
     }
+
+    /// Seconds a client waits before retrying while the database is unavailable: long enough that a restart
+    /// of PostgreSQL (a few seconds) is not hammered by every client at once.
+    static let databaseRetrySeconds = 5
 
     init(_ error: APIError) {
         switch error {

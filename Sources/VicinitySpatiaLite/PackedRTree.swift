@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import VicinityCore
 
 /// Fills a two-dimensional SQLite R*Tree in one pass, packed Sort-Tile-Recursive, by writing its three shadow
 /// tables in SQLite's on-disk R*Tree format (a format SQLite keeps readable across versions, as it does every

@@ -48,7 +48,7 @@ enum PlaceRow {
             aliases: aliases,
             attributes: attributes,
             coordinate: Coordinate(latitude: row[5], longitude: row[6]),
-            footprint: try footprintBlob.map { try WKB.decodeMultiPolygon(Array($0)) }
+            footprint: try footprintBlob.map { try WKB.decodeStored(Array($0), of: "place \(row[0] as String)") }
         )
     }
 }

@@ -1,4 +1,5 @@
 import GRDB
+import VicinityCore
 
 /// The database schema as named migrations. A migration that has shipped is never edited; changes come as
 /// new migrations appended below.
@@ -243,6 +244,6 @@ enum Schema {
 /// SpatiaLite's management functions answer 1 for success and 0 for failure instead of raising an error.
 enum SpatiaLiteCall {
     static func require(_ db: Database, _ sql: String) throws {
-        guard try Int.fetchOne(db, sql: sql) == 1 else { throw StoreError.spatiaLite("\(sql) failed") }
+        guard try Int.fetchOne(db, sql: sql) == 1 else { throw StoreError.database("\(sql) failed") }
     }
 }

@@ -3,7 +3,9 @@ import GRDB
 import GeoCore
 import VicinityCore
 
-extension SpatiaLiteStore: Stores {
+extension SpatiaLiteStore: RecordStore {
+    public var location: String { path }
+
     public var places: SpatiaLiteStore { self }
     public var campuses: SpatiaLiteStore { self }
     public var accounts: SpatiaLiteStore { self }

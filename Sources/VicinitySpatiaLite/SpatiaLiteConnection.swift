@@ -1,5 +1,6 @@
 import CSpatiaLite
 import GRDB
+import VicinityCore
 import GRDBSQLite
 
 /// Per-connection SpatiaLite set-up, run by GRDB on every connection it opens (`prepareDatabase`).
@@ -8,9 +9,9 @@ enum SpatiaLiteConnection {
     /// per-connection cache to the connection: the cache is handed to SQLite as the user data of a
     /// marker function whose destructor SQLite calls when the connection closes.
     static func initialise(_ db: Database) throws {
-        guard let connection = db.sqliteConnection else { throw StoreError.spatiaLite("connection is closed") }
+        guard let connection = db.sqliteConnection else { throw StoreError.database("connection is closed") }
         guard let cache = spatialite_alloc_connection() else {
-            throw StoreError.spatiaLite("could not allocate the connection cache")
+            throw StoreError.database("could not allocate the connection cache")
         }
         spatialite_init_ex(connection, cache, 0)
         let status = sqlite3_create_function_v2(
@@ -20,7 +21,7 @@ enum SpatiaLiteConnection {
         )
         guard status == SQLITE_OK else {
             spatialite_cleanup_ex(cache)
-            throw StoreError.spatiaLite("could not register the cache destructor (SQLite code \(status))")
+            throw StoreError.database("could not register the cache destructor (SQLite code \(status))")
         }
     }
 

@@ -309,7 +309,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     private static func campus(_ row: Row) throws -> Campus {
         let blob: Data = row[2]
-        return try Campus(id: PlaceID(row[0] as String), name: row[1], boundary: WKB.decodeMultiPolygon(Array(blob)))
+        return try Campus(
+            id: PlaceID(row[0] as String), name: row[1], boundary: WKB.decodeStored(Array(blob), of: "campus \(row[0] as String)"))
     }
 }
 

@@ -68,14 +68,15 @@ struct Import: AsyncParsableCommand {
                 throw Import.dataError
             }
             for warning in parsed.warnings { Console.error("\(file): note: \(warning)") }
-            let summary = try await database.withStore { store in
-                dryRun
+            let (summary, location) = try await database.withStore { store in
+                let summary = dryRun
                     ? try await store.plannedUpsert(parsed.places)
                     : try await store.upsert(parsed.places, progress: Console.progress("importing"))
+                return (summary, store.location)
             }
             let seconds = (ContinuousClock.now - started).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 2)))
             print("""
-                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(database.resolvedPath): \
+                \(dryRun ? "would import" : "imported") \(parsed.places.count) places from \(file) into \(location): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged (\(seconds))
                 """)
         }
@@ -107,9 +108,9 @@ struct Import: AsyncParsableCommand {
                 for problem in error.problems { Console.error("\(file): \(problem)") }
                 throw Import.dataError
             }
-            let summary = try await database.withStore { try await $0.upsert(campuses) }
+            let (summary, location) = try await database.withStore { store in (try await store.upsert(campuses), store.location) }
             print("""
-                imported \(campuses.count) campus boundaries from \(file) into \(database.resolvedPath): \
+                imported \(campuses.count) campus boundaries from \(file) into \(location): \
                 \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged
                 """)
         }

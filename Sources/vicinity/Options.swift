@@ -3,36 +3,56 @@ import Foundation
 import GeoCore
 import Logging
 import VicinityCore
+import VicinityPostGIS
 import VicinitySpatiaLite
 
-/// Where the database lives: `--db`, else `$VICINITY_DB`, else `Data/vicinity.sqlite` under the current folder.
+/// Where the record lives: `--db`, else `$VICINITY_DB`, else `Data/vicinity.sqlite` under the current folder.
+/// A `postgres://` URL means a PostgreSQL server with PostGIS; anything else is a SpatiaLite file.
 struct DatabaseOptions: ParsableArguments {
     static let defaultPath = "Data/vicinity.sqlite"
 
     @Option(name: .customLong("db"), help: ArgumentHelp(
-        "SQLite/SpatiaLite database file, created when missing.",
-        discussion: "Default: $VICINITY_DB, else \(defaultPath).", valueName: "path"))
-    var path: String?
+        "SpatiaLite database file (created when missing), or postgres://user@host:port/database for PostgreSQL with PostGIS.",
+        discussion: """
+            Default: $VICINITY_DB, else \(defaultPath). A server's password comes from PGPASSWORD or the password \
+            file (PGPASSFILE, else ~/.pgpass); it is never shown. URL options: sslmode=disable|prefer|require|verify-full, \
+            schema=NAME.
+            """,
+        valueName: "path-or-url"))
+    var given: String?
 
-    var resolvedPath: String {
-        path ?? ProcessInfo.processInfo.environment["VICINITY_DB"] ?? Self.defaultPath
+    /// The database as given, password and all; never shown (`withStore` hands out its `location`).
+    private var resolved: String {
+        given ?? ProcessInfo.processInfo.environment["VICINITY_DB"] ?? Self.defaultPath
     }
 
-    func openStore(logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard) throws -> SpatiaLiteStore {
-        let path = resolvedPath
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
-            throw ValidationError("the folder of the database \(path) does not exist")
+    /// Whether the record is a server database, which the SQLite-only options do not apply to.
+    var isServer: Bool { PostGISConfiguration.isURL(resolved) }
+
+    func validate() throws {
+        if isServer {
+            do { _ = try PostGISConfiguration(url: resolved) } catch { throw ValidationError("--db (or VICINITY_DB): \(error)") }
         }
-        return try SpatiaLiteStore(path: path, logger: logger, settings: settings)
     }
 
-    /// Runs `body` with the store open, then closes it explicitly: the write-ahead log is checkpointed into the
-    /// database file before the command reports success, and a failure to do so is an error, not a silent deinit.
+    /// Opens the record, runs `body` with it, then closes it explicitly: a SpatiaLite file's write-ahead log
+    /// is checkpointed into it, and a server's connections are closed, before the command reports success.
+    /// The one place that chooses a store; everything `body` builds is generic over it.
     func withStore<Result>(
-        logger: Logger = Logger(label: "vicinity"), _ body: (SpatiaLiteStore) async throws -> Result
+        logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
+        _ body: (any RecordStore) async throws -> Result
     ) async throws -> Result {
-        let store = try openStore(logger: logger)
+        let text = resolved
+        if isServer {
+            let configuration: PostGISConfiguration
+            do { configuration = try PostGISConfiguration(url: text) } catch { throw ValidationError("--db (or VICINITY_DB): \(error)") }
+            return try await PostGISStore.withStore(configuration, logger: logger) { try await body($0) }
+        }
+        let folder = (text as NSString).deletingLastPathComponent
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            throw ValidationError("the folder of the database \(text) does not exist")
+        }
+        let store = try SpatiaLiteStore(path: text, logger: logger, settings: settings)
         let result: Result
         do {
             result = try await body(store)

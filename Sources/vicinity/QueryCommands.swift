@@ -56,11 +56,11 @@ struct Closest: AsyncParsableCommand {
     func run() async throws {
         let centre = try position.coordinate()
         let categories = try category.categories()
-        let whereabouts = try await database.withStore { store in
-            try await Locator(places: store, campuses: store).whereabouts(of: centre, categories: categories)
+        let (whereabouts, location) = try await database.withStore { store in
+            (try await Self.whereabouts(of: centre, categories: categories, in: store), store.location)
         }
         guard let closest = whereabouts.closest else {
-            Console.error("The database \(database.resolvedPath) holds no places\(categories.isEmpty ? "" : " of that category"); import some first.")
+            Console.error("The database \(location) holds no places\(categories.isEmpty ? "" : " of that category"); import some first.")
             throw ExitCode(1)
         }
         if output.json {
@@ -72,6 +72,14 @@ struct Closest: AsyncParsableCommand {
             Output.printTable([closest])
             if let onCampus = whereabouts.onCampus { print("on campus: \(onCampus ? "yes" : "no")") }
         }
+    }
+}
+
+extension Closest {
+    static func whereabouts<Record: RecordStore>(
+        of centre: Coordinate, categories: Set<VicinityCore.Category>, in record: Record
+    ) async throws -> Whereabouts {
+        try await Locator(places: record, campuses: record).whereabouts(of: centre, categories: categories)
     }
 }
 

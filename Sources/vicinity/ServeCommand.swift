@@ -9,7 +9,7 @@ import VicinityCore
 import VicinityHTTP
 import VicinitySpatiaLite
 
-/// `vicinity serve`: the HTTP service over the SpatiaLite store, until SIGTERM or SIGINT.
+/// `vicinity serve`: the HTTP service over the record `--db` names, until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the HTTP service.",
@@ -66,17 +66,17 @@ struct Serve: AsyncParsableCommand {
     var trustedProxies: [String] = []
 
     @Option(name: .customLong("db-readers"), help: ArgumentHelp(
-        "SQLite read connections, \(StorageSettings.readerRange.lowerBound) to \(StorageSettings.readerRange.upperBound): how many reads of the database run at once.",
+        "SpatiaLite only: SQLite read connections, \(StorageSettings.readerRange.lowerBound) to \(StorageSettings.readerRange.upperBound): how many reads of the database run at once.",
         discussion: "Default: $VICINITY_DB_READERS, else \(StorageSettings.standardReaders).", valueName: "count"))
     var databaseReaders: Int?
 
     @Option(name: .customLong("db-cache-mib"), help: ArgumentHelp(
-        "Page cache of each SQLite connection, in MiB.",
+        "SpatiaLite only: page cache of each SQLite connection, in MiB.",
         discussion: "Default: $VICINITY_DB_CACHE_MIB, else \(StorageSettings.standardCacheMebibytes).", valueName: "MiB"))
     var databaseCache: Int?
 
     @Option(name: .customLong("db-mmap-mib"), help: ArgumentHelp(
-        "How much of the database file each SQLite connection reads through a memory map, in MiB; 0 for none.",
+        "SpatiaLite only: how much of the database file each SQLite connection reads through a memory map, in MiB; 0 for none.",
         discussion: "Default: $VICINITY_DB_MMAP_MIB, else \(StorageSettings.standardMmapMebibytes).", valueName: "MiB"))
     var databaseMmap: Int?
 
@@ -202,6 +202,11 @@ struct Serve: AsyncParsableCommand {
         func whole(_ given: Int?, _ variable: String, standard: Int) throws -> Int {
             try whole(given, variable) ?? standard
         }
+        if database.isServer, let option = [
+            (databaseReaders, "--db-readers"), (databaseCache, "--db-cache-mib"), (databaseMmap, "--db-mmap-mib"),
+        ].first(where: { $0.0 != nil })?.1 {
+            throw ValidationError("\(option) tunes a SpatiaLite file; --db names a PostgreSQL server, whose settings are its own")
+        }
         let readers = try whole(databaseReaders, "VICINITY_DB_READERS", standard: StorageSettings.standardReaders)
         let cache = try whole(databaseCache, "VICINITY_DB_CACHE_MIB", standard: StorageSettings.standardCacheMebibytes)
         let mmap = try whole(databaseMmap, "VICINITY_DB_MMAP_MIB", standard: StorageSettings.standardMmapMebibytes)
@@ -281,15 +286,28 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "vicinity")
 
-        let store = try database.openStore(logger: logger, settings: settings.storage)
+        try await database.withStore(logger: logger, settings: settings.storage) { record in
+            try await serve(
+                record, settings: settings, connectionCap: connectionCap, descriptorLimit: descriptorLimit,
+                registry: registry, logger: logger)
+        }
+        logger.info("Vicinity stopped")
+    }
+
+    /// Everything past the choice of store, generic over it: the indexes, the services, the HTTP front.
+    private func serve<Record: RecordStore>(
+        _ record: Record, settings: Settings, connectionCap: Int, descriptorLimit: Int,
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) async throws {
         let clock = ContinuousClock()
         let loadStart = clock.now
-        // The server answers place reads from memory; SpatiaLite stays the record every write goes to first.
-        let stores = try await IndexedStores(record: store, at: SystemClock().now)
+        // The server answers place reads from memory; the record takes every write first.
+        let stores = try await IndexedStores(record: record, at: SystemClock().now)
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
         let positions = stores.positions.heldCount
-        let users = try await store.accountCount()
+        let users = try await record.accountCount()
+        let location = record.location
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         let app = buildApplication(
@@ -307,7 +325,7 @@ struct Serve: AsyncParsableCommand {
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(store.path) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
+                let line = "Vicinity serving http://\(host):\(port) from \(location) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
         )
@@ -317,7 +335,5 @@ struct Serve: AsyncParsableCommand {
             Console.error("vicinity: cannot listen on \(settings.host):\(settings.port): \(String(cString: strerror(error.errnoCode)))")
             throw ExitCode.failure
         }
-        try store.close()
-        logger.info("Vicinity stopped")
     }
 }

@@ -4,7 +4,7 @@ import ArgumentParser
 struct Vicinity: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vicinity",
-        abstract: "Answers \"what is near me?\" over an embedded SpatiaLite database.",
+        abstract: "Answers \"what is near me?\" over an embedded SpatiaLite database or PostgreSQL with PostGIS.",
         subcommands: [Serve.self, Import.self, Nearby.self, Closest.self]
     )
 }

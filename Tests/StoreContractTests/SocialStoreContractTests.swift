@@ -3,31 +3,51 @@ import GRDB
 import GeoCore
 import GeoTestSupport
 import Logging
+import Synchronization
 import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
 
 typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore
 
-/// A store of each kind for the social and vote contracts: the same suites hold the SpatiaLite store to the
-/// in-memory one.
+/// A store of each kind for the social and vote contracts: the same suites hold the SpatiaLite and PostGIS
+/// stores to the in-memory one. `peer` is a second store on the same data, opened separately, as another
+/// process would (the same store where there is no other: in memory); races run half their writers on it.
 final class SocialSubject: Sendable {
     let store: any SocialStore
+    let peer: any SocialStore
     let file: TemporaryFile?
+    let postGIS: PostGISSchema?
 
-    init(_ kind: StoreKind) throws {
+    init(_ kind: StoreKind) async throws {
         switch kind {
         case .inMemory:
             store = InMemoryStore()
+            peer = store
             file = nil
+            postGIS = nil
         case .spatiaLite:
             let file = TemporaryFile()
             store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+            peer = try SpatiaLiteStore(path: file.path, logger: Logger(label: "peer"))
             self.file = file
+            postGIS = nil
+        case .postGIS:
+            let schema = try await PostGISSchema()
+            store = schema.store
+            peer = schema.peer
+            file = nil
+            postGIS = schema
         }
     }
 
-    deinit { try? (store as? SpatiaLiteStore)?.close() }
+    /// The store a racer at `index` writes through: every other one goes through the peer.
+    func store(for index: Int) -> any SocialStore { index % 2 == 0 ? store : peer }
+
+    deinit {
+        try? (peer as? SpatiaLiteStore)?.close()
+        try? (store as? SpatiaLiteStore)?.close()
+    }
 }
 
 let epoch = Timestamp(millisecondsSince1970: 1_795_338_000_000)
@@ -49,9 +69,9 @@ let hallOfScience: Coordinate = {
 @Suite("Account, position, friend and event store contract")
 struct SocialStoreContractTests {
     @Test("accounts: usernames unique ignoring case, found by key, updated with names, privacy and password",
-          arguments: StoreKind.allCases)
+          arguments: StoreKind.available)
     func accounts(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let alice = try account("Alice", first: "Alice", last: "Ng")
         try await store.createAccount(alice, passwordHash: someHash)
@@ -80,9 +100,9 @@ struct SocialStoreContractTests {
     }
 
     @Test("sessions: found by digest, removed one by one, on expiry, and on a password change except the one kept",
-          arguments: StoreKind.allCases)
+          arguments: StoreKind.available)
     func sessions(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let alice = try account("alice")
         try await store.createAccount(alice, passwordHash: someHash)
@@ -105,9 +125,9 @@ struct SocialStoreContractTests {
         #expect(try await store.session(tokens[2].digest) == nil)
     }
 
-    @Test("positions: one per user, replaced, read singly or in bulk, deleted", arguments: StoreKind.allCases)
+    @Test("positions: one per user, replaced, read singly or in bulk, deleted", arguments: StoreKind.available)
     func positions(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let alice = try account("alice"), bob = try account("bob")
         for person in [alice, bob] { try await store.createAccount(person, passwordHash: someHash) }
@@ -130,9 +150,9 @@ struct SocialStoreContractTests {
     }
 
     @Test("friend requests: sent, duplicated, crossed into a friendship, accepted, declined and cancelled only by their parties",
-          arguments: StoreKind.allCases)
+          arguments: StoreKind.available)
     func friendRequests(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let a = try account("anna"), b = try account("ben"), c = try account("cleo")
         for person in [a, b, c] { try await store.createAccount(person, passwordHash: someHash) }
@@ -167,9 +187,9 @@ struct SocialStoreContractTests {
         #expect(try await store.relationships(of: a.id, with: [b.id, c.id]) == [b.id: .friend, c.id: .friend])
     }
 
-    @Test("sharing is set per direction; ending a friendship ends both sides", arguments: StoreKind.allCases)
+    @Test("sharing is set per direction; ending a friendship ends both sides", arguments: StoreKind.available)
     func sharingAndEnding(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let a = try account("anna"), b = try account("ben")
         for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
@@ -186,9 +206,9 @@ struct SocialStoreContractTests {
     }
 
     @Test("fifty pairs asking each other at the same moment end with one friendship each and no request left",
-          arguments: StoreKind.allCases)
+          arguments: StoreKind.available)
     func concurrentMutualRequests(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         var pairs: [(Account, Account)] = []
         for index in 0..<50 {
@@ -199,9 +219,10 @@ struct SocialStoreContractTests {
         }
         let outcomes = try await withThrowingTaskGroup(of: FriendRequestOutcome.self) { group in
             for (left, right) in pairs {
-                for (from, to) in [(left, right), (right, left)] {
+                for (side, (from, to)) in [(left, right), (right, left)].enumerated() {
+                    let writer = subject.store(for: side)
                     group.addTask {
-                        try await store.sendFriendRequest(FriendRequest(id: .random(), from: from.id, to: to.id, createdAt: epoch))
+                        try await writer.sendFriendRequest(FriendRequest(id: .random(), from: from.id, to: to.id, createdAt: epoch))
                     }
                 }
             }
@@ -217,9 +238,9 @@ struct SocialStoreContractTests {
     }
 
     @Test("events: numbered upwards across recipients, read after a number and since a time, removed when old",
-          arguments: StoreKind.allCases)
+          arguments: StoreKind.available)
     func events(kind: StoreKind) async throws {
-        let subject = try SocialSubject(kind), store = subject.store
+        let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
         let a = try account("anna"), b = try account("ben")
         for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
@@ -241,6 +262,46 @@ struct SocialStoreContractTests {
         // Numbers are never reused after old events go.
         let later = try await store.appendEvents([EventDraft(recipient: a.id, type: .friendAccepted, data: [:], createdAt: epoch)])
         #expect(later[0].id > (try #require(recorded.last)).id)
+    }
+
+    @Test("a reader following one recipient while eight writers append through two stores never skips an event",
+          arguments: StoreKind.available)
+    func replayNeverSkips(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let followed = try account("followed"), other = try account("other")
+        for person in [followed, other] { try await store.createAccount(person, passwordHash: someHash) }
+        let writersDone = Mutex(false)
+        async let written: [EventID] = withThrowingTaskGroup(of: [EventID].self) { group in
+            for writer in 0..<8 {
+                let target = subject.store(for: writer)
+                group.addTask {
+                    var ids: [EventID] = []
+                    for round in 0..<25 {
+                        // Some appends also hold an event for another recipient, first or last.
+                        let mine = EventDraft(recipient: followed.id, type: .poke, data: ["n": .number(Double(round))], createdAt: epoch)
+                        let theirs = EventDraft(recipient: other.id, type: .poke, data: [:], createdAt: epoch)
+                        let drafts = [[mine], [mine, theirs], [theirs, mine]][(writer + round) % 3]
+                        ids += try await target.appendEvents(drafts).filter { $0.recipient == followed.id }.map(\.id)
+                    }
+                    return ids
+                }
+            }
+            let all = try await group.reduce(into: [EventID]()) { $0 += $1 }
+            writersDone.withLock { $0 = true }
+            return all
+        }
+        var seen: [EventID] = []
+        while true {
+            let finished = writersDone.withLock { $0 }
+            let batch = try await subject.peer.events(for: followed.id, after: seen.last, since: epoch, limit: 1000)
+            seen += batch.map(\.id)
+            if finished && batch.isEmpty { break }
+            await Task.yield()
+        }
+        let appended = try await written
+        #expect(appended.count == 200)
+        #expect(seen == appended.sorted(), "the reader saw every event once, in order")
     }
 }
 

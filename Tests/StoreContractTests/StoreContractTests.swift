@@ -11,15 +11,21 @@ import VicinitySpatiaLite
 /// The stores under test. Every test in this file runs against each, so that the SpatiaLite store is held
 /// to the in-memory reference and both to brute force.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inMemory, spatiaLite
+    case inMemory, spatiaLite, postGIS
     var testDescription: String { rawValue }
+
+    /// Every kind this run can test: PostGIS only with a server (`TestPostGIS`).
+    static var available: [StoreKind] { TestPostGIS.url == nil ? [.inMemory, .spatiaLite] : allCases }
 }
 
 /// The place stores under test: the two stores, and the hot in-memory index in front of SpatiaLite that the
 /// server runs on, each held to brute force.
 enum PlaceStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inMemory, spatiaLite, indexedSpatiaLite
+    case inMemory, spatiaLite, indexedSpatiaLite, postGIS
     var testDescription: String { rawValue }
+
+    /// Every kind this run can test: PostGIS only with a server (`TestPostGIS`).
+    static var available: [PlaceStoreKind] { TestPostGIS.url == nil ? allCases.filter { $0 != .postGIS } : allCases }
 
     func make() async throws -> PlaceSubject {
         switch self {
@@ -36,22 +42,31 @@ enum PlaceStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable
             return PlaceSubject(
                 places: try await IndexedPlaces(record: store), campuses: try await IndexedCampuses(record: store),
                 file: file, spatiaLite: store)
+        case .postGIS:
+            let schema = try await PostGISSchema()
+            return PlaceSubject(places: schema.store, campuses: schema.store, file: nil, spatiaLite: nil, postGIS: schema)
         }
     }
 }
 
-/// A place store and, for SpatiaLite, its file: closed, then removed, when the test lets go of it.
+/// A place store and, for SpatiaLite, its file, for PostGIS its schema: closed, then removed, when the test
+/// lets go of it.
 final class PlaceSubject: Sendable {
     let places: any PlaceStore
     let campuses: any CampusStore
     let file: TemporaryFile?
     let spatiaLite: SpatiaLiteStore?
+    let postGIS: PostGISSchema?
 
-    init(places: any PlaceStore, campuses: any CampusStore, file: TemporaryFile?, spatiaLite: SpatiaLiteStore?) {
+    init(
+        places: any PlaceStore, campuses: any CampusStore, file: TemporaryFile?, spatiaLite: SpatiaLiteStore?,
+        postGIS: PostGISSchema? = nil
+    ) {
         self.places = places
         self.campuses = campuses
         self.file = file
         self.spatiaLite = spatiaLite
+        self.postGIS = postGIS
     }
 
     deinit { try? spatiaLite?.close() }
@@ -150,7 +165,7 @@ enum BruteForce {
 @Suite("Place store contract")
 struct StoreContractTests {
     @Test("nearby() equals brute force for thousands of random centres, radii, categories and limits",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func nearbyMatchesBruteForce(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let places = Fixture.all
@@ -174,7 +189,7 @@ struct StoreContractTests {
     }
 
     @Test("closest() equals the brute-force minimum everywhere, including the poles and the antimeridian",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func closestMatchesBruteForce(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let places = Fixture.all
@@ -190,7 +205,7 @@ struct StoreContractTests {
         }
     }
 
-    @Test("an empty store has no closest place and nothing nearby", arguments: PlaceStoreKind.allCases)
+    @Test("an empty store has no closest place and nothing nearby", arguments: PlaceStoreKind.available)
     func emptyStore(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let centre = try Coordinate(latitude: 33.7830, longitude: -118.1141)
@@ -200,7 +215,7 @@ struct StoreContractTests {
     }
 
     @Test("a query with no place within the radius returns an empty list, and an unmatched category finds nothing",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func emptyResults(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         _ = try await subject.places.upsert(Fixture.geonames)
@@ -210,7 +225,7 @@ struct StoreContractTests {
         #expect(try await subject.places.closest(to: nemo, categories: ["no_such_category"]) == nil)
     }
 
-    @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: PlaceStoreKind.allCases)
+    @Test("upsert inserts, leaves identical places alone and updates changed ones", arguments: PlaceStoreKind.available)
     func upsertCounts(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let places = Array(Fixture.geonames.prefix(50))
@@ -228,7 +243,7 @@ struct StoreContractTests {
         #expect(try await subject.places.count() == 50)
     }
 
-    @Test("a batch with a repeated id is refused whole and changes nothing", arguments: PlaceStoreKind.allCases)
+    @Test("a batch with a repeated id is refused whole and changes nothing", arguments: PlaceStoreKind.available)
     func duplicateIDs(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let places = Array(Fixture.geonames.prefix(5))
@@ -237,7 +252,7 @@ struct StoreContractTests {
     }
 
     @Test("a large batch rebuilds the index and a small one updates it live; both are queryable",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func bulkThenLive(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         _ = try await subject.places.upsert(Fixture.geonames)
@@ -253,7 +268,7 @@ struct StoreContractTests {
         #expect(try await subject.places.search(PlaceSearch(text: bulkLoaded.name, limit: ResultLimit(500))).map(\.id).contains(bulkLoaded.id))
     }
 
-    @Test("places come back exactly as stored, footprints with holes included", arguments: PlaceStoreKind.allCases)
+    @Test("places come back exactly as stored, footprints with holes included", arguments: PlaceStoreKind.available)
     func roundTrip(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         // Hall of Science, CSULB, as in Data/csulb-buildings.csv. Its footprint here is synthetic: a 80 m square
@@ -276,7 +291,7 @@ struct StoreContractTests {
     }
 
     @Test("search finds names and aliases without regard to case or accents, exact matches first",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func search(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let coordinate = try Coordinate(latitude: 33.78, longitude: -118.11)
@@ -302,7 +317,7 @@ struct StoreContractTests {
     }
 
     @Test("search equals a scan of the folded names for random pieces of real names, short and long, any case",
-          arguments: PlaceStoreKind.allCases)
+          arguments: PlaceStoreKind.available)
     func searchMatchesScan(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         let places = Fixture.geonames
@@ -321,7 +336,7 @@ struct StoreContractTests {
         }
     }
 
-    @Test("search follows renames: the old name is no longer found, the new one is", arguments: PlaceStoreKind.allCases)
+    @Test("search follows renames: the old name is no longer found, the new one is", arguments: PlaceStoreKind.available)
     func searchFollowsRenames(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         var place = Fixture.geonames[0]
@@ -335,7 +350,7 @@ struct StoreContractTests {
         #expect(try await subject.places.search(PlaceSearch(text: "QQQ cross")).map(\.id) == [place.id])
     }
 
-    @Test("campuses containing a point are found by their boundary, holes excluded", arguments: PlaceStoreKind.allCases)
+    @Test("campuses containing a point are found by their boundary, holes excluded", arguments: PlaceStoreKind.available)
     func campuses(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()
         func point(_ lat: Double, _ lon: Double) throws -> Coordinate { try Coordinate(latitude: lat, longitude: lon) }

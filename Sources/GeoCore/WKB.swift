@@ -1,15 +1,20 @@
-import GeoCore
 
 /// Well-Known Binary for the one geometry type stored as a blob: MULTIPOLYGON XY, little-endian.
 ///
-/// Footprints travel to and from SpatiaLite as WKB (`GeomFromWKB` / `AsBinary`) because WKB carries the
-/// exact IEEE doubles: what goes in comes back bit for bit, which keeps re-imports idempotent.
-enum WKB {
+/// Footprints and boundaries travel to and from every database as WKB (SpatiaLite's `GeomFromWKB` / `AsBinary`,
+/// PostGIS's `ST_GeomFromWKB` / `ST_AsBinary`) because WKB carries the exact IEEE doubles: what goes in comes
+/// back bit for bit, which keeps re-imports idempotent and both stores' answers identical.
+public enum WKB {
+    /// Bytes that are not a polygon or multipolygon this codec reads.
+    public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
     private static let littleEndian: UInt8 = 1
     private static let polygonType: UInt32 = 3
     private static let multiPolygonType: UInt32 = 6
 
-    static func encode(_ multi: MultiPolygon) -> [UInt8] {
+    public static func encode(_ multi: MultiPolygon) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.append(littleEndian)
         append(multiPolygonType, to: &bytes)
@@ -29,7 +34,7 @@ enum WKB {
         return bytes
     }
 
-    static func decodeMultiPolygon(_ bytes: [UInt8]) throws(StoreError) -> MultiPolygon {
+    public static func decodeMultiPolygon(_ bytes: [UInt8]) throws(DecodingError) -> MultiPolygon {
         var reader = Reader(bytes: bytes)
         do {
             let type = try reader.header()
@@ -37,11 +42,11 @@ enum WKB {
             switch type {
             case multiPolygonType: polygonBlobs = Int(try reader.uint32())
             case polygonType: polygonBlobs = 1; reader.offset = 0
-            default: throw StoreError.corrupt("unexpected WKB geometry type \(type)")
+            default: throw DecodingError(description: "unexpected WKB geometry type \(type)")
             }
             var polygons: [Polygon] = []
             for _ in 0..<polygonBlobs {
-                guard try reader.header() == polygonType else { throw StoreError.corrupt("WKB part is not a polygon") }
+                guard try reader.header() == polygonType else { throw DecodingError(description: "WKB part is not a polygon") }
                 var rings: [[Coordinate]] = []
                 for _ in 0..<Int(try reader.uint32()) {
                     var ring: [Coordinate] = []
@@ -52,14 +57,14 @@ enum WKB {
                     }
                     rings.append(ring)
                 }
-                guard let exterior = rings.first else { throw StoreError.corrupt("WKB polygon without rings") }
+                guard let exterior = rings.first else { throw DecodingError(description: "WKB polygon without rings") }
                 polygons.append(try Polygon(exterior: exterior, holes: Array(rings.dropFirst())))
             }
             return try MultiPolygon(polygons)
-        } catch let error as StoreError {
+        } catch let error as DecodingError {
             throw error
         } catch {
-            throw StoreError.corrupt("stored footprint is not a valid polygon: \(error)")
+            throw DecodingError(description: "not a valid polygon: \(error)")
         }
     }
 
@@ -72,36 +77,23 @@ enum WKB {
         var offset = 0
         var bigEndian = false
 
-        mutating func header() throws(StoreError) -> UInt32 {
-            guard offset < bytes.count else { throw StoreError.corrupt("truncated WKB") }
+        mutating func header() throws(DecodingError) -> UInt32 {
+            guard offset < bytes.count else { throw DecodingError(description: "truncated WKB") }
             bigEndian = bytes[offset] == 0
             offset += 1
             return try uint32()
         }
 
-        mutating func uint32() throws(StoreError) -> UInt32 { try read() }
-        mutating func uint64() throws(StoreError) -> UInt64 { try read() }
+        mutating func uint32() throws(DecodingError) -> UInt32 { try read() }
+        mutating func uint64() throws(DecodingError) -> UInt64 { try read() }
 
-        private mutating func read<T: FixedWidthInteger>() throws(StoreError) -> T {
+        private mutating func read<T: FixedWidthInteger>() throws(DecodingError) -> T {
             let size = MemoryLayout<T>.size
-            guard offset + size <= bytes.count else { throw StoreError.corrupt("truncated WKB") }
+            guard offset + size <= bytes.count else { throw DecodingError(description: "truncated WKB") }
             var value: T = 0
             for index in 0..<size { value |= T(bytes[offset + index]) << (8 * index) }
             offset += size
             return bigEndian ? value.byteSwapped : value
-        }
-    }
-}
-
-/// Failures of the SpatiaLite store that are not the caller's input.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    case corrupt(String)
-    case spatiaLite(String)
-
-    public var description: String {
-        switch self {
-        case .corrupt(let message): "the database holds data Vicinity cannot read: \(message)"
-        case .spatiaLite(let message): "SpatiaLite: \(message)"
         }
     }
 }

@@ -1,0 +1,28 @@
+import GeoCore
+
+/// Failures of a store that are not the caller's input, whichever database is behind it.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The database holds something the domain's rules refuse: a row written by hand, or by a bug.
+    case corrupt(String)
+    /// The database engine refused or failed an operation the store relies on.
+    case database(String)
+    /// The database cannot be reached now (down, restarting, out of connections); the same request may
+    /// succeed later. The HTTP front answers 503 with `Retry-After`.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let message): "the database holds data Vicinity cannot read: \(message)"
+        case .database(let message): "database: \(message)"
+        case .unavailable(let message): "the database is unavailable: \(message)"
+        }
+    }
+
+}
+
+extension WKB {
+    /// A stored footprint or boundary; bytes that are not a polygon this service reads are a corrupt store.
+    public static func decodeStored(_ bytes: [UInt8], of owner: String) throws(StoreError) -> MultiPolygon {
+        do { return try decodeMultiPolygon(bytes) } catch { throw .corrupt("the geometry of \(owner): \(error.description)") }
+    }
+}

@@ -1,0 +1,373 @@
+import Foundation
+import GeoCore
+import NIOCore
+import PostgresNIO
+import VicinityCore
+
+/// The mapping between `Place` and a row of the `place` table.
+enum PlaceRow {
+    /// The columns `place(_:)` reads.
+    static let columns = """
+        id, name, category, aliases::text AS aliases, attributes::text AS attributes, lat, lon,
+        ST_AsBinary(footprint) AS footprint
+        """
+
+    /// As in SpatiaLite: name and aliases folded the way `NameMatch` compares, one per line.
+    static func searchText(_ place: Place) -> String {
+        NameMatch.foldedNames(of: place).joined(separator: "\n")
+    }
+
+    static func place(_ row: Columns) throws -> Place {
+        let id: String = try row.decode("id")
+        guard case .array(let aliasValues) = try JSONValue(jsonBytes: Array(try row.decode("aliases", as: String.self).utf8)),
+            case .object(let attributeValues) = try JSONValue(jsonBytes: Array(try row.decode("attributes", as: String.self).utf8))
+        else { throw StoreError.corrupt("aliases of \(id) are not a JSON array or attributes not an object") }
+        let aliases = try aliasValues.map { value throws(StoreError) in
+            guard case .string(let alias) = value else { throw .corrupt("an alias of \(id) is not a string") }
+            return alias
+        }
+        let attributes = try attributeValues.mapValues { value throws(StoreError) in
+            guard case .string(let attribute) = value else { throw .corrupt("an attribute of \(id) is not a string") }
+            return attribute
+        }
+        let footprint = try row.bytes("footprint").map { try WKB.decodeStored($0, of: "place \(id)") }
+        do {
+            return try Place(
+                id: PlaceID(id), name: try row.decode("name"), category: Category(try row.decode("category", as: String.self)),
+                aliases: aliases, attributes: attributes,
+                coordinate: Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")),
+                footprint: footprint)
+        } catch let error as ValidationError {
+            throw StoreError.corrupt("place \(id): \(error)")
+        }
+    }
+
+    static func location(_ row: Columns) throws -> PlaceLocation {
+        do {
+            return try PlaceLocation(
+                id: PlaceID(try row.decode("id", as: String.self)),
+                coordinate: Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")))
+        } catch let error as ValidationError {
+            throw StoreError.corrupt("a place's location: \(error)")
+        }
+    }
+
+    /// One line of COPY's text format for the staging table (`Staging.columns`): tab-separated, `\N` for
+    /// null, with backslash, tab and line breaks escaped.
+    static func copyLine(_ place: Place, into buffer: inout ByteBuffer) {
+        let aliases = JSONValue.array(place.aliases.map(JSONValue.string)).text ?? "[]"
+        let attributes = JSONValue.object(place.attributes.mapValues(JSONValue.string)).text ?? "{}"
+        for (index, field) in [place.id.rawValue, place.name, place.category.rawValue, aliases, attributes, searchText(place)].enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+            CopyText.write(field, into: &buffer)
+        }
+        buffer.writeString("\t\(place.coordinate.latitude)\t\(place.coordinate.longitude)\t")
+        if let footprint = place.footprint {
+            // bytea's hex form, its backslash escaped for COPY.
+            buffer.writeString("\\\\x")
+            CopyText.writeHex(WKB.encode(footprint), into: &buffer)
+        } else {
+            buffer.writeString("\\N")
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+}
+
+/// COPY's text format.
+enum CopyText {
+    static func write(_ text: String, into buffer: inout ByteBuffer) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): buffer.writeString("\\\\")
+            case UInt8(ascii: "\t"): buffer.writeString("\\t")
+            case UInt8(ascii: "\n"): buffer.writeString("\\n")
+            case UInt8(ascii: "\r"): buffer.writeString("\\r")
+            default: buffer.writeInteger(byte)
+            }
+        }
+    }
+
+    static func writeHex(_ bytes: [UInt8], into buffer: inout ByteBuffer) {
+        let digits = Array("0123456789abcdef".utf8)
+        for byte in bytes {
+            buffer.writeInteger(digits[Int(byte >> 4)])
+            buffer.writeInteger(digits[Int(byte & 0x0F)])
+        }
+    }
+}
+
+/// How an upsert reaches the table: rows stream with COPY into a temporary table, then one statement applies
+/// them with the upsert-by-id rule, counting what it inserted and changed.
+enum Staging {
+    static let create: PostgresQuery = """
+        CREATE TEMPORARY TABLE place_staging (
+            id text, name text, category text, aliases jsonb, attributes jsonb, search_text text,
+            lat double precision, lon double precision, footprint bytea
+        ) ON COMMIT DROP
+        """
+    static let columns = ["id", "name", "category", "aliases", "attributes", "search_text", "lat", "lon", "footprint"]
+
+    /// Insert or update by id; an identical row is left alone, so re-imports change nothing. Footprints are
+    /// compared as WKB, bit for bit, as SpatiaLite compares its blobs.
+    static let apply: PostgresQuery = """
+        WITH changed AS (
+            INSERT INTO place AS p (id, name, category, aliases, attributes, search_text, lat, lon, footprint)
+            SELECT id, name, category, aliases, attributes, search_text, lat, lon, ST_GeomFromWKB(footprint, 4326)
+            FROM place_staging
+            ON CONFLICT (id) DO UPDATE SET
+                name = excluded.name, category = excluded.category, aliases = excluded.aliases,
+                attributes = excluded.attributes, search_text = excluded.search_text, lat = excluded.lat,
+                lon = excluded.lon, footprint = excluded.footprint
+            WHERE p.name IS DISTINCT FROM excluded.name OR p.category IS DISTINCT FROM excluded.category
+                OR p.aliases IS DISTINCT FROM excluded.aliases OR p.attributes IS DISTINCT FROM excluded.attributes
+                OR p.search_text IS DISTINCT FROM excluded.search_text OR p.lat IS DISTINCT FROM excluded.lat
+                OR p.lon IS DISTINCT FROM excluded.lon
+                OR ST_AsBinary(p.footprint) IS DISTINCT FROM ST_AsBinary(excluded.footprint)
+            RETURNING (xmax = 0) AS inserted
+        )
+        SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) AS changed FROM changed
+        """
+
+    /// About a megabyte of COPY text per message: large enough that each costs nothing, small enough to
+    /// stream.
+    static let chunkBytes = 1 << 20
+}
+
+/// Candidate radii with a margin. PostGIS measures on a sphere of radius 6,371,008.7714 m and GeoCore on one
+/// of 6,371,008.8 m (`Earth.meanRadius`), so PostGIS's distances are the smaller by 4.5 parts in 10⁹; a
+/// margin of one part in a million and a centimetre covers that and any rounding, and ranking removes
+/// what the margin lets in.
+enum CandidateRadius {
+    static func meters(_ radius: Distance) -> Double { radius.meters * (1 + 1e-6) + 0.01 }
+}
+
+extension PostGISStore: PlaceStore {
+    public func upsert(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary {
+        try validateBatch(places)
+        let summary = try await transaction { try await Self.apply(places, in: $0, progress: progress) }
+        logger.debug("upserted places", metadata: [
+            "count": "\(places.count)", "inserted": "\(summary.inserted)", "updated": "\(summary.updated)",
+        ])
+        return summary
+    }
+
+    public func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary {
+        try validateBatch(places)
+        return try await transaction(rollback: true) { try await Self.apply(places, in: $0, progress: nil) }
+    }
+
+    /// Raises the places' revision first: its row lock makes concurrent upserts of places take turns, so each
+    /// one's counts are its own.
+    private static func apply(
+        _ places: [Place], in transaction: Transaction, progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws -> UpsertSummary {
+        try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'places'")
+        guard !places.isEmpty else { return UpsertSummary() }
+        try await transaction.execute(Staging.create)
+        try await transaction.connection.copyFrom(
+            table: "place_staging", columns: Staging.columns, logger: transaction.logger
+        ) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(Staging.chunkBytes + 4096)
+            let step = max(1, places.count / 100)
+            for (index, place) in places.enumerated() {
+                PlaceRow.copyLine(place, into: &buffer)
+                if buffer.readableBytes >= Staging.chunkBytes {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+                if index % step == step - 1 { progress?(index + 1, places.count) }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+        guard let counts = try await transaction.rows(Staging.apply).first else {
+            throw StoreError.database("the upsert reported no counts")
+        }
+        let inserted: Int = try counts.decode("inserted")
+        let changed: Int = try counts.decode("changed")
+        progress?(places.count, places.count)
+        return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)
+    }
+
+    public func place(id: PlaceID) async throws -> Place? {
+        try await rows("SELECT \(unescaped: PlaceRow.columns) FROM place WHERE id = \(id.rawValue)").first.map(PlaceRow.place)
+    }
+
+    public func search(_ search: PlaceSearch) async throws -> [Place] {
+        let needle = NameMatch.folded(search.text)
+        // No place's text holds NUL (`Place` refuses it), and PostgreSQL's text cannot carry it.
+        guard !needle.isEmpty, !needle.utf8.contains(0) else { return [] }
+        let pattern = "%" + Self.escapeLike(needle) + "%"
+        let categories = search.categories.map(\.rawValue).sorted()
+        // The trigram index answers LIKE for three characters or more; the planner scans for fewer.
+        let candidates = try await rows("""
+            SELECT id, name, search_text FROM place
+            WHERE search_text LIKE \(pattern) AND (cardinality(\(categories)::text[]) = 0 OR category = ANY(\(categories)))
+            """
+        ).map { row in
+            NameMatch.Candidate(
+                id: try PlaceID(try row.decode("id", as: String.self)), name: try row.decode("name"),
+                foldedNames: try row.decode("search_text", as: String.self)
+                    .split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        }
+        return try await load(ids: NameMatch.best(candidates, matching: search.text, limit: search.limit))
+    }
+
+    public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
+        let candidates = try await locations(within: query.radius.distance, of: query.centre, categories: query.categories)
+        let ranked = Ranking.nearest(
+            candidates, to: query.centre, within: query.radius.distance, after: query.after, limit: query.limit.value + 1)
+        return NearbyPage(
+            ranked: try await load(ids: ranked.map(\.id)).map { PlaceHit(place: $0, from: query.centre) }, limit: query.limit)
+    }
+
+    /// The index's nearest place by PostGIS's measure, then every place that could be nearer by GeoCore's:
+    /// those within the first one's distance and a margin, ranked exactly.
+    public func closest(to centre: Coordinate, categories: Set<VicinityCore.Category>) async throws -> PlaceHit? {
+        let list = categories.map(\.rawValue).sorted()
+        guard let first = try await rows("""
+            SELECT id, lat, lon FROM place
+            WHERE cardinality(\(list)::text[]) = 0 OR category = ANY(\(list))
+            ORDER BY location <-> ST_SetSRID(ST_MakePoint(\(centre.longitude), \(centre.latitude)), 4326)::geography
+            LIMIT 1
+            """).first.map(PlaceRow.location)
+        else { return nil }
+        let bound = haversineDistance(from: centre, to: first.coordinate)
+        let candidates = try await locations(within: bound, of: centre, categories: categories)
+        guard let best = Ranking.nearest(candidates + [first], to: centre, within: nil, limit: 1).first else { return nil }
+        return try await load(ids: [best.id]).first.map { PlaceHit(place: $0, from: centre) }
+    }
+
+    /// Locations within the radius and its margin, from the GiST index; the poles and the antimeridian are
+    /// the geography type's own business.
+    private func locations(
+        within radius: Distance, of centre: Coordinate, categories: Set<VicinityCore.Category>
+    ) async throws -> [PlaceLocation] {
+        let list = categories.map(\.rawValue).sorted()
+        return try await rows("""
+            SELECT id, lat, lon FROM place
+            WHERE ST_DWithin(
+                    location, ST_SetSRID(ST_MakePoint(\(centre.longitude), \(centre.latitude)), 4326)::geography,
+                    \(CandidateRadius.meters(radius)), false)
+                AND (cardinality(\(list)::text[]) = 0 OR category = ANY(\(list)))
+            """).map(PlaceRow.location)
+    }
+
+    public func count() async throws -> Int {
+        try await rows("SELECT count(*) AS count FROM place").first?.decode("count") ?? 0
+    }
+
+    public func categories() async throws -> [VicinityCore.Category: Int] {
+        var result: [VicinityCore.Category: Int] = [:]
+        for row in try await rows("SELECT category, count(*) AS count FROM place GROUP BY category") {
+            result[try VicinityCore.Category(try row.decode("category", as: String.self))] = try row.decode("count")
+        }
+        return result
+    }
+
+    public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
+        // The batches are all handed over before forEachBatch returns.
+        try await withoutActuallyEscaping(body) { body in
+            try await forEachBatch("SELECT \(unescaped: PlaceRow.columns) FROM place", decode: PlaceRow.place, body)
+        }
+    }
+
+    /// Every row of one statement, decoded and handed to `body` a batch at a time as the rows stream in: one
+    /// statement reads one snapshot, so a writer committing meanwhile is wholly in the batches or wholly not.
+    func forEachBatch<Element>(
+        _ query: PostgresQuery, decode: @escaping @Sendable (Columns) throws -> Element,
+        _ body: @escaping @Sendable ([Element]) throws -> Void
+    ) async throws {
+        let logger = logger
+        try await leased { connection in
+            var batch: [Element] = []
+            batch.reserveCapacity(Self.loadBatch)
+            for try await row in try await connection.query(query, logger: logger) {
+                batch.append(try decode(Columns(row.makeRandomAccess())))
+                if batch.count == Self.loadBatch {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
+        }
+    }
+
+    /// As in SpatiaLite: large enough that the call costs nothing, small enough that a batch is a few megabytes.
+    private static let loadBatch = 10_000
+
+    public func revision() async throws -> Int {
+        try await rows("SELECT revision FROM data_revision WHERE name = 'places'").first?.decode("revision") ?? 0
+    }
+
+    /// Whole places by id, in the order of `ids`.
+    private func load(ids: [PlaceID]) async throws -> [Place] {
+        guard !ids.isEmpty else { return [] }
+        let list = ids.map(\.rawValue)
+        let places = try await rows("SELECT \(unescaped: PlaceRow.columns) FROM place WHERE id = ANY(\(list))").map(PlaceRow.place)
+        let byID = Dictionary(places.map { ($0.id, $0) }) { first, _ in first }
+        return ids.compactMap { byID[$0] }
+    }
+
+    static func escapeLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+    }
+}
+
+extension PostGISStore: CampusStore {
+    public func upsert(_ campuses: [Campus]) async throws -> UpsertSummary {
+        try await transaction { transaction in
+            try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'campuses'")
+            var summary = UpsertSummary()
+            for campus in campuses {
+                let boundary = ByteBuffer(bytes: WKB.encode(campus.boundary))
+                let changed = try await transaction.rows("""
+                    INSERT INTO campus AS c (id, name, boundary) VALUES (\(campus.id.rawValue), \(campus.name), ST_GeomFromWKB(\(boundary), 4326))
+                    ON CONFLICT (id) DO UPDATE SET name = excluded.name, boundary = excluded.boundary
+                    WHERE c.name IS DISTINCT FROM excluded.name OR ST_AsBinary(c.boundary) IS DISTINCT FROM ST_AsBinary(excluded.boundary)
+                    RETURNING (xmax = 0) AS inserted
+                    """).first
+                switch try changed?.decode("inserted", as: Bool.self) {
+                case true?: summary.inserted += 1
+                case false?: summary.updated += 1
+                case nil: summary.unchanged += 1
+                }
+            }
+            return summary
+        }
+    }
+
+    public func campuses() async throws -> [Campus] {
+        try await rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id").map(Self.campus)
+    }
+
+    /// Campuses whose bounding box holds the point, from the GiST index; GeoCore decides containment, as in
+    /// every store.
+    public func campuses(containing point: Coordinate) async throws -> [Campus] {
+        try await rows("""
+            SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus
+            WHERE boundary && ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)
+            ORDER BY id
+            """).map(Self.campus).filter { $0.boundary.contains(point) }
+    }
+
+    public func campusCount() async throws -> Int {
+        try await rows("SELECT count(*) AS count FROM campus").first?.decode("count") ?? 0
+    }
+
+    public func campusRevision() async throws -> Int {
+        try await rows("SELECT revision FROM data_revision WHERE name = 'campuses'").first?.decode("revision") ?? 0
+    }
+
+    private static func campus(_ row: Columns) throws -> Campus {
+        let id: String = try row.decode("id")
+        guard let blob = try row.bytes("boundary") else { throw StoreError.corrupt("campus \(id) has no boundary") }
+        do {
+            return try Campus(id: PlaceID(id), name: try row.decode("name"), boundary: try WKB.decodeStored(blob, of: "campus \(id)"))
+        } catch let error as ValidationError {
+            throw StoreError.corrupt("campus \(id): \(error)")
+        }
+    }
+}

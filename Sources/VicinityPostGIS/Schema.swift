@@ -1,0 +1,211 @@
+import Foundation
+
+/// The database schema as named migrations, recorded in `vicinity_migration`. A migration that has shipped is
+/// never edited; changes come as new migrations appended below. The same rules as the SpatiaLite schema hold
+/// as constraints here, so that a row one store refuses the other refuses too.
+///
+/// Times are whole milliseconds since 1970-01-01T00:00:00Z (`Timestamp`), as in SpatiaLite, so that copying
+/// a record between the two stores is exact. Located rows keep their exact latitude and longitude as columns
+/// and a `geography(Point, 4326)` generated from them with a GiST index: the index only chooses candidates,
+/// GeoCore measures.
+enum Schema {
+    struct Migration: Sendable {
+        var name: String
+        var sql: String
+
+        /// The statements one by one, as the extended query protocol takes them: each ends with a line that
+        /// ends in a semicolon, which no statement here holds inside it.
+        var statements: [String] {
+            var result: [String] = []
+            var current: [Substring] = []
+            for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("--") || trimmed.isEmpty { continue }
+                current.append(line)
+                if trimmed.hasSuffix(";") {
+                    result.append(current.joined(separator: "\n"))
+                    current = []
+                }
+            }
+            if !current.isEmpty { result.append(current.joined(separator: "\n")) }
+            return result
+        }
+    }
+
+    static let migrations: [Migration] = [
+        Migration(name: "v1 extensions", sql: """
+            CREATE EXTENSION IF NOT EXISTS postgis;
+            CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            """),
+
+        Migration(name: "v1 places and campuses", sql: """
+            CREATE TABLE place (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 128),
+                name text NOT NULL CHECK (length(btrim(name)) > 0),
+                category text NOT NULL CHECK (length(category) BETWEEN 1 AND 64),
+                aliases jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(aliases) = 'array'),
+                attributes jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(attributes) = 'object'),
+                -- Name and aliases folded by NameMatch, one per line: what the trigram index reads.
+                search_text text NOT NULL,
+                lat double precision NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                lon double precision NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                location geography(Point, 4326) NOT NULL
+                    GENERATED ALWAYS AS (ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography) STORED,
+                footprint geometry(MultiPolygon, 4326)
+            );
+            CREATE INDEX place_location ON place USING gist (location);
+            CREATE INDEX place_category ON place (category);
+            CREATE INDEX place_search_text ON place USING gin (search_text gin_trgm_ops);
+
+            CREATE TABLE campus (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 128),
+                name text NOT NULL CHECK (length(btrim(name)) > 0),
+                boundary geometry(MultiPolygon, 4326) NOT NULL
+            );
+            CREATE INDEX campus_boundary ON campus USING gist (boundary);
+
+            -- Numbers that every committed write of places (or of campuses) raises, so that a server holding
+            -- them in memory sees an import made by another process and reloads.
+            CREATE TABLE data_revision (
+                name text NOT NULL PRIMARY KEY CHECK (name IN ('places', 'campuses')),
+                revision bigint NOT NULL CHECK (revision >= 0)
+            );
+            INSERT INTO data_revision (name, revision) VALUES ('places', 0), ('campuses', 0);
+            """),
+
+        Migration(name: "v1 accounts, sessions, positions and friends", sql: """
+            CREATE TABLE account (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                username text NOT NULL CHECK (length(username) BETWEEN 3 AND 32),
+                -- The lower-cased username that uniqueness and sign-in compare.
+                username_key text NOT NULL CHECK (username_key = lower(username)),
+                first_name text NOT NULL CHECK (length(first_name) BETWEEN 1 AND 64),
+                last_name text NOT NULL CHECK (length(last_name) BETWEEN 1 AND 64),
+                -- "first last" folded by PeopleMatch.nameKey, for people search.
+                name_key text NOT NULL,
+                email text CHECK (email IS NULL OR length(email) BETWEEN 3 AND 254),
+                password_hash text NOT NULL CHECK (password_hash ~ '^\\$2[abxy]\\$[0-9][0-9]\\$'),
+                privacy_mode boolean NOT NULL DEFAULT false,
+                created_at bigint NOT NULL,
+                CONSTRAINT account_username_unique UNIQUE (username_key)
+            );
+            CREATE INDEX account_username_prefix ON account (username_key text_pattern_ops);
+            CREATE INDEX account_name_key ON account USING gin (name_key gin_trgm_ops);
+
+            CREATE TABLE session (
+                token_digest bytea NOT NULL PRIMARY KEY CHECK (length(token_digest) = 32),
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                created_at bigint NOT NULL,
+                expires_at bigint NOT NULL CHECK (expires_at > created_at)
+            );
+            CREATE INDEX session_account ON session (account_id);
+            CREATE INDEX session_expiry ON session (expires_at);
+
+            CREATE TABLE user_position (
+                account_id text NOT NULL PRIMARY KEY REFERENCES account (id) ON DELETE CASCADE,
+                lat double precision NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                lon double precision NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                accuracy_m double precision CHECK (accuracy_m IS NULL OR accuracy_m >= 0),
+                status text CHECK (status IS NULL OR length(status) BETWEEN 1 AND 140),
+                label text NOT NULL,
+                on_campus boolean,
+                closest_place_id text,
+                updated_at bigint NOT NULL,
+                location geography(Point, 4326) NOT NULL
+                    GENERATED ALWAYS AS (ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography) STORED
+            );
+            CREATE INDEX user_position_location ON user_position USING gist (location);
+
+            -- One row per direction, each with its own sharing flag.
+            CREATE TABLE friendship (
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                friend_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                since bigint NOT NULL,
+                share_position boolean NOT NULL DEFAULT true,
+                PRIMARY KEY (account_id, friend_id),
+                CHECK (account_id <> friend_id)
+            );
+            CREATE INDEX friendship_friend ON friendship (friend_id);
+
+            CREATE TABLE friend_request (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                from_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                to_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                created_at bigint NOT NULL,
+                CHECK (from_id <> to_id)
+            );
+            -- One request per pair, whichever way it goes.
+            CREATE UNIQUE INDEX friend_request_pair ON friend_request (least(from_id, to_id), greatest(from_id, to_id));
+            CREATE INDEX friend_request_from ON friend_request (from_id);
+            CREATE INDEX friend_request_to ON friend_request (to_id);
+            """),
+
+        Migration(name: "v1 events", sql: """
+            -- An identity that is never reused, so a client's Last-Event-ID always means "after this one".
+            -- Numbers are taken in commit order per recipient (EventStore's guarantee): appends to one
+            -- recipient hold a lock on that recipient until they commit.
+            -- `data` is json, not jsonb: the payload is kept as written.
+            CREATE TABLE event (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                recipient_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                type text NOT NULL CHECK (length(type) BETWEEN 1 AND 64),
+                data json NOT NULL CHECK (json_typeof(data) = 'object'),
+                created_at bigint NOT NULL
+            );
+            CREATE INDEX event_recipient ON event (recipient_id, id);
+            CREATE INDEX event_created ON event (created_at);
+            """),
+
+        Migration(name: "v1 votes and ballots", sql: """
+            -- A vote is open until completed_at is set (its last participant voted) or closes_at passes: the
+            -- clock decides. finish_announced records that the finish was told, exactly once.
+            CREATE TABLE vote (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) = 6 AND id = upper(id)),
+                initiator_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                subject text NOT NULL CHECK (length(subject) BETWEEN 1 AND 200),
+                options jsonb NOT NULL CHECK (jsonb_typeof(options) = 'array' AND jsonb_array_length(options) BETWEEN 2 AND 20),
+                participants integer NOT NULL CHECK (participants BETWEEN 1 AND 1000),
+                password_hash text NOT NULL CHECK (password_hash ~ '^\\$2[abxy]\\$[0-9][0-9]\\$'),
+                duration_minutes integer CHECK (duration_minutes IS NULL OR duration_minutes IN (5, 15, 30, 60)),
+                visibility text NOT NULL CHECK (visibility IN ('public', 'private')),
+                anonymous boolean NOT NULL,
+                lat double precision NOT NULL CHECK (lat BETWEEN -90 AND 90),
+                lon double precision NOT NULL CHECK (lon BETWEEN -180 AND 180),
+                label text NOT NULL,
+                created_at bigint NOT NULL,
+                closes_at bigint CHECK ((closes_at IS NULL) = (duration_minutes IS NULL)),
+                ballots_cast integer NOT NULL DEFAULT 0 CHECK (ballots_cast BETWEEN 0 AND participants),
+                completed_at bigint CHECK ((completed_at IS NOT NULL) = (ballots_cast = participants)),
+                finish_announced boolean NOT NULL DEFAULT false,
+                location geography(Point, 4326) NOT NULL
+                    GENERATED ALWAYS AS (ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography) STORED
+            );
+            CREATE INDEX vote_initiator ON vote (initiator_id, created_at);
+            CREATE INDEX vote_unannounced ON vote (closes_at, completed_at) WHERE NOT finish_announced;
+            CREATE INDEX vote_location ON vote USING gist (location);
+
+            -- voter_name is the voter's display name when voting; name_key that name folded by
+            -- Ballot.nameKey, which name conflicts compare.
+            CREATE TABLE ballot (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                vote_id text NOT NULL REFERENCES vote (id) ON DELETE CASCADE,
+                voter_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                voter_name text NOT NULL CHECK (length(voter_name) >= 1),
+                name_key text NOT NULL,
+                option_index integer NOT NULL CHECK (option_index BETWEEN 0 AND 19),
+                cast_at bigint NOT NULL,
+                counted boolean NOT NULL DEFAULT true,
+                UNIQUE (vote_id, voter_id)
+            );
+            CREATE INDEX ballot_voter ON ballot (voter_id);
+            """),
+
+        Migration(name: "v1 derived column rules", sql: """
+            -- Which version of its rule each derived column holds (search_text, name_key), as in SpatiaLite.
+            CREATE TABLE derived_column (
+                name text NOT NULL PRIMARY KEY,
+                rule_version integer NOT NULL CHECK (rule_version >= 0)
+            );
+            """),
+    ]
+}

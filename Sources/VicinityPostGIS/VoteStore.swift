@@ -1,0 +1,218 @@
+import Foundation
+import GeoCore
+import PostgresNIO
+import VicinityCore
+
+/// The mapping between `Vote` and a row of the `vote` table.
+enum VoteRow {
+    /// Qualified, so that reads joined with `ballot` take the same columns.
+    static let columns = """
+        vote.id, vote.initiator_id, vote.subject, vote.options::text AS options, vote.participants,
+        vote.duration_minutes, vote.visibility, vote.anonymous, vote.lat, vote.lon, vote.label, vote.created_at,
+        vote.ballots_cast, vote.completed_at
+        """
+
+    static func vote(_ row: Columns) throws -> Vote {
+        let id: String = try row.decode("id")
+        do {
+            guard let voteID = VoteID(id), voteID.rawValue == id else { throw StoreError.corrupt("vote id \(id) is malformed") }
+            guard case .array(let values) = try JSONValue(jsonBytes: Array(try row.decode("options", as: String.self).utf8)) else {
+                throw StoreError.corrupt("options of vote \(id) are not a JSON array")
+            }
+            let texts = try values.map { value -> String in
+                guard case .string(let text) = value else { throw StoreError.corrupt("an option of vote \(id) is not text") }
+                return text
+            }
+            guard let visibility = VoteVisibility(rawValue: try row.decode("visibility")) else {
+                throw StoreError.corrupt("vote \(id) has no visibility")
+            }
+            return Vote(
+                id: voteID, initiator: try AccountRow.userID(try row.decode("initiator_id")),
+                subject: try VoteSubject(try row.decode("subject", as: String.self)), options: try VoteOptions(texts),
+                participants: try ParticipantCount(try row.decode("participants", as: Int.self)),
+                duration: try VoteDuration(storedMinutes: try row.decode("duration_minutes", as: Int?.self)),
+                visibility: visibility, anonymous: try row.decode("anonymous"),
+                location: try Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")),
+                label: try row.decode("label"), createdAt: try row.timestamp("created_at"),
+                ballotsCast: try row.decode("ballots_cast"), completedAt: try row.optionalTimestamp("completed_at"))
+        } catch let error as ValidationError {
+            throw StoreError.corrupt("vote \(id): \(error)")
+        }
+    }
+
+    /// "Open at a time": not completed, and with time left or none set; the time is the statement's one
+    /// parameter written after it.
+    static let openBefore = "vote.completed_at IS NULL AND (vote.closes_at IS NULL OR vote.closes_at >"
+}
+
+/// The mapping between `Ballot` and a row of the `ballot` table.
+enum BallotRow {
+    static let columns = "id, vote_id, voter_id, voter_name, option_index, cast_at, counted"
+
+    static func ballot(_ row: Columns) throws -> Ballot {
+        let id: String = try row.decode("id")
+        guard let ballotID = BallotID(id), let voteID = VoteID(try row.decode("vote_id", as: String.self)) else {
+            throw StoreError.corrupt("ballot \(id) has a malformed id")
+        }
+        return Ballot(
+            id: ballotID, vote: voteID, voter: try AccountRow.userID(try row.decode("voter_id")),
+            voterName: try row.decode("voter_name"), option: try row.decode("option_index"),
+            castAt: try row.timestamp("cast_at"), counted: try row.decode("counted"))
+    }
+}
+
+extension PostGISStore: VoteStore {
+    public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
+        let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+        return !(try await rows("""
+            INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
+                              visibility, anonymous, lat, lon, label, created_at, closes_at)
+            VALUES (\(vote.id.rawValue), \(vote.initiator.rawValue), \(vote.subject.rawValue), \(options)::jsonb,
+                    \(vote.participants.value), \(passwordHash.encoded), \(vote.duration.minutes), \(vote.visibility.rawValue),
+                    \(vote.anonymous), \(vote.location.latitude), \(vote.location.longitude), \(vote.label),
+                    \(vote.createdAt.millisecondsSince1970), \(vote.closesAt?.millisecondsSince1970))
+            ON CONFLICT (id) DO NOTHING
+            RETURNING 1 AS created
+            """).isEmpty)
+    }
+
+    public func vote(id: VoteID) async throws -> Vote? {
+        try await rows("SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(id.rawValue)").first.map(VoteRow.vote)
+    }
+
+    public func voteForBallot(id: VoteID) async throws -> (vote: Vote, passwordHash: PasswordHash)? {
+        guard let row = try await rows("""
+            SELECT \(unescaped: VoteRow.columns), vote.password_hash FROM vote WHERE vote.id = \(id.rawValue)
+            """).first
+        else { return nil }
+        return (try VoteRow.vote(row), PasswordHash(encoded: try row.decode("password_hash")))
+    }
+
+    public func openPublicVotes(near centre: Coordinate, within radius: Distance, at now: Timestamp, limit: Int) async throws -> [Vote] {
+        let query: PostgresQuery = """
+            SELECT \(unescaped: VoteRow.columns) FROM vote
+            WHERE ST_DWithin(
+                    vote.location, ST_SetSRID(ST_MakePoint(\(centre.longitude), \(centre.latitude)), 4326)::geography,
+                    \(CandidateRadius.meters(radius)), false)
+                AND vote.visibility = 'public' AND \(unescaped: VoteRow.openBefore) \(now.millisecondsSince1970))
+            """
+        let candidates = try await rows(query).map(VoteRow.vote)
+        return Ranking.nearest(candidates, to: centre, within: radius, limit: limit, at: \.location, id: \.id).map(\.item)
+    }
+
+    public func openPublicVotes(at now: Timestamp) async throws -> [Vote] {
+        try await rows("""
+            SELECT \(unescaped: VoteRow.columns) FROM vote
+            WHERE vote.visibility = 'public' AND \(unescaped: VoteRow.openBefore) \(now.millisecondsSince1970))
+            """).map(VoteRow.vote)
+    }
+
+    /// The vote's row is locked first, so ballots of one vote take turns: the open check, the one-per-voter
+    /// check, the count and the completion are one step, however many race.
+    public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
+        try await transaction { transaction in
+            guard let state = try await transaction.rows("""
+                SELECT \(unescaped: VoteRow.openBefore) \(ballot.castAt.millisecondsSince1970)) AS open
+                FROM vote WHERE vote.id = \(ballot.vote.rawValue) FOR UPDATE
+                """).first else { return .noSuchVote }
+            guard try state.decode("open", as: Bool.self) else { return .finished }
+            let voted = try await transaction.rows("""
+                SELECT 1 AS voted FROM ballot WHERE vote_id = \(ballot.vote.rawValue) AND voter_id = \(ballot.voter.rawValue)
+                """)
+            guard voted.isEmpty else { return .alreadyVoted }
+            try await transaction.execute("""
+                INSERT INTO ballot (id, vote_id, voter_id, voter_name, name_key, option_index, cast_at, counted)
+                VALUES (\(ballot.id.rawValue), \(ballot.vote.rawValue), \(ballot.voter.rawValue), \(ballot.voterName),
+                        \(ballot.nameKey), \(ballot.option), \(ballot.castAt.millisecondsSince1970), true)
+                """)
+            try await transaction.execute("""
+                UPDATE vote SET ballots_cast = ballots_cast + 1,
+                    completed_at = CASE WHEN ballots_cast + 1 = participants THEN \(ballot.castAt.millisecondsSince1970)::bigint END
+                WHERE id = \(ballot.vote.rawValue)
+                """)
+            let sameName: Int = try await transaction.rows("""
+                SELECT count(*) AS same FROM ballot WHERE vote_id = \(ballot.vote.rawValue) AND name_key = \(ballot.nameKey)
+                """).first?.decode("same") ?? 0
+            guard let vote = try await transaction.rows("""
+                SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(ballot.vote.rawValue)
+                """).first.map(VoteRow.vote)
+            else { return .noSuchVote }
+            return .cast(vote: vote, sameName: sameName)
+        }
+    }
+
+    public func ballots(of vote: VoteID) async throws -> [Ballot] {
+        try await rows("""
+            SELECT \(unescaped: BallotRow.columns) FROM ballot WHERE vote_id = \(vote.rawValue) ORDER BY cast_at, id COLLATE "C"
+            """).map(BallotRow.ballot)
+    }
+
+    public func ballot(of vote: VoteID, by voter: UserID) async throws -> Ballot? {
+        try await rows("""
+            SELECT \(unescaped: BallotRow.columns) FROM ballot WHERE vote_id = \(vote.rawValue) AND voter_id = \(voter.rawValue)
+            """).first.map(BallotRow.ballot)
+    }
+
+    /// Under the vote's row lock, as ballots are cast: a void never interleaves with the ballot that finishes
+    /// the vote.
+    public func setCounted(_ counted: Bool, ballot id: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange {
+        try await transaction { transaction in
+            guard let state = try await transaction.rows("""
+                SELECT \(unescaped: VoteRow.openBefore) \(now.millisecondsSince1970)) AS open
+                FROM vote WHERE vote.id = \(vote.rawValue) FOR UPDATE
+                """).first else { return .noSuchBallot }
+            guard let ballot = try await transaction.rows("""
+                UPDATE ballot SET counted = \(counted) WHERE id = \(id.rawValue) AND vote_id = \(vote.rawValue)
+                    AND \(try state.decode("open", as: Bool.self))
+                RETURNING \(unescaped: BallotRow.columns)
+                """).first.map(BallotRow.ballot)
+            else {
+                let exists = try await transaction.rows("""
+                    SELECT 1 AS found FROM ballot WHERE id = \(id.rawValue) AND vote_id = \(vote.rawValue)
+                    """)
+                return exists.isEmpty ? .noSuchBallot : .voteFinished
+            }
+            return .changed(ballot)
+        }
+    }
+
+    public func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote] {
+        let query: PostgresQuery = switch role {
+        case .initiated:
+            """
+            SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.initiator_id = \(user.rawValue)
+            ORDER BY vote.created_at DESC, vote.id COLLATE "C" DESC LIMIT \(limit)
+            """
+        case .attended:
+            """
+            SELECT \(unescaped: VoteRow.columns) FROM ballot JOIN vote ON vote.id = ballot.vote_id
+            WHERE ballot.voter_id = \(user.rawValue) ORDER BY vote.created_at DESC, vote.id COLLATE "C" DESC LIMIT \(limit)
+            """
+        }
+        return try await rows(query).map(VoteRow.vote)
+    }
+
+    /// Each row is claimed by the one transaction that locks it; others skip locked rows, and a row already
+    /// claimed and committed no longer matches when it is rechecked under its lock.
+    public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+        let claimed = try await rows("""
+            UPDATE vote SET finish_announced = true
+            WHERE vote.id IN (
+                SELECT id FROM vote
+                WHERE NOT finish_announced AND (completed_at IS NOT NULL OR closes_at <= \(now.millisecondsSince1970))
+                ORDER BY coalesce(completed_at, closes_at), id COLLATE "C" LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED)
+            RETURNING \(unescaped: VoteRow.columns), coalesce(vote.completed_at, vote.closes_at) AS finished_at
+            """)
+        let votes = try claimed.map { (vote: try VoteRow.vote($0), finishedAt: try $0.decode("finished_at", as: Int64.self)) }
+        return votes.sorted { a, b in
+            a.finishedAt != b.finishedAt ? a.finishedAt < b.finishedAt : a.vote.id.rawValue.utf8.lexicographicallyPrecedes(b.vote.id.rawValue.utf8)
+        }.map(\.vote)
+    }
+
+    public func voters(of vote: VoteID) async throws -> [UserID] {
+        try await rows("SELECT voter_id FROM ballot WHERE vote_id = \(vote.rawValue)").map {
+            try AccountRow.userID(try $0.decode("voter_id"))
+        }
+    }
+}

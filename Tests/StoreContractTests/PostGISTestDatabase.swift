@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import Testing
+import VicinityCore
+@testable import VicinityPostGIS
+
+/// The PostgreSQL server the PostGIS cases run against: `VICINITY_TEST_POSTGRES_URL`, which `Scripts/test.sh`
+/// sets after starting one with `Scripts/postgres.sh`. Without it those cases are left out and one skipped
+/// test says how to run them.
+enum TestPostGIS {
+    static let url = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    static let howToRun = "no PostgreSQL for the PostGIS store contracts: run Scripts/test.sh, or Scripts/postgres.sh start and set VICINITY_TEST_POSTGRES_URL to the URL it prints"
+
+    /// A configuration on a schema no other test uses.
+    static func configuration(schema: String) throws -> PostGISConfiguration {
+        guard let url else { throw StoreError.unavailable(howToRun) }
+        var configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
+        // Tests run side by side, each with its own pools: four connections each stay under the server's cap.
+        configuration.maximumConnections = 4
+        return configuration
+    }
+
+    static func freshSchemaName() -> String {
+        "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+}
+
+/// One test's schema on the test server, with two stores on it, each with its own pool: two processes, as
+/// far as the database can tell. The schema is dropped when the test lets go of it.
+final class PostGISSchema: Sendable {
+    let name: String
+    let store: PostGISStore
+    let peer: PostGISStore
+
+    init() async throws {
+        name = TestPostGIS.freshSchemaName()
+        let configuration = try TestPostGIS.configuration(schema: name)
+        store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        do {
+            peer = try await PostGISStore.open(configuration, logger: Logger(label: "peer"))
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    deinit {
+        let store = store, peer = peer
+        Task {
+            await peer.close()
+            try? await store.dropSchema()
+            await store.close()
+        }
+    }
+}
+
+@Suite("PostGIS store")
+struct PostGISStoreTests {
+    @Test("the PostGIS contracts have a server to run against", .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func serverAnswers() async throws {
+        let schema = try await PostGISSchema()
+        #expect(try await schema.store.serverVersion().hasPrefix("3."))
+    }
+
+    @Test("eight stores opening one new database at the same moment migrate it once",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func concurrentMigrationsApplyOnce() async throws {
+        let name = TestPostGIS.freshSchemaName()
+        let configuration = try TestPostGIS.configuration(schema: name)
+        let stores = try await withThrowingTaskGroup(of: PostGISStore.self) { group in
+            for _ in 0..<8 { group.addTask { try await PostGISStore.open(configuration, logger: Logger(label: "test")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let applied = try await stores[0].migrationRecords()
+        #expect(applied == Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.name, 1) }))
+        for store in stores.dropFirst() { await store.close() }
+        try await stores[0].dropSchema()
+        await stores[0].close()
+    }
+
+    @Test("a URL gives host, port, user, database, TLS mode and schema; its password never shows")
+    func urls() throws {
+        let configuration = try PostGISConfiguration(
+            url: "postgres://ana:secret@db.example.org:6543/vicinity?sslmode=require&schema=campus_a", environment: [:])
+        #expect(configuration.host == "db.example.org")
+        #expect(configuration.port == 6543)
+        #expect(configuration.username == "ana")
+        #expect(configuration.database == "vicinity")
+        #expect(configuration.tls == .require)
+        #expect(configuration.schema == "campus_a")
+        #expect(configuration.password == "secret")
+        #expect(configuration.location == "postgres://ana@db.example.org:6543/vicinity?sslmode=require&schema=campus_a")
+        #expect(!"\(configuration)".contains("secret"))
+        let plain = try PostGISConfiguration(url: "postgresql://ana@localhost/vicinity", environment: ["PGPASSWORD": "from-env"])
+        #expect(plain.port == 5432 && plain.password == "from-env" && plain.tls == .prefer)
+        for bad in ["postgres://localhost/vicinity", "postgres://ana@/vicinity", "postgres://ana@localhost/",
+                    "postgres://ana@localhost/v?sslmode=maybe", "postgres://ana@localhost/v?schema=Robert';--",
+                    "postgres://ana@localhost/v?colour=blue", "mysql://ana@localhost/v"] {
+            #expect(throws: PostGISConfiguration.Problem.self, "\(bad)") { try PostGISConfiguration(url: bad, environment: [:]) }
+        }
+    }
+
+    @Test("a password file gives the password of the first line that matches, with * and escapes as libpq reads them")
+    func passwordFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+            # comment
+            other.example.org:5432:*:ana:wrong
+            db.example.org:*:vicinity:ana:pa\\:ss\\\\word
+            *:*:*:*:fallback
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let matched = try PostGISConfiguration(url: "postgres://ana@db.example.org:6543/vicinity", environment: ["PGPASSFILE": path])
+        #expect(matched.password == "pa:ss\\word")
+        let fallback = try PostGISConfiguration(url: "postgres://bo@elsewhere/vicinity", environment: ["PGPASSFILE": path])
+        #expect(fallback.password == "fallback")
+        let environmentFirst = try PostGISConfiguration(
+            url: "postgres://ana@db.example.org/vicinity", environment: ["PGPASSFILE": path, "PGPASSWORD": "env"])
+        #expect(environmentFirst.password == "env")
+    }
+}
