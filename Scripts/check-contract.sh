@@ -2,6 +2,8 @@
 # Property-based check of the running service against its own OpenAPI document, with Schemathesis (PyPI):
 #   Scripts/check-contract.sh [EXAMPLES_PER_OPERATION]     default 300, release build
 #   Scripts/check-contract.sh --quick                      25 per operation on the debug build (what CI runs)
+#   Scripts/check-contract.sh [--quick] --postgres [N]     the same with the server over PostgreSQL + PostGIS
+#                                                          (a fresh database on Scripts/postgres.sh's server)
 # Starts a server over the shipped data on loopback and generates thousands of requests from /openapi.yaml,
 # valid and invalid, guests' and signed-in (a user signed up for the check sends its token). It fails when
 # any answer is a 5xx, has a status, content type, header or body the document does not declare, mishandles a
@@ -16,6 +18,11 @@ cd "$(dirname "$0")/.."
 examples=300
 configuration=release
 if [ "${1:-}" = "--quick" ]; then examples=25; configuration=debug; shift; fi
+if [ "${1:-}" = "--postgres" ]; then
+    VICINITY_SHIPPED_DB="$(Scripts/postgres.sh fresh vicinity_contract)"
+    export VICINITY_SHIPPED_DB
+    shift
+fi
 examples="${1:-$examples}"
 port="${VICINITY_CONTRACT_PORT:-18081}"
 python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install --quiet 'schemathesis>=4,<5'

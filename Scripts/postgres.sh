@@ -5,6 +5,8 @@
 #   Scripts/postgres.sh start    start it (a new cluster the first time), with a `vicinity` database that has
 #                                PostGIS; does nothing when it already runs. Prints the URL.
 #   Scripts/postgres.sh stop     stop it (the cluster stays for the next start)
+#   Scripts/postgres.sh restart  stop it (fast: open sessions are ended) and start it again, as an operator's
+#                                restart or a failover does to clients
 #   Scripts/postgres.sh destroy  stop it and remove its folder
 #   Scripts/postgres.sh url      print the URL to give `--db` (postgres://vicinity@127.0.0.1:PORT/vicinity)
 #   Scripts/postgres.sh fresh NAME  start it, (re)create an empty database NAME with PostGIS and pg_trgm, and
@@ -76,8 +78,9 @@ case "${1:-}" in
     start) start ;;
     fresh) fresh "${2:?usage: Scripts/postgres.sh fresh NAME}" ;;
     stop) stop ;;
+    restart) stop; start >/dev/null ;;
     destroy) stop; rm -rf "$folder" ;;
     url) echo "$url" ;;
     status) answers ;;
-    *) echo "usage: Scripts/postgres.sh start|stop|destroy|url|status|fresh NAME" >&2; exit 64 ;;
+    *) echo "usage: Scripts/postgres.sh start|stop|restart|destroy|url|status|fresh NAME" >&2; exit 64 ;;
 esac

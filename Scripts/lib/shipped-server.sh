@@ -1,8 +1,9 @@
 # Sourced by scripts that exercise a server on loopback.
 #   prepare_shipped_database [CONFIGURATION]
-#       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into $work/shipped.sqlite and sets
-#       $work (a temporary folder) and $vicinity (the binary). An EXIT trap stops the server, if one was
-#       started, and removes $work.
+#       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into $shipped_db and sets $work
+#       (a temporary folder) and $vicinity (the binary). $shipped_db is $VICINITY_SHIPPED_DB when set (a
+#       postgres:// URL, say), else $work/shipped.sqlite. An EXIT trap stops the server, if one was started,
+#       and removes $work.
 #   start_server PORT DATABASE [SECONDS]
 #       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, logging to $work/server.log; sets $server (its
 #       pid) and $shipped_server (its URL); waits up to SECONDS (default 10) for /health, else prints the log
@@ -21,7 +22,8 @@ prepare_shipped_database() {
     vicinity="$PWD/.build/$configuration/vicinity"
     work="$(mktemp -d)"
     trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-    VICINITY_BIN="$vicinity" Scripts/load-data.sh "$work/shipped.sqlite" >/dev/null
+    shipped_db="${VICINITY_SHIPPED_DB:-$work/shipped.sqlite}"
+    VICINITY_BIN="$vicinity" Scripts/load-data.sh "$shipped_db" >/dev/null
 }
 
 start_server() {
@@ -37,7 +39,7 @@ start_server() {
 
 start_shipped_server() {
     prepare_shipped_database "${2:-release}"
-    start_server "$1" "$work/shipped.sqlite"
+    start_server "$1" "$shipped_db"
 }
 
 sign_up_and_in() {

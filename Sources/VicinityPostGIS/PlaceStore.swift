@@ -266,30 +266,60 @@ extension PostGISStore: PlaceStore {
     }
 
     public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
-        // The batches are all handed over before forEachBatch returns.
-        try await withoutActuallyEscaping(body) { body in
-            try await forEachBatch("SELECT \(unescaped: PlaceRow.columns) FROM place", decode: PlaceRow.place, body)
-        }
+        try await forEachBatch("SELECT \(unescaped: PlaceRow.columns) FROM place", decode: PlaceRow.place, body)
     }
 
     /// Every row of one statement, decoded and handed to `body` a batch at a time as the rows stream in: one
     /// statement reads one snapshot, so a writer committing meanwhile is wholly in the batches or wholly not.
-    func forEachBatch<Element>(
+    /// The rows are read on a leased connection and `body` runs here, in the caller's task: a batch at most is
+    /// waiting between them.
+    func forEachBatch<Element: Sendable>(
         _ query: PostgresQuery, decode: @escaping @Sendable (Columns) throws -> Element,
-        _ body: @escaping @Sendable ([Element]) throws -> Void
+        _ body: ([Element]) throws -> Void
     ) async throws {
         let logger = logger
-        try await leased { connection in
+        let (batches, feed) = AsyncThrowingStream<[Element], any Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        async let reading: Void = leased { connection in
             var batch: [Element] = []
             batch.reserveCapacity(Self.loadBatch)
-            for try await row in try await connection.query(query, logger: logger) {
-                batch.append(try decode(Columns(row.makeRandomAccess())))
-                if batch.count == Self.loadBatch {
-                    try body(batch)
-                    batch.removeAll(keepingCapacity: true)
+            do {
+                for try await row in try await connection.query(query, logger: logger) {
+                    batch.append(try decode(Columns(row.makeRandomAccess())))
+                    if batch.count == Self.loadBatch {
+                        try await Self.hand(batch, to: feed)
+                        batch.removeAll(keepingCapacity: true)
+                    }
                 }
+                if !batch.isEmpty { try await Self.hand(batch, to: feed) }
+                feed.finish()
+            } catch {
+                feed.finish(throwing: error)
+                throw error
             }
-            if !batch.isEmpty { try body(batch) }
+        }
+        do {
+            for try await batch in batches { try body(batch) }
+        } catch {
+            // Stops the reader at its next batch; its own error, if any, is the consequence of this one.
+            feed.finish()
+            _ = try? await reading
+            throw error
+        }
+        try await reading
+    }
+
+    /// Waits while the buffer holds a batch, so that a slow `body` holds the reader back instead of letting
+    /// batches pile up in memory.
+    private static func hand<Element: Sendable>(
+        _ batch: [Element], to feed: AsyncThrowingStream<[Element], any Error>.Continuation
+    ) async throws {
+        while true {
+            switch feed.yield(batch) {
+            case .enqueued: return
+            case .terminated: throw CancellationError()
+            case .dropped: try await Task.sleep(for: .milliseconds(1))
+            @unknown default: return
+            }
         }
     }
 

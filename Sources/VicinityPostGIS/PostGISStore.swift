@@ -132,34 +132,56 @@ public final class PostGISStore: Sendable {
         }
     }
 
-    /// Runs `body` with a connection of the pool, giving up with `StoreError.unavailable` when none comes
-    /// within `connectionWait`: the pool itself would wait for ever while the server is down, and a request
-    /// should be answered 503 instead of hanging. Once `body` has its connection, it runs to its end.
-    func leased<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        let client = client, wait = configuration.connectionWait
-        let gotConnection = LeaseFlag()
+    /// Runs `body` with a connection of the pool; whichever comes first ends the wait: `body`'s end, no
+    /// connection within `connectionWait` (the pool itself would wait for ever while the server is down), or
+    /// the connection closing under `body` without `body` ending. The last one needs a watch of its own:
+    /// postgres-nio writes a statement to its channel without a promise, so a statement sent on a connection
+    /// that closed a moment before is never answered and never fails. Such a statement is abandoned (its
+    /// task and lease with it) and the caller told the database is unavailable, instead of waiting for ever.
+    func leased<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
+        let client = client, wait = configuration.connectionWait, logger = logger
+        let call = LeasedCall<Value>()
         return try await translatingErrors {
-            try await withThrowingTaskGroup(of: Result?.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        gotConnection.value.store(true, ordering: .sequentiallyConsistent)
-                        return try await body(connection)
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    call.begin(continuation)
+                    let work = Task {
+                        do {
+                            let value = try await client.withConnection { connection in
+                                call.connected(connection)
+                                // The pool may hand over a connection whose close it has not yet seen.
+                                if connection.isClosed { throw StoreError.unavailable("the PostgreSQL connection was closed") }
+                                return try await body(connection)
+                            }
+                            call.finish(.success(value))
+                        } catch {
+                            call.finish(.failure(error))
+                        }
                     }
+                    call.watch(work: work, Task {
+                        let deadline = ContinuousClock.now + wait
+                        while true {
+                            if let connection = call.connection {
+                                if connection.isClosed {
+                                    try await Task.sleep(for: LeasedCall<Value>.grace)
+                                    if call.finish(.failure(StoreError.unavailable("the PostgreSQL connection closed under a statement"))) {
+                                        logger.warning("abandoned a statement whose PostgreSQL connection closed without answering it")
+                                    }
+                                    return
+                                }
+                                try await Task.sleep(for: LeasedCall<Value>.closedCheck)
+                            } else if ContinuousClock.now >= deadline {
+                                call.finish(.failure(StoreError.unavailable("no PostgreSQL connection within \(wait)")))
+                                work.cancel()
+                                return
+                            } else {
+                                try await Task.sleep(until: min(deadline, ContinuousClock.now + LeasedCall<Value>.closedCheck))
+                            }
+                        }
+                    })
                 }
-                group.addTask {
-                    try await Task.sleep(for: wait)
-                    guard gotConnection.value.load(ordering: .sequentiallyConsistent) else {
-                        throw StoreError.unavailable("no PostgreSQL connection within \(wait)")
-                    }
-                    return nil
-                }
-                while let finished = try await group.next() {
-                    if let result = finished {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw CancellationError()
+            } onCancel: {
+                call.cancel()
             }
         }
     }
@@ -204,9 +226,61 @@ public final class PostGISStore: Sendable {
     }
 }
 
-/// Whether a lease got its connection, shared by the lease and its timer.
-private final class LeaseFlag: Sendable {
-    let value = Atomic(false)
+/// One call of `leased`: the caller's continuation, resumed once by whichever of the work and its watch ends
+/// first, and the connection the work got.
+private final class LeasedCall<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Value, any Error>?
+        var connection: PostgresConnection?
+        var work: Task<Void, Never>?
+        var watch: Task<Void, any Error>?
+        var finished = false
+    }
+
+    /// How often the watch looks whether the connection closed: a statement stuck on a closed connection is
+    /// given up within about this, and a quick statement never sees the watch wake.
+    static var closedCheck: Duration { .seconds(1) }
+    /// How long a statement whose connection closed may still take to fail by itself, before it is abandoned.
+    static var grace: Duration { .seconds(1) }
+
+    private let state = Mutex(State())
+
+    var connection: PostgresConnection? { state.withLock { $0.connection } }
+
+    func begin(_ continuation: CheckedContinuation<Value, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func connected(_ connection: PostgresConnection) {
+        state.withLock { $0.connection = connection }
+    }
+
+    func watch(work: Task<Void, Never>, _ watch: Task<Void, any Error>) {
+        let finished = state.withLock { state in
+            state.work = work
+            state.watch = watch
+            return state.finished
+        }
+        if finished { watch.cancel() }
+    }
+
+    /// Resumes the caller unless someone already did, and stops the watch; true when this call resumed it.
+    @discardableResult
+    func finish(_ result: Result<Value, any Error>) -> Bool {
+        let (continuation, watch) = state.withLock { state in
+            defer { state.continuation = nil; state.finished = true }
+            return (state.continuation, state.watch)
+        }
+        watch?.cancel()
+        guard let continuation else { return false }
+        continuation.resume(with: result)
+        return true
+    }
+
+    /// The caller was cancelled: the work is told, and ends with its own error.
+    func cancel() {
+        state.withLock { $0.work }?.cancel()
+    }
 }
 
 extension PSQLError {

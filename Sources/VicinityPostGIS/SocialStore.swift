@@ -201,10 +201,7 @@ extension PostGISStore: PositionStore {
     }
 
     public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
-        // The batches are all handed over before forEachBatch returns.
-        try await withoutActuallyEscaping(body) { body in
-            try await forEachBatch("SELECT \(unescaped: PositionRow.columns) FROM user_position", decode: PositionRow.position, body)
-        }
+        try await forEachBatch("SELECT \(unescaped: PositionRow.columns) FROM user_position", decode: PositionRow.position, body)
     }
 }
 

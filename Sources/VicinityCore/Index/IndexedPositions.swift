@@ -13,12 +13,22 @@ extension SharedPosition: Located {
 /// grid answers from its id map.
 ///
 /// Only the server writes positions, so no other process needs following. A user may send two positions at
-/// once (two devices, a retry), and the record keeps whichever commits last, so changes reach memory one at
-/// a time in commit order, as `FollowedCopy` applies places.
+/// once (two devices, a retry), and the record keeps whichever commits last, so one user's changes reach
+/// memory one at a time in commit order, as `FollowedCopy` applies places. Different users' changes do not
+/// wait for each other: a server database takes many writes at once.
 public final class IndexedPositions<Record: PositionStore>: PositionStore {
     public let record: Record
     private let held: SharedIndex<PointGrid<SharedPosition, Bool>>
-    private let writes = SerialGate()
+    /// One line per stripe of users, so a user's writes keep their order while others' go ahead.
+    private let writes = (0..<IndexedPositions.stripes).map { _ in SerialGate() }
+
+    /// 64 lines: more than the connections a store writes through at once (16 for PostGIS), so that users
+    /// seldom share one.
+    private static var stripes: Int { 64 }
+
+    private func gate(for user: UserID) -> SerialGate {
+        writes[Int(UInt(bitPattern: user.hashValue) % UInt(Self.stripes))]
+    }
 
     /// Loads every position of the record into memory.
     public init(record: Record) async throws {
@@ -41,14 +51,14 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     // MARK: - Writes: the record first, then memory, in commit order
 
     public func setPosition(_ position: SharedPosition) async throws {
-        try await writes.run {
+        try await gate(for: position.userID).run {
             try await record.setPosition(position)
             held.write { $0.insert(position) }
         }
     }
 
     public func deletePosition(of user: UserID) async throws -> Bool {
-        try await writes.run {
+        try await gate(for: user).run {
             let deleted = try await record.deletePosition(of: user)
             held.write { $0.remove(user) }
             return deleted
