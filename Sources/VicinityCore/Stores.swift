@@ -107,4 +107,21 @@ public protocol RecordStore: Stores, PlaceStore, CampusStore, AccountStore, Posi
     /// Where the record is, as start-up lines and logs may show it: a file path, or a server URL without
     /// its password.
     var location: String { get }
+
+    /// Every table's rows, from one consistent view of the record: a write committing meanwhile is wholly in
+    /// it or wholly not.
+    func contents() async throws -> RecordContents
+
+    /// Replaces everything the record holds with `contents`, all or nothing: ids, hashes, token digests and
+    /// event numbers kept, the next event numbered at least `contents.nextEventNumber`, and the revisions of
+    /// places and campuses raised so that servers holding them in memory reload.
+    func replaceContents(with contents: RecordContents) async throws
+}
+
+extension RecordStore {
+    /// Whether the record holds no place, campus or account; every other row belongs to an account.
+    public func isEmpty() async throws -> Bool {
+        let places = try await count(), campuses = try await campusCount(), accounts = try await accountCount()
+        return places == 0 && campuses == 0 && accounts == 0
+    }
 }

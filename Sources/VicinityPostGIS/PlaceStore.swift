@@ -158,7 +158,7 @@ extension PostGISStore: PlaceStore {
 
     /// Raises the places' revision first: its row lock makes concurrent upserts of places take turns, so each
     /// one's counts are its own.
-    private static func apply(
+    static func apply(
         _ places: [Place], in transaction: Transaction, progress: (@Sendable (Int, Int) -> Void)?
     ) async throws -> UpsertSummary {
         try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'places'")
@@ -352,14 +352,7 @@ extension PostGISStore: CampusStore {
             try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'campuses'")
             var summary = UpsertSummary()
             for campus in campuses {
-                let boundary = ByteBuffer(bytes: WKB.encode(campus.boundary))
-                let changed = try await transaction.rows("""
-                    INSERT INTO campus AS c (id, name, boundary) VALUES (\(campus.id.rawValue), \(campus.name), ST_GeomFromWKB(\(boundary), 4326))
-                    ON CONFLICT (id) DO UPDATE SET name = excluded.name, boundary = excluded.boundary
-                    WHERE c.name IS DISTINCT FROM excluded.name OR ST_AsBinary(c.boundary) IS DISTINCT FROM ST_AsBinary(excluded.boundary)
-                    RETURNING (xmax = 0) AS inserted
-                    """).first
-                switch try changed?.decode("inserted", as: Bool.self) {
+                switch try await transaction.upsert(campus) {
                 case true?: summary.inserted += 1
                 case false?: summary.updated += 1
                 case nil: summary.unchanged += 1
@@ -391,7 +384,7 @@ extension PostGISStore: CampusStore {
         try await rows("SELECT revision FROM data_revision WHERE name = 'campuses'").first?.decode("revision") ?? 0
     }
 
-    private static func campus(_ row: Columns) throws -> Campus {
+    static func campus(_ row: Columns) throws -> Campus {
         let id: String = try row.decode("id")
         guard let blob = try row.bytes("boundary") else { throw StoreError.corrupt("campus \(id) has no boundary") }
         do {
@@ -399,5 +392,18 @@ extension PostGISStore: CampusStore {
         } catch let error as ValidationError {
             throw StoreError.corrupt("campus \(id): \(error)")
         }
+    }
+}
+
+extension Transaction {
+    /// Inserts or updates the campus by id: true when inserted, false when updated, nil when it was the same.
+    func upsert(_ campus: Campus) async throws -> Bool? {
+        let boundary = ByteBuffer(bytes: WKB.encode(campus.boundary))
+        return try await rows("""
+            INSERT INTO campus AS c (id, name, boundary) VALUES (\(campus.id.rawValue), \(campus.name), ST_GeomFromWKB(\(boundary), 4326))
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, boundary = excluded.boundary
+            WHERE c.name IS DISTINCT FROM excluded.name OR ST_AsBinary(c.boundary) IS DISTINCT FROM ST_AsBinary(excluded.boundary)
+            RETURNING (xmax = 0) AS inserted
+            """).first?.decode("inserted", as: Bool.self)
     }
 }

@@ -107,7 +107,7 @@ public final class PostGISStore: Sendable {
     /// throws, or always when `rollback` is set (a plan that changes nothing). A serialization failure or a
     /// deadlock, which PostgreSQL resolves by failing one party, runs the whole body again.
     func transaction<Result: Sendable>(
-        rollback: Bool = false, _ body: @escaping @Sendable (Transaction) async throws -> Result
+        rollback: Bool = false, readOnlySnapshot: Bool = false, _ body: @escaping @Sendable (Transaction) async throws -> Result
     ) async throws -> Result {
         let logger = logger
         var attempt = 1
@@ -115,7 +115,8 @@ public final class PostGISStore: Sendable {
             do {
                 return try await leased { connection in
                     let transaction = Transaction(connection: connection, logger: logger)
-                    try await transaction.execute("BEGIN")
+                    // A snapshot: every statement reads the database as of the first one.
+                    try await transaction.execute(readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
                     do {
                         let result = try await body(transaction)
                         try await transaction.execute(rollback ? "ROLLBACK" : "COMMIT")

@@ -77,7 +77,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     /// Upserts row by row inside the caller's transaction. A batch large against the table is loaded with
     /// the spatial and name indexes set aside and rebuilt once at the end, rather than updated per row.
-    private static func apply(
+    static func apply(
         _ places: [Place], to db: Database, mayRebuildIndex: Bool, progress: (@Sendable (Int, Int) -> Void)?
     ) throws -> UpsertSummary {
         let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM place") ?? 0
@@ -307,7 +307,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         }
     }
 
-    private static func campus(_ row: Row) throws -> Campus {
+    static func campus(_ row: Row) throws -> Campus {
         let blob: Data = row[2]
         return try Campus(
             id: PlaceID(row[0] as String), name: row[1], boundary: WKB.decodeStored(Array(blob), of: "campus \(row[0] as String)"))

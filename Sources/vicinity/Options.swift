@@ -42,10 +42,18 @@ struct DatabaseOptions: ParsableArguments {
         logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
         _ body: (any RecordStore) async throws -> Result
     ) async throws -> Result {
-        let text = resolved
-        if isServer {
+        try await Self.withRecord(resolved, option: "--db (or VICINITY_DB)", logger: logger, settings: settings, body)
+    }
+
+    /// Opens the record `text` names (a file path or a `postgres://` URL), runs `body` with it and closes it.
+    /// `option` names where the text came from, for messages.
+    static func withRecord<Result>(
+        _ text: String, option: String, logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
+        _ body: (any RecordStore) async throws -> Result
+    ) async throws -> Result {
+        if PostGISConfiguration.isURL(text) {
             let configuration: PostGISConfiguration
-            do { configuration = try PostGISConfiguration(url: text) } catch { throw ValidationError("--db (or VICINITY_DB): \(error)") }
+            do { configuration = try PostGISConfiguration(url: text) } catch { throw ValidationError("\(option): \(error)") }
             return try await PostGISStore.withStore(configuration, logger: logger) { try await body($0) }
         }
         let folder = (text as NSString).deletingLastPathComponent

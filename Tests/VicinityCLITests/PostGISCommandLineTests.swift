@@ -75,3 +75,26 @@ struct PostGISCommandLineTests {
         #expect(outcome.errors.contains("the database is unavailable"))
     }
 }
+
+@Suite("vicinity copy")
+struct CopyCommandTests {
+    @Test("copy moves a file's record into another, reports every table the same, and refuses a target that is not empty")
+    func copyBetweenFiles() throws {
+        let scratch = try Scratch()
+        let source = scratch.database, target = scratch.folder.appendingPathComponent("copy.sqlite").path
+        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", source]).status == 0)
+        let copied = try CLI.run(["copy", "--from", source, "--to", target])
+        #expect(copied.status == 0, "\(copied.errors)")
+        #expect(copied.output.contains("places                  15 rows"))
+        #expect(copied.output.components(separatedBy: "  same").count - 1 == 10, "\(copied.output)")
+        #expect(!copied.output.contains("DIFFERENT"))
+        let closest = ["closest", "--lat", "13.746549", "--lon", "100.492766", "--json"]
+        #expect(try CLI.run(closest + ["--db", target]).output == (try CLI.run(closest + ["--db", source]).output))
+
+        let again = try CLI.run(["copy", "--from", source, "--to", target])
+        #expect(again.status == 1)
+        #expect(again.errors.contains("is not empty, nothing copied; give --replace"))
+        #expect(try CLI.run(["copy", "--from", source, "--to", target, "--replace"]).status == 0)
+        #expect(try CLI.run(["copy", "--from", source, "--to", source]).status == 64)
+    }
+}
