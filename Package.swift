@@ -105,6 +105,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// Turns `--db` text into a store: the one place that knows both stores.
+        .target(
+            name: "VicinityRecord",
+            dependencies: [
+                "VicinityCore", "VicinityPostGIS", "VicinitySpatiaLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "VicinityHTTP",
             dependencies: [
@@ -131,6 +140,7 @@ let package = Package(
                 "GeoCore",
                 "VicinityCore",
                 "VicinityImport",
+                "VicinityRecord",
                 "VicinitySpatiaLite",
                 "VicinityPostGIS",
                 "VicinityHTTP",
@@ -145,11 +155,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        /// Fills a database with synthetic people for Scripts/benchmark-friends.sh, never for real use.
+        /// Fills a database (a file or a server) with synthetic people for the load benchmarks, never for real use.
         .executableTarget(
             name: "vicinity-seed",
             dependencies: [
-                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite",
+                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinityRecord",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -4,10 +4,11 @@ import GeoTestSupport
 import Logging
 import VicinityCore
 import VicinityImport
-import VicinitySpatiaLite
+import VicinityRecord
 
 /// Fills a database with synthetic people and votes for load tests, never for real use:
 ///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES]
+/// DATABASE is what `--db` takes: a SpatiaLite file or a postgres:// URL.
 /// USERS accounts (default 10,000) named user00000, user00001, ..., all with the password "bench password",
 /// each signed in once and sharing a position within 150 m of a random place of PLACES.csv (seeded, so every
 /// run makes the same positions); user00000 has FRIENDS friends (default 200). Writes to OUTPUT_FOLDER:
@@ -28,69 +29,73 @@ let friendCount = min(arguments.count > 5 ? Int(arguments[5]) ?? 200 : 200, user
 let voteCount = arguments.count > 6 ? Int(arguments[6]) ?? 0 : 0
 let output = URL(fileURLWithPath: arguments[3])
 let anchors = try PlaceFileReader.read(path: arguments[2]).places.map(\.coordinate)
-let store = try SpatiaLiteStore(path: arguments[1], logger: Logger(label: "seed"))
-let locator = Locator(places: store, campuses: store)
-var generator = SeededGenerator(seed: 2026)
 let started = ContinuousClock.now
+let location = try RecordLocation(arguments[1])
+try await location.withRecord(logger: Logger(label: "seed")) { store in try await seed(store) }
 
-func near(_ generator: inout SeededGenerator) -> Coordinate {
-    let anchor = anchors[Int.random(in: 0..<anchors.count, using: &generator)]
-    return destination(
-        from: anchor, distance: Double.random(in: 0...150, using: &generator), bearing: Double.random(in: 0..<360, using: &generator))
-}
+/// The seeding itself, generic over the store the location opened.
+func seed<Record: RecordStore>(_ store: Record) async throws {
+    let locator = Locator(places: store, campuses: store)
+    var generator = SeededGenerator(seed: 2026)
 
-// One bcrypt hash for everyone: the seed is about positions and friends, and 10,000 hashes at cost 10 would
-// take minutes.
-let hash = try await BcryptHasher().hash(try Password("bench password"))
-let now = Timestamp(Date())
-var lines: [String] = []
-var ids: [UserID] = []
-for index in 0..<userCount {
-    let name = String(format: "user%05d", index)
-    let account = Account(
-        id: .random(), username: try Username(name), firstName: try PersonName("User", field: "first_name"),
-        lastName: try PersonName(String(index), field: "last_name"), email: nil, privacyMode: false, createdAt: now)
-    try await store.createAccount(account, passwordHash: hash)
-    let token = SessionToken.random()
-    try await store.createSession(Session(
-        digest: token.digest, userID: account.id, createdAt: now, expiresAt: now + .seconds(30 * 24 * 3600)))
-    let position = near(&generator)
-    let whereabouts = try await locator.whereabouts(of: position)
-    try await store.setPosition(SharedPosition(
-        userID: account.id, coordinate: position, accuracy: nil, status: try StatusText("Studying"), label: whereabouts.label,
-        onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id, updatedAt: now))
-    let next = near(&generator)
-    lines.append("\(token.text) \(next.latitude) \(next.longitude)")
-    ids.append(account.id)
-    if index == 0 { try (token.text + "\n").write(to: output.appendingPathComponent("friendly.txt"), atomically: true, encoding: .utf8) }
-}
-for friend in ids.dropFirst().prefix(friendCount) {
-    _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ids[0], to: friend, createdAt: now))
-    _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: ids[0], createdAt: now))
-}
-try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
+    func near(_ generator: inout SeededGenerator) -> Coordinate {
+        let anchor = anchors[Int.random(in: 0..<anchors.count, using: &generator)]
+        return destination(
+            from: anchor, distance: Double.random(in: 0...150, using: &generator), bearing: Double.random(in: 0..<360, using: &generator))
+    }
 
-// Votes: one busy vote everyone may join, and a city of open ones.
-let voteHash = try await BcryptHasher().hash(try VotePassword("482913").hashable)
-@MainActor func openVote(at location: Coordinate, participants: Int, subject: String) async throws -> VoteID {
-    while true {
-        let vote = Vote(
-            id: .random(), initiator: ids[0], subject: try VoteSubject(subject), options: try VoteOptions(["Yes", "No", "Later"]),
-            participants: try ParticipantCount(participants), duration: .permanent, visibility: .public, anonymous: false,
-            location: location, label: try await locator.whereabouts(of: location).label, createdAt: now)
-        if try await store.createVote(vote, passwordHash: voteHash) { return vote.id }
+    // One bcrypt hash for everyone: the seed is about positions and friends, and 10,000 hashes at cost 10 would
+    // take minutes.
+    let hash = try await BcryptHasher().hash(try Password("bench password"))
+    let now = Timestamp(Date())
+    var lines: [String] = []
+    var ids: [UserID] = []
+    for index in 0..<userCount {
+        let name = String(format: "user%05d", index)
+        let account = Account(
+            id: .random(), username: try Username(name), firstName: try PersonName("User", field: "first_name"),
+            lastName: try PersonName(String(index), field: "last_name"), email: nil, privacyMode: false, createdAt: now)
+        try await store.createAccount(account, passwordHash: hash)
+        let token = SessionToken.random()
+        try await store.createSession(Session(
+            digest: token.digest, userID: account.id, createdAt: now, expiresAt: now + .seconds(30 * 24 * 3600)))
+        let position = near(&generator)
+        let whereabouts = try await locator.whereabouts(of: position)
+        try await store.setPosition(SharedPosition(
+            userID: account.id, coordinate: position, accuracy: nil, status: try StatusText("Studying"), label: whereabouts.label,
+            onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id, updatedAt: now))
+        let next = near(&generator)
+        lines.append("\(token.text) \(next.latitude) \(next.longitude)")
+        ids.append(account.id)
+        if index == 0 { try (token.text + "\n").write(to: output.appendingPathComponent("friendly.txt"), atomically: true, encoding: .utf8) }
+    }
+    for friend in ids.dropFirst().prefix(friendCount) {
+        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ids[0], to: friend, createdAt: now))
+        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: ids[0], createdAt: now))
+    }
+    try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
+
+    // Votes: one busy vote everyone may join, and a city of open ones.
+    let voteHash = try await BcryptHasher().hash(try VotePassword("482913").hashable)
+    func openVote(at location: Coordinate, participants: Int, subject: String) async throws -> VoteID {
+        while true {
+            let vote = Vote(
+                id: .random(), initiator: ids[0], subject: try VoteSubject(subject), options: try VoteOptions(["Yes", "No", "Later"]),
+                participants: try ParticipantCount(participants), duration: .permanent, visibility: .public, anonymous: false,
+                location: location, label: try await locator.whereabouts(of: location).label, createdAt: now)
+            if try await store.createVote(vote, passwordHash: voteHash) { return vote.id }
+        }
+    }
+    let busy = try await openVote(at: anchors[0], participants: min(userCount, ParticipantCount.maximum), subject: "Busy vote")
+    try (busy.rawValue + "\n").write(to: output.appendingPathComponent("busy-vote.txt"), atomically: true, encoding: .utf8)
+    let halfSide = 10_000.0
+    for index in 0..<voteCount {
+        let east = Double.random(in: -halfSide...halfSide, using: &generator)
+        let north = Double.random(in: -halfSide...halfSide, using: &generator)
+        let point = destination(from: destination(from: anchors[0], distance: abs(north), bearing: north < 0 ? 180 : 0),
+                                distance: abs(east), bearing: east < 0 ? 270 : 90)
+        _ = try await openVote(at: point, participants: ParticipantCount.maximum, subject: "City vote \(index)")
     }
 }
-let busy = try await openVote(at: anchors[0], participants: min(userCount, ParticipantCount.maximum), subject: "Busy vote")
-try (busy.rawValue + "\n").write(to: output.appendingPathComponent("busy-vote.txt"), atomically: true, encoding: .utf8)
-let halfSide = 10_000.0
-for index in 0..<voteCount {
-    let east = Double.random(in: -halfSide...halfSide, using: &generator)
-    let north = Double.random(in: -halfSide...halfSide, using: &generator)
-    let point = destination(from: destination(from: anchors[0], distance: abs(north), bearing: north < 0 ? 180 : 0),
-                            distance: abs(east), bearing: east < 0 ? 270 : 90)
-    _ = try await openVote(at: point, participants: ParticipantCount.maximum, subject: "City vote \(index)")
-}
-try store.close()
 let elapsed = ContinuousClock.now - started
 print("seeded \(userCount) users with positions and sessions, \(friendCount) friends of user00000 and \(voteCount + 1) open votes, in \(elapsed.components.seconds) s")

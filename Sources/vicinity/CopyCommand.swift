@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import VicinityCore
-import VicinityPostGIS
+import VicinityRecord
 
 /// `vicinity copy`: moves a whole record from one store to another, a SpatiaLite file to PostgreSQL or back.
 struct Copy: AsyncParsableCommand {
@@ -28,20 +28,19 @@ struct Copy: AsyncParsableCommand {
     var replace = false
 
     func validate() throws {
-        for (option, text) in [("--from", from), ("--to", to)] where PostGISConfiguration.isURL(text) {
-            do { _ = try PostGISConfiguration(url: text) } catch { throw ValidationError("\(option): \(error)") }
-        }
+        _ = try DatabaseOptions.location(from, option: "--from")
+        _ = try DatabaseOptions.location(to, option: "--to")
         if from == to { throw ValidationError("--from and --to name the same database") }
     }
 
     func run() async throws {
         let logger = Logger(label: "vicinity")
         let started = ContinuousClock.now
-        let (contents, source) = try await DatabaseOptions.withRecord(from, option: "--from", logger: logger) { store in
+        let (contents, source) = try await DatabaseOptions.location(from, option: "--from").withRecord(logger: logger) { store in
             (try await store.contents(), store.location)
         }
         let read = ContinuousClock.now - started
-        let (copied, target) = try await DatabaseOptions.withRecord(to, option: "--to", logger: logger) { store in
+        let (copied, target) = try await DatabaseOptions.location(to, option: "--to").withRecord(logger: logger) { store in
             if !replace, !(try await store.isEmpty()) {
                 Console.error("vicinity: \(store.location) is not empty, nothing copied; give --replace to replace what it holds")
                 throw ExitCode.failure

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import VicinityCore
 import VicinityImport
-import VicinitySpatiaLite
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,7 @@ import Foundation
 import GeoCore
 import Logging
 import VicinityCore
-import VicinityPostGIS
+import VicinityRecord
 import VicinitySpatiaLite
 
 /// Where the record lives: `--db`, else `$VICINITY_DB`, else `Data/vicinity.sqlite` under the current folder.
@@ -27,49 +27,23 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Whether the record is a server database, which the SQLite-only options do not apply to.
-    var isServer: Bool { PostGISConfiguration.isURL(resolved) }
-
-    func validate() throws {
-        if isServer {
-            do { _ = try PostGISConfiguration(url: resolved) } catch { throw ValidationError("--db (or VICINITY_DB): \(error)") }
-        }
+    var isServer: Bool {
+        if case .server = try? RecordLocation(resolved) { true } else { false }
     }
 
-    /// Opens the record, runs `body` with it, then closes it explicitly: a SpatiaLite file's write-ahead log
-    /// is checkpointed into it, and a server's connections are closed, before the command reports success.
-    /// The one place that chooses a store; everything `body` builds is generic over it.
+    func validate() throws { _ = try Self.location(resolved, option: "--db (or VICINITY_DB)") }
+
+    /// Opens the record, runs `body` with it, then closes it (`RecordLocation.withRecord`).
     func withStore<Result>(
         logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
         _ body: (any RecordStore) async throws -> Result
     ) async throws -> Result {
-        try await Self.withRecord(resolved, option: "--db (or VICINITY_DB)", logger: logger, settings: settings, body)
+        try await Self.location(resolved, option: "--db (or VICINITY_DB)").withRecord(logger: logger, settings: settings, body)
     }
 
-    /// Opens the record `text` names (a file path or a `postgres://` URL), runs `body` with it and closes it.
-    /// `option` names where the text came from, for messages.
-    static func withRecord<Result>(
-        _ text: String, option: String, logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
-        _ body: (any RecordStore) async throws -> Result
-    ) async throws -> Result {
-        if PostGISConfiguration.isURL(text) {
-            let configuration: PostGISConfiguration
-            do { configuration = try PostGISConfiguration(url: text) } catch { throw ValidationError("\(option): \(error)") }
-            return try await PostGISStore.withStore(configuration, logger: logger) { try await body($0) }
-        }
-        let folder = (text as NSString).deletingLastPathComponent
-        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
-            throw ValidationError("the folder of the database \(text) does not exist")
-        }
-        let store = try SpatiaLiteStore(path: text, logger: logger, settings: settings)
-        let result: Result
-        do {
-            result = try await body(store)
-        } catch {
-            try? store.close()
-            throw error
-        }
-        try store.close()
-        return result
+    /// The record `text` names; `option` says where the text came from, for messages.
+    static func location(_ text: String, option: String) throws -> RecordLocation {
+        do { return try RecordLocation(text) } catch { throw ValidationError("\(option): \(error)") }
     }
 }
 

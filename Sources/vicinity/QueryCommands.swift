@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import GeoCore
 import VicinityCore
-import VicinitySpatiaLite
 
 struct Nearby: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the places within a radius, nearest first.")

@@ -18,6 +18,9 @@ enum TestPostGIS {
         var configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
         // Tests run side by side, each with its own pools: four connections each stay under the server's cap.
         configuration.maximumConnections = 4
+        // Fifty racers share those four connections on a machine that may be busy with other tests: the wait
+        // for a connection is a guard against a dead server, not a timing under test here.
+        configuration.connectionWait = .seconds(120)
         return configuration
     }
 
