@@ -98,6 +98,7 @@ let package = Package(
             dependencies: [
                 "GeoCore",
                 "VicinityCore",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -5,7 +5,8 @@
 # Uses Scripts/postgres.sh's server (a fresh database of its own) and a SpatiaLite file in a temporary folder:
 #   1. N uniform points (Scripts/bench/make-points.py, seed 2026; default 1,000,000) imported by
 #      `vicinity import places` into each, timed; and the same CSV loaded by PostGIS alone in the same server
-#      (COPY into a table, then a primary key and a GiST index on geography): the yardstick for the import.
+#      (COPY into a table, then a primary key and a GiST index on geography, with the same 512 MiB for index
+#      builds that the store's bulk load takes): the yardstick for the import.
 #   2. USERS synthetic people (default 10,000) seeded into each (vicinity-seed: signed in, sharing positions).
 #   3. A server over each, one after the other: its start-up line (places and positions loaded into memory, and
 #      how long), then, at 64 connections with wrk: the /v1/distance floor, W1 (the closest place), W2 (the 20
@@ -63,6 +64,7 @@ start=$(now)
 figure[import_postgis]=$(elapsed "$start")
 start=$(now)
 psql "${yardstick_url%%\?*}" -v ON_ERROR_STOP=1 -q <<SQL
+SET maintenance_work_mem = '512MB';
 CREATE TABLE staging (id text, name text, category text, lat double precision, lon double precision);
 \copy staging FROM '$work/points.csv' WITH (FORMAT csv, HEADER true)
 CREATE TABLE place AS

@@ -146,3 +146,16 @@ extension PostGISStore {
         try await execute("DROP SCHEMA \(unescaped: schema) CASCADE")
     }
 }
+
+extension PostGISStore {
+    /// Every index and constraint of `table` as the database defines it, sorted: what a bulk load must give
+    /// back as it found it.
+    func definitions(of table: String) async throws -> [String] {
+        try await rows("""
+            SELECT indexdef AS definition FROM pg_indexes WHERE schemaname = current_schema() AND tablename = \(table)
+            UNION ALL
+            SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = \(table)::regclass
+            ORDER BY definition
+            """).map { try $0.decode("definition", as: String.self) }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import AsyncAlgorithms
 import NIOCore
 import PostgresNIO
 import VicinityCore
@@ -128,16 +129,25 @@ enum Staging {
         SELECT count(*) FILTER (WHERE inserted) AS inserted, count(*) AS changed FROM changed
         """
 
+    /// Into an empty table: no row to compare with, so a plain insert, which skips the speculative insertion
+    /// that `ON CONFLICT` makes per row (1M rows: 2.7 s against 12.0 s, one run each, indexes set aside).
+    static let insert: PostgresQuery = """
+        INSERT INTO place (id, name, category, aliases, attributes, search_text, lat, lon, footprint)
+        SELECT id, name, category, aliases, attributes, search_text, lat, lon, ST_GeomFromWKB(footprint, 4326)
+        FROM place_staging
+        """
+
     /// About a megabyte of COPY text per message: large enough that each costs nothing, small enough to
     /// stream.
     static let chunkBytes = 1 << 20
 }
 
-/// Loading a batch large against the table: the secondary indexes (location, name search, category) are
-/// dropped inside the transaction and built again from every row once at the end, rather than updated row by
-/// row. 100,000 places into an empty table took 4.2 s to apply with the indexes in place; without them the
-/// insert took 0.8 s and building the three 1.8 s (one run each, 2 cores, release build). Readers of the table
-/// wait for the transaction meanwhile; the servers read places from memory.
+/// Loading a batch large against the table: the secondary indexes (location, name search, category), and for an
+/// empty table the key too, are dropped inside the transaction and built again from every row once at the end,
+/// rather than updated row by row. 100,000 places into an empty table took 4.2 s to apply with the indexes in
+/// place; without them the insert took 0.8 s and building the three 1.8 s. 1M rows: a plain insert took 4.8 s
+/// with the key and 2.7 s without it, the key then 0.8 s (one run each, 2 cores, release build). Readers of
+/// the table wait for the transaction meanwhile; the servers read places from memory.
 enum BulkLoad {
     /// SpatiaLite's rule for the same choice (`shouldRebuildIndex`): a thousand rows or more, and at least a
     /// quarter of what the table holds.
@@ -145,18 +155,32 @@ enum BulkLoad {
         batch >= 1000 && batch * 4 >= existing
     }
 
-    /// Drops every index of `place` but its key and returns their definitions as the database holds them, so
-    /// that what is built again is exactly what the migrations made. Index builds get 512 MiB of working
-    /// memory for the rest of the transaction (PostgreSQL's default is 64 MiB): a million points' GiST index
-    /// then sorts in memory.
-    static func setIndexesAside(in transaction: Transaction) async throws -> [String] {
-        let definitions = try await transaction.rows("""
+    /// Drops every index of `place` but its key (and the key too with `keyToo`, for an empty table) and returns
+    /// the statements that build them again, from their definitions as the database holds them, so that what is
+    /// built is exactly what the migrations made. Index builds get 512 MiB of working memory for the rest of
+    /// the transaction (PostgreSQL's default is 64 MiB), so that a million points' indexes sort in memory.
+    static func setIndexesAside(in transaction: Transaction, keyToo: Bool) async throws -> [String] {
+        var rebuild: [String] = []
+        try await transaction.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        if keyToo, let key = try await transaction.rows("""
+            SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+            WHERE conrelid = 'place'::regclass AND contype = 'p'
+            """).first {
+            let name: String = try key.decode("conname"), definition: String = try key.decode("definition")
+            try await transaction.execute("ALTER TABLE place DROP CONSTRAINT \(unescaped: quoted(name))")
+            rebuild.append("ALTER TABLE place ADD CONSTRAINT \(quoted(name)) \(definition)")
+        }
+        let indexes = try await transaction.rows("""
             SELECT indexname, indexdef FROM pg_indexes
             WHERE schemaname = current_schema() AND tablename = 'place' AND indexname <> 'place_pkey'
             """).map { (name: try $0.decode("indexname", as: String.self), definition: try $0.decode("indexdef", as: String.self)) }
-        try await transaction.execute("SET LOCAL maintenance_work_mem = '512MB'")
-        for index in definitions { try await transaction.execute("DROP INDEX \(unescaped: "\"" + index.name + "\"")") }
-        return definitions.map(\.definition)
+        for index in indexes { try await transaction.execute("DROP INDEX \(unescaped: quoted(index.name))") }
+        return rebuild + indexes.map(\.definition)
+    }
+
+    /// An identifier quoted for SQL, as PostgreSQL's `quote_ident` does.
+    private static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
@@ -171,7 +195,7 @@ enum CandidateRadius {
 extension PostGISStore: PlaceStore {
     public func upsert(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary {
         try validateBatch(places)
-        let summary = try await transaction { try await Self.apply(places, in: $0, progress: progress) }
+        let summary = try await transaction { try await Self.apply(places, in: $0, mayRebuildIndexes: true, progress: progress) }
         logger.debug("upserted places", metadata: [
             "count": "\(places.count)", "inserted": "\(summary.inserted)", "updated": "\(summary.updated)",
         ])
@@ -180,19 +204,20 @@ extension PostGISStore: PlaceStore {
 
     public func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary {
         try validateBatch(places)
-        return try await transaction(rollback: true) { try await Self.apply(places, in: $0, progress: nil) }
+        // Never the bulk path: a plan must not drop indexes (and lock readers out) only to roll back.
+        return try await transaction(rollback: true) { try await Self.apply(places, in: $0, mayRebuildIndexes: false, progress: nil) }
     }
 
     /// Raises the places' revision first: its row lock makes concurrent upserts of places take turns, so each
     /// one's counts are its own.
     static func apply(
-        _ places: [Place], in transaction: Transaction, progress: (@Sendable (Int, Int) -> Void)?
+        _ places: [Place], in transaction: Transaction, mayRebuildIndexes: Bool, progress: (@Sendable (Int, Int) -> Void)?
     ) async throws -> UpsertSummary {
         try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'places'")
         guard !places.isEmpty else { return UpsertSummary() }
         let existing: Int = try await transaction.rows("SELECT count(*) AS count FROM place").first?.decode("count") ?? 0
-        let setAside = BulkLoad.shouldSetIndexesAside(batch: places.count, existing: existing)
-            ? try await BulkLoad.setIndexesAside(in: transaction) : []
+        let setAside = mayRebuildIndexes && BulkLoad.shouldSetIndexesAside(batch: places.count, existing: existing)
+            ? try await BulkLoad.setIndexesAside(in: transaction, keyToo: existing == 0) : []
         try await transaction.execute(Staging.create)
         try await transaction.connection.copyFrom(
             table: "place_staging", columns: Staging.columns, logger: transaction.logger
@@ -210,11 +235,17 @@ extension PostGISStore: PlaceStore {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
-        guard let counts = try await transaction.rows(Staging.apply).first else {
-            throw StoreError.database("the upsert reported no counts")
+        let inserted: Int, changed: Int
+        if existing == 0 {
+            // Nothing to compare with: every row is new, and the batch's ids are unique (`validateBatch`).
+            try await transaction.execute(Staging.insert)
+            (inserted, changed) = (places.count, places.count)
+        } else {
+            guard let counts = try await transaction.rows(Staging.apply).first else {
+                throw StoreError.database("the upsert reported no counts")
+            }
+            (inserted, changed) = (try counts.decode("inserted"), try counts.decode("changed"))
         }
-        let inserted: Int = try counts.decode("inserted")
-        let changed: Int = try counts.decode("changed")
         for definition in setAside { try await transaction.execute(PostgresQuery(unsafeSQL: definition)) }
         progress?(places.count, places.count)
         return UpsertSummary(inserted: inserted, updated: changed - inserted, unchanged: places.count - changed)
@@ -302,56 +333,45 @@ extension PostGISStore: PlaceStore {
 
     /// Every row of one statement, decoded and handed to `body` a batch at a time as the rows stream in: one
     /// statement reads one snapshot, so a writer committing meanwhile is wholly in the batches or wholly not.
-    /// The rows are read on a leased connection and `body` runs here, in the caller's task: a batch at most is
-    /// waiting between them.
+    /// The rows are read on a leased connection and `body` runs here, in the caller's task; a channel hands
+    /// each batch over and holds the reader until it is taken, so a slow `body` holds the reader back.
     func forEachBatch<Element: Sendable>(
         _ query: PostgresQuery, decode: @escaping @Sendable (Columns) throws -> Element,
         _ body: ([Element]) throws -> Void
     ) async throws {
         let logger = logger
-        let (batches, feed) = AsyncThrowingStream<[Element], any Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
-        async let reading: Void = leased { connection in
-            var batch: [Element] = []
-            batch.reserveCapacity(Self.loadBatch)
+        let batches = AsyncThrowingChannel<[Element], any Error>()
+        async let reading: Void = {
             do {
-                for try await row in try await connection.query(query, logger: logger) {
-                    batch.append(try decode(Columns(row.makeRandomAccess())))
-                    if batch.count == Self.loadBatch {
-                        try await Self.hand(batch, to: feed)
-                        batch.removeAll(keepingCapacity: true)
+                try await leased { connection in
+                    var batch: [Element] = []
+                    batch.reserveCapacity(Self.loadBatch)
+                    for try await row in try await connection.query(query, logger: logger) {
+                        batch.append(try decode(Columns(row.makeRandomAccess())))
+                        if batch.count == Self.loadBatch {
+                            await batches.send(batch)
+                            try Task.checkCancellation()
+                            batch.removeAll(keepingCapacity: true)
+                        }
                     }
+                    if !batch.isEmpty { await batches.send(batch) }
                 }
-                if !batch.isEmpty { try await Self.hand(batch, to: feed) }
-                feed.finish()
+                batches.finish()
             } catch {
-                feed.finish(throwing: error)
+                // Whatever stopped the reader, before or after it had a connection, ends the consumer's wait.
+                batches.fail(error)
                 throw error
             }
-        }
+        }()
         do {
             for try await batch in batches { try body(batch) }
         } catch {
-            // Stops the reader at its next batch; its own error, if any, is the consequence of this one.
-            feed.finish()
+            // A send waiting for this consumer is released; the reader's own error follows from this one.
+            batches.finish()
             _ = try? await reading
             throw error
         }
         try await reading
-    }
-
-    /// Waits while the buffer holds a batch, so that a slow `body` holds the reader back instead of letting
-    /// batches pile up in memory.
-    private static func hand<Element: Sendable>(
-        _ batch: [Element], to feed: AsyncThrowingStream<[Element], any Error>.Continuation
-    ) async throws {
-        while true {
-            switch feed.yield(batch) {
-            case .enqueued: return
-            case .terminated: throw CancellationError()
-            case .dropped: try await Task.sleep(for: .milliseconds(1))
-            @unknown default: return
-            }
-        }
     }
 
     /// As in SpatiaLite: large enough that the call costs nothing, small enough that a batch is a few megabytes.
@@ -394,7 +414,7 @@ extension PostGISStore: CampusStore {
     }
 
     public func campuses() async throws -> [Campus] {
-        try await rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id").map(Self.campus)
+        try await rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id COLLATE \"C\"").map(Self.campus)
     }
 
     /// Campuses whose bounding box holds the point, from the GiST index; GeoCore decides containment, as in
@@ -403,7 +423,7 @@ extension PostGISStore: CampusStore {
         try await rows("""
             SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus
             WHERE boundary && ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)
-            ORDER BY id
+            ORDER BY id COLLATE "C"
             """).map(Self.campus).filter { $0.boundary.contains(point) }
     }
 

@@ -92,15 +92,17 @@ public final class PostGISStore: Sendable {
     // MARK: - Running statements
 
     /// The rows of one statement, collected, each read by column name.
-    func rows(_ query: PostgresQuery) async throws -> [Columns] {
+    func rows(_ query: PostgresQuery, constraints: [String: any Error] = [:]) async throws -> [Columns] {
         let logger = logger
-        return try await leased { connection in
+        return try await leased(constraints: constraints) { connection in
             try await connection.query(query, logger: logger).collect().map { Columns($0.makeRandomAccess()) }
         }
     }
 
-    func execute(_ query: PostgresQuery) async throws {
-        _ = try await rows(query)
+    /// Runs a statement for its effect; a violation of a constraint named in `constraints` throws the error
+    /// given for it.
+    func execute(_ query: PostgresQuery, constraints: [String: any Error] = [:]) async throws {
+        _ = try await rows(query, constraints: constraints)
     }
 
     /// Runs `body` in one transaction on one connection, committed when it returns and rolled back when it
@@ -126,9 +128,11 @@ public final class PostGISStore: Sendable {
                         throw error
                     }
                 }
-            } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.attempts {
+            } catch let conflict as Conflict where attempt < Self.attempts {
                 attempt += 1
-                logger.debug("transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState ?? "")"])
+                logger.debug("transaction retried", metadata: ["attempt": "\(attempt)", "sqlstate": "\(conflict.sqlState)"])
+            } catch let conflict as Conflict {
+                throw StoreError.database("PostgreSQL \(conflict.sqlState) \(Self.attempts) times in a row: \(conflict.message)")
             }
         }
     }
@@ -139,17 +143,21 @@ public final class PostGISStore: Sendable {
     /// postgres-nio writes a statement to its channel without a promise, so a statement sent on a connection
     /// that closed a moment before is never answered and never fails. Such a statement is abandoned (its
     /// task and lease with it) and the caller told the database is unavailable, instead of waiting for ever.
-    func leased<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
+    func leased<Value: Sendable>(
+        constraints: [String: any Error] = [:], _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
         let client = client, wait = configuration.connectionWait, logger = logger
         let call = LeasedCall<Value>()
-        return try await translatingErrors {
+        return try await translatingErrors(constraints: constraints) {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     call.begin(continuation)
                     let work = Task {
                         do {
                             let value = try await client.withConnection { connection in
-                                call.connected(connection)
+                                // Too late when the caller was already told the database is unavailable: a
+                                // write made now would commit behind an answer that said it did not.
+                                guard call.connected(connection) else { throw StoreError.unavailable("the connection came too late") }
                                 // The pool may hand over a connection whose close it has not yet seen.
                                 if connection.isClosed { throw StoreError.unavailable("the PostgreSQL connection was closed") }
                                 return try await body(connection)
@@ -192,22 +200,28 @@ public final class PostGISStore: Sendable {
     /// races produce.
     private static let attempts = 5
 
-    /// Serialization failure and deadlock detected.
-    private static func isRetryable(_ error: PSQLError) -> Bool {
-        error.sqlState == "40001" || error.sqlState == "40P01"
+    /// A serialization failure or a deadlock: the transaction that got it runs again.
+    private struct Conflict: Error {
+        var sqlState: String
+        var message: String
     }
 
-    /// Runs `body`, turning a failure to reach the server into `StoreError.unavailable` and a value the
-    /// domain cannot read into `StoreError.corrupt`; a server's refusal (a constraint, a deadlock) stays a
-    /// `PSQLError` for the caller that expects it, and is a `StoreError.database` for one that does not.
-    func translatingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+    /// Runs `body` and turns what postgres-nio throws into the store's own errors, so that nothing typed by
+    /// postgres-nio leaves the module: a failure to reach the server is `StoreError.unavailable`, a
+    /// serialization failure or deadlock a `Conflict` for `transaction` to retry, a violation of a constraint
+    /// named in `constraints` the error given for it, and any other refusal `StoreError.database` with its
+    /// SQLSTATE. (A value the domain cannot read is `StoreError.corrupt`, from `Columns.decode`.)
+    func translatingErrors<Result>(
+        constraints: [String: any Error] = [:], _ body: () async throws -> Result
+    ) async throws -> Result {
         do {
             return try await body()
         } catch let error as PSQLError {
             if let unavailable = Self.unavailable(error) { throw unavailable }
-            throw error
-        } catch let error as PostgresDecodingError {
-            throw StoreError.corrupt("column \(error.columnName) holds a \(error.postgresType) that is not \(error.targetType)")
+            let state = error.sqlState ?? "", message = error.serverInfo?[.message] ?? "\(error.code)"
+            if state == "40001" || state == "40P01" { throw Conflict(sqlState: state, message: message) }
+            if let constraint = error.constraint, let mapped = constraints[constraint] { throw mapped }
+            throw StoreError.database("PostgreSQL \(state): \(message)")
         }
     }
 
@@ -236,6 +250,7 @@ private final class LeasedCall<Value: Sendable>: Sendable {
         var work: Task<Void, Never>?
         var watch: Task<Void, any Error>?
         var finished = false
+        var cancelled = false
     }
 
     /// How often the watch looks whether the connection closed: a statement stuck on a closed connection is
@@ -252,17 +267,24 @@ private final class LeasedCall<Value: Sendable>: Sendable {
         state.withLock { $0.continuation = continuation }
     }
 
-    func connected(_ connection: PostgresConnection) {
-        state.withLock { $0.connection = connection }
+    /// Records the work's connection; false when the caller has already been answered, and the work must not
+    /// go on.
+    func connected(_ connection: PostgresConnection) -> Bool {
+        state.withLock { state in
+            guard !state.finished else { return false }
+            state.connection = connection
+            return true
+        }
     }
 
     func watch(work: Task<Void, Never>, _ watch: Task<Void, any Error>) {
-        let finished = state.withLock { state in
+        let (finished, cancelled) = state.withLock { state in
             state.work = work
             state.watch = watch
-            return state.finished
+            return (state.finished, state.cancelled)
         }
         if finished { watch.cancel() }
+        if cancelled { work.cancel() }
     }
 
     /// Resumes the caller unless someone already did, and stops the watch; true when this call resumed it.
@@ -278,9 +300,12 @@ private final class LeasedCall<Value: Sendable>: Sendable {
         return true
     }
 
-    /// The caller was cancelled: the work is told, and ends with its own error.
+    /// The caller was cancelled: the work is told, now or once it is known, and ends with its own error.
     func cancel() {
-        state.withLock { $0.work }?.cancel()
+        state.withLock { state in
+            state.cancelled = true
+            return state.work
+        }?.cancel()
     }
 }
 
@@ -314,7 +339,11 @@ struct Columns: Sendable {
 
     func decode<Value: PostgresDecodable>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
         guard row.contains(column) else { throw StoreError.database("the statement selected no column \(column)") }
-        return try row[column].decode(Value.self)
+        do {
+            return try row[column].decode(Value.self)
+        } catch let error as PostgresDecodingError {
+            throw StoreError.corrupt("column \(column) holds a \(error.postgresType) that is not \(error.targetType)")
+        }
     }
 
     /// A `bigint` of milliseconds as a `Timestamp`.

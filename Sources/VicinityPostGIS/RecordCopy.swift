@@ -11,7 +11,7 @@ extension PostGISStore {
             var contents = RecordContents()
             contents.places = try await transaction.rows("SELECT \(unescaped: PlaceRow.columns) FROM place ORDER BY id COLLATE \"C\"")
                 .map(PlaceRow.place)
-            contents.campuses = try await transaction.rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id")
+            contents.campuses = try await transaction.rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id COLLATE \"C\"")
                 .map(PostGISStore.campus)
             contents.accounts = try await transaction.rows("SELECT \(unescaped: AccountRow.columns), password_hash FROM account").map { row in
                 StoredAccount(account: try AccountRow.account(row), passwordHash: PasswordHash(encoded: try row.decode("password_hash")))
@@ -52,10 +52,13 @@ extension PostGISStore {
     public func replaceContents(with contents: RecordContents) async throws {
         try validateBatch(contents.places)
         try await transaction { transaction in
+            // The revisions first, as every upsert takes them, so that a copy and an import wait for each other
+            // instead of deadlocking.
+            try await transaction.execute("SELECT revision FROM data_revision ORDER BY name FOR UPDATE")
             try await transaction.execute("""
                 TRUNCATE ballot, vote, event, friend_request, friendship, user_position, session, account, campus, place
                 """)
-            _ = try await PostGISStore.apply(contents.places, in: transaction, progress: nil)
+            _ = try await PostGISStore.apply(contents.places, in: transaction, mayRebuildIndexes: true, progress: nil)
             try await transaction.execute("UPDATE data_revision SET revision = revision + 1 WHERE name = 'campuses'")
             for campus in contents.campuses { _ = try await transaction.upsert(campus) }
             for stored in contents.accounts {
@@ -103,9 +106,14 @@ extension PostGISStore {
                             \(item.createdAt.millisecondsSince1970))
                     """)
             }
-            // The next number continues above every number the source gave.
+            // The next number continues above every number the source gave. Set as "last given", so that the
+            // sequence's last value (what `contents()` reads back) says so before any event is appended.
             let next = max(contents.nextEventNumber, (contents.events.map(\.id.rawValue).max() ?? 0) + 1)
-            try await transaction.execute("SELECT setval(pg_get_serial_sequence('event', 'id'), \(next), false)")
+            if next > 1 {
+                try await transaction.execute("SELECT setval(pg_get_serial_sequence('event', 'id'), \(next - 1), true)")
+            } else {
+                try await transaction.execute("SELECT setval(pg_get_serial_sequence('event', 'id'), 1, false)")
+            }
             for stored in contents.votes {
                 let item = stored.vote
                 let options = String(decoding: JSONValue.array(item.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)

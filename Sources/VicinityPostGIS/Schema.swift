@@ -34,8 +34,10 @@ enum Schema {
 
     static let migrations: [Migration] = [
         Migration(name: "v1 extensions", sql: """
-            CREATE EXTENSION IF NOT EXISTS postgis;
-            CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            -- In public, not in a record's own schema (?schema=): one installation serves every schema, and
+            -- dropping a record's schema never takes PostGIS with it.
+            CREATE EXTENSION IF NOT EXISTS postgis SCHEMA public;
+            CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
             """),
 
         Migration(name: "v1 places and campuses", sql: """

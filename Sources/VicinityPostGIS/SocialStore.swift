@@ -51,18 +51,14 @@ enum AccountRow {
 
 extension PostGISStore: AccountStore {
     public func createAccount(_ account: Account, passwordHash: PasswordHash) async throws {
-        do {
-            try await execute("""
-                INSERT INTO account (id, username, username_key, first_name, last_name, name_key, email, password_hash,
-                                     privacy_mode, created_at)
-                VALUES (\(account.id.rawValue), \(account.username.rawValue), \(account.username.key),
-                        \(account.firstName.rawValue), \(account.lastName.rawValue), \(PeopleMatch.nameKey(account)),
-                        \(account.email?.rawValue), \(passwordHash.encoded), \(account.privacyMode),
-                        \(account.createdAt.millisecondsSince1970))
-                """)
-        } catch let error as PSQLError where error.sqlState == "23505" && error.constraint == "account_username_unique" {
-            throw ServiceError.conflict(.usernameTaken)
-        }
+        try await execute("""
+            INSERT INTO account (id, username, username_key, first_name, last_name, name_key, email, password_hash,
+                                 privacy_mode, created_at)
+            VALUES (\(account.id.rawValue), \(account.username.rawValue), \(account.username.key),
+                    \(account.firstName.rawValue), \(account.lastName.rawValue), \(PeopleMatch.nameKey(account)),
+                    \(account.email?.rawValue), \(passwordHash.encoded), \(account.privacyMode),
+                    \(account.createdAt.millisecondsSince1970))
+            """, constraints: ["account_username_unique": ServiceError.conflict(.usernameTaken)])
     }
 
     public func account(id: UserID) async throws -> Account? {
@@ -76,6 +72,9 @@ extension PostGISStore: AccountStore {
     }
 
     public func credentials(usernameKey: String) async throws -> (account: Account, passwordHash: PasswordHash)? {
+        // Usernames are ASCII letters, digits and . _ -: text holding NUL names nobody, and PostgreSQL's text
+        // cannot carry it.
+        guard !usernameKey.utf8.contains(0) else { return nil }
         guard let row = try await rows("""
             SELECT \(unescaped: AccountRow.columns), password_hash FROM account WHERE username_key = \(usernameKey)
             """).first
@@ -301,11 +300,22 @@ extension PostGISStore: FriendStore {
         }
     }
 
+    /// Under the pair's lock, as every change between two people: a request withdrawn while the other asks
+    /// back is either withdrawn first (their request is then a new one) or accepted first (and then not
+    /// withdrawn), never both.
     public func deleteFriendRequest(_ id: FriendRequestID, participant: UserID) async throws -> FriendRequest? {
-        try await rows("""
-            DELETE FROM friend_request WHERE id = \(id.rawValue) AND (from_id = \(participant.rawValue) OR to_id = \(participant.rawValue))
-            RETURNING \(unescaped: FriendRequestRow.columns)
-            """).first.map(FriendRequestRow.request)
+        try await transaction { transaction in
+            guard let seen = try await transaction.rows("""
+                SELECT \(unescaped: FriendRequestRow.columns) FROM friend_request
+                WHERE id = \(id.rawValue) AND (from_id = \(participant.rawValue) OR to_id = \(participant.rawValue))
+                """).first.map(FriendRequestRow.request)
+            else { return nil }
+            try await transaction.lockPair(seen.from, seen.to)
+            return try await transaction.rows("""
+                DELETE FROM friend_request WHERE id = \(id.rawValue) AND (from_id = \(participant.rawValue) OR to_id = \(participant.rawValue))
+                RETURNING \(unescaped: FriendRequestRow.columns)
+                """).first.map(FriendRequestRow.request)
+        }
     }
 
     public func friendRequests(of user: UserID) async throws -> [FriendRequest] {

@@ -57,10 +57,13 @@ struct Copy: AsyncParsableCommand {
             if !same { differences += 1 }
             print("  \(want.table.padding(toLength: 16, withPad: " ", startingAt: 0)) \(String(got.rows).leftPadded(9)) rows  sha256 \(got.sha256.prefix(16))  \(same ? "same" : "DIFFERENT: the source has \(want.rows) rows, sha256 \(want.sha256.prefix(16))")")
         }
+        let sameNumbering = copied.nextEventNumber == contents.nextEventNumber
+        if !sameNumbering { differences += 1 }
+        print("  next event number \(copied.nextEventNumber)  \(sameNumbering ? "same" : "DIFFERENT: the source's is \(contents.nextEventNumber)")")
         let seconds = { (duration: Duration) in String(format: "%.2f s", duration.milliseconds / 1000) }
         print("in \(seconds(elapsed)) (reading \(seconds(read)), writing and checking \(seconds(elapsed - read)))")
         if differences > 0 {
-            Console.error("vicinity: \(differences) table(s) differ after the copy")
+            Console.error("vicinity: \(differences) table(s) or the event numbering differ after the copy")
             throw ExitCode.failure
         }
     }

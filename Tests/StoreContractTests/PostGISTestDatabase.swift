@@ -82,6 +82,23 @@ struct PostGISStoreTests {
         await stores[0].close()
     }
 
+    @Test("a bulk load into an empty table, and one over it, leave the key and every index as the migrations made them",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func bulkLoadRestoresIndexes() async throws {
+        let schema = try await PostGISSchema()
+        let store = schema.store
+        let made = try await store.definitions(of: "place")
+        #expect(made.contains { $0.hasPrefix("place_pkey PRIMARY KEY (id)") }, "\(made)")
+        #expect(made.filter { $0.hasPrefix("CREATE INDEX") || $0.hasPrefix("CREATE UNIQUE INDEX") }.count == 4, "key, location, category and name search: \(made)")
+        let places = Array(Fixture.geonames.prefix(1500))
+        #expect(try await store.upsert(places) == UpsertSummary(inserted: 1500))
+        #expect(try await store.definitions(of: "place") == made)
+        #expect(try await store.upsert(places) == UpsertSummary(unchanged: 1500))
+        #expect(try await store.definitions(of: "place") == made)
+        #expect(try await store.plannedUpsert(places) == UpsertSummary(unchanged: 1500))
+        #expect(try await store.definitions(of: "place") == made)
+    }
+
     @Test("a URL gives host, port, user, database, TLS mode and schema; its password never shows")
     func urls() throws {
         let configuration = try PostGISConfiguration(

@@ -89,6 +89,7 @@ struct RecordCopyTests {
         #expect(Set(copied.places) == Set(contents.places))
         #expect(Set(copied.votes) == Set(contents.votes))
         #expect(copied.events == contents.events)
+        #expect(copied.nextEventNumber == contents.nextEventNumber, "the numbering floor is read back before any event is appended")
 
         try await Self.checkUsable(target, token: token, pim: pim, lastGiven: lastGiven)
 
