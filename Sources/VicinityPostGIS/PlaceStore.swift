@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import AsyncAlgorithms
+import Logging
 import NIOCore
 import PostgresNIO
 import VicinityCore
@@ -173,53 +174,31 @@ enum Staging {
         """)
 
 
+    /// Streams the places with COPY into `table`, whose columns are `columns`: into `place` itself, or a table
+    /// made like it, with `direct`; else into the staging table.
+    static func copy(
+        _ places: [Place], into table: String, direct: Bool, on connection: PostgresConnection, logger: Logger,
+        progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws {
+        try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(chunkBytes + 4096)
+            let step = max(1, places.count / 100)
+            for (index, place) in places.enumerated() {
+                PlaceRow.copyLine(place, direct: direct, into: &buffer)
+                if buffer.readableBytes >= chunkBytes {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+                if index % step == step - 1 { progress?(index + 1, places.count) }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+    }
+
     /// About a megabyte of COPY text per message: large enough that each costs nothing, small enough to
     /// stream.
     static let chunkBytes = 1 << 20
-}
-
-/// Loading a batch large against the table: the secondary indexes (location, name search, category), and for an
-/// empty table the key too, are dropped inside the transaction and built again from every row once at the end,
-/// rather than updated row by row. 100,000 places into an empty table took 4.2 s to apply with the indexes in
-/// place; without them the insert took 0.8 s and building the three 1.8 s. 1M rows: a plain insert took 4.8 s
-/// with the key and 2.7 s without it, the key then 0.8 s (one run each, 2 cores, release build). Readers of
-/// the table wait for the transaction meanwhile; the servers read places from memory. An empty table takes
-/// the rows by COPY straight in: 1M rows then took 2.3 s to COPY into staging and 2.8 s to insert from it
-/// (one run each), the speculative insertion of `ON CONFLICT` 12.0 s.
-enum BulkLoad {
-    /// SpatiaLite's rule for the same choice (`shouldRebuildIndex`): a thousand rows or more, and at least a
-    /// quarter of what the table holds.
-    static func shouldSetIndexesAside(batch: Int, existing: Int) -> Bool {
-        batch >= 1000 && batch * 4 >= existing
-    }
-
-    /// Drops every index of `place` but its key (and the key too with `keyToo`, for an empty table) and returns
-    /// the statements that build them again, from their definitions as the database holds them, so that what is
-    /// built is exactly what the migrations made. Index builds get 512 MiB of working memory for the rest of
-    /// the transaction (PostgreSQL's default is 64 MiB), so that a million points' indexes sort in memory.
-    static func setIndexesAside(in transaction: Transaction, keyToo: Bool) async throws -> [String] {
-        var rebuild: [String] = []
-        try await transaction.execute("SET LOCAL maintenance_work_mem = '512MB'")
-        if keyToo, let key = try await transaction.rows("""
-            SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
-            WHERE conrelid = 'place'::regclass AND contype = 'p'
-            """).first {
-            let name: String = try key.decode("conname"), definition: String = try key.decode("definition")
-            try await transaction.execute("ALTER TABLE place DROP CONSTRAINT \(unescaped: quoted(name))")
-            rebuild.append("ALTER TABLE place ADD CONSTRAINT \(quoted(name)) \(definition)")
-        }
-        let indexes = try await transaction.rows("""
-            SELECT indexname, indexdef FROM pg_indexes
-            WHERE schemaname = current_schema() AND tablename = 'place' AND indexname <> 'place_pkey'
-            """).map { (name: try $0.decode("indexname", as: String.self), definition: try $0.decode("indexdef", as: String.self)) }
-        for index in indexes { try await transaction.execute("DROP INDEX \(unescaped: quoted(index.name))") }
-        return rebuild + indexes.map(\.definition)
-    }
-
-    /// An identifier quoted for SQL, as PostgreSQL's `quote_ident` does.
-    private static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }
 
 /// Candidate radii with a margin. PostGIS measures on a sphere of radius 6,371,008.7714 m and GeoCore on one
@@ -233,7 +212,12 @@ enum CandidateRadius {
 extension PostGISStore: PlaceStore {
     public func upsert(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary {
         try validateBatch(places)
-        let summary = try await transaction { try await Self.apply(places, in: $0, mayRebuildIndexes: true, progress: progress) }
+        let summary: UpsertSummary
+        if places.count >= BulkLoad.minimumBatch, let loaded = try await sideLoad(places, progress: progress) {
+            summary = loaded
+        } else {
+            summary = try await transaction { try await Self.apply(places, in: $0, mayRebuildIndexes: true, progress: progress) }
+        }
         logger.debug("upserted places", metadata: [
             "count": "\(places.count)", "inserted": "\(summary.inserted)", "updated": "\(summary.updated)",
         ])
@@ -260,22 +244,9 @@ extension PostGISStore: PlaceStore {
         // (`validateBatch`). Otherwise through the staging table, for the upsert by id.
         let direct = existing == 0
         if !direct { try await transaction.execute(Staging.create) }
-        try await transaction.connection.copyFrom(
-            table: direct ? "place" : "place_staging", columns: Staging.columns, logger: transaction.logger
-        ) { writer in
-            var buffer = ByteBuffer()
-            buffer.reserveCapacity(Staging.chunkBytes + 4096)
-            let step = max(1, places.count / 100)
-            for (index, place) in places.enumerated() {
-                PlaceRow.copyLine(place, direct: direct, into: &buffer)
-                if buffer.readableBytes >= Staging.chunkBytes {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-                if index % step == step - 1 { progress?(index + 1, places.count) }
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
-        }
+        try await Staging.copy(
+            places, into: direct ? "place" : "place_staging", direct: direct, on: transaction.connection,
+            logger: transaction.logger, progress: progress)
         let inserted: Int, changed: Int
         if direct {
             (inserted, changed) = (places.count, places.count)

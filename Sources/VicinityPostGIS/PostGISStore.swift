@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 import VicinityCore
+import _ConnectionPoolModule
 
 /// Places, campuses, accounts, positions, friendships, events and votes in a PostgreSQL database with
 /// PostGIS: the record for deployments that outgrow one file on one machine, with several writers in several
@@ -208,9 +209,9 @@ public final class PostGISStore: Sendable {
 
     /// Runs `body` and turns what postgres-nio throws into the store's own errors, so that nothing typed by
     /// postgres-nio leaves the module: a failure to reach the server is `StoreError.unavailable`, a
-    /// serialization failure or deadlock a `Conflict` for `transaction` to retry, a violation of a constraint
-    /// named in `constraints` the error given for it, and any other refusal `StoreError.database` with its
-    /// SQLSTATE. (A value the domain cannot read is `StoreError.corrupt`, from `Columns.decode`.)
+    /// serialization failure or deadlock a `Conflict` for `transaction` to retry, the pool's refusals
+    /// `StoreError.unavailable` too, a violation of a constraint named in `constraints` the error given for
+    /// it, and any other refusal `StoreError.database` with its SQLSTATE. (A value the domain cannot read is `StoreError.corrupt`, from `Columns.decode`.)
     func translatingErrors<Result>(
         constraints: [String: any Error] = [:], _ body: () async throws -> Result
     ) async throws -> Result {
@@ -222,6 +223,9 @@ public final class PostGISStore: Sendable {
             if state == "40001" || state == "40P01" { throw Conflict(sqlState: state, message: message) }
             if let constraint = error.constraint, let mapped = constraints[constraint] { throw mapped }
             throw StoreError.database("PostgreSQL \(state): \(message)")
+        } catch let error as ConnectionPoolError {
+            // The pool gave up making connections for now (its circuit breaker), or is shutting down.
+            throw StoreError.unavailable("PostgreSQL connection pool: \(error)")
         }
     }
 

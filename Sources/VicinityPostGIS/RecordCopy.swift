@@ -36,7 +36,7 @@ extension PostGISStore {
             let lastGiven = try await transaction.rows("""
                 SELECT pg_sequence_last_value(pg_get_serial_sequence('event', 'id')::regclass) AS last
                 """).first?.decode("last", as: Int64?.self) ?? 0
-            contents.nextEventNumber = max(lastGiven ?? 0, contents.events.last?.id.rawValue ?? 0) + 1
+            contents.nextEventNumber = max(lastGiven, contents.events.last?.id.rawValue ?? 0) + 1
             contents.votes = try await transaction.rows("""
                 SELECT \(unescaped: VoteRow.columns), vote.password_hash, vote.finish_announced FROM vote
                 """).map { row in

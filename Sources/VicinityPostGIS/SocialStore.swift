@@ -21,6 +21,8 @@ enum LockSpace {
     static let friendPair: Int32 = 1
     /// One recipient's events: numbers are taken and committed in one order.
     static let eventRecipient: Int32 = 2
+    /// One schema's side load of places (`SideLoad`), keyed by the schema's name.
+    static let placeLoad: Int32 = 3
 }
 
 /// The mapping between `Account` and a row of the `account` table.

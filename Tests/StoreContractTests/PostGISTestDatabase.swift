@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import VicinityCore
+import PostgresNIO
 @testable import VicinityPostGIS
 
 /// The PostgreSQL server the PostGIS cases run against: `VICINITY_TEST_POSTGRES_URL`, which `Scripts/test.sh`
@@ -97,6 +98,42 @@ struct PostGISStoreTests {
         #expect(try await store.definitions(of: "place") == made)
         #expect(try await store.plannedUpsert(places) == UpsertSummary(unchanged: 1500))
         #expect(try await store.definitions(of: "place") == made)
+    }
+
+    @Test("a large load into an empty table puts a table of the same shape, privileges included, in its place",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func sideLoadKeepsTheShape() async throws {
+        let schema = try await PostGISSchema()
+        let store = schema.store
+        try await store.execute("GRANT SELECT ON place TO PUBLIC")
+        let before = try await store.placeTable()
+        #expect(before.shape?.contains("=r/") == true, "the grant shows in the shape: \(before.shape ?? "")")
+        let places = Array(Fixture.geonames.prefix(1500))
+        #expect(try await store.upsert(places) == UpsertSummary(inserted: 1500))
+        let after = try await store.placeTable()
+        #expect(after.oid != before.oid, "loaded beside the table")
+        #expect(after.shape == before.shape)
+        #expect(try await store.count() == 1500)
+        #expect(try await store.place(id: places[700].id) == places[700])
+        #expect(try await store.revision() == 1)
+        #expect(try await store.upsert(places) == UpsertSummary(unchanged: 1500))
+    }
+
+    @Test("a view on the place table makes a large load go the ordinary way, with the same result",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func sideLoadGivesWayToDependents() async throws {
+        let schema = try await PostGISSchema()
+        let store = schema.store
+        try await store.execute("CREATE VIEW place_names AS SELECT id, name FROM place")
+        let before = try await store.placeTable()
+        let places = Array(Fixture.geonames.prefix(1500))
+        #expect(try await store.upsert(places) == UpsertSummary(inserted: 1500))
+        let after = try await store.placeTable()
+        #expect(after.oid == before.oid)
+        #expect(after.shape == before.shape)
+        let named: Int64? = try await store.rows("SELECT count(*) AS count FROM place_names").first?.decode("count")
+        #expect(named == 1500)
+        #expect(try await store.revision() == 1)
     }
 
     @Test("a URL gives host, port, user, database, TLS mode and schema; its password never shows")
