@@ -100,7 +100,10 @@ extension InMemoryStore: AccountStore {
 
 extension InMemoryStore: PositionStore {
     public func setPosition(_ position: SharedPosition) async throws {
-        state.withLock { $0.social.positions[position.userID] = position }
+        changing { state in
+            state.social.positions[position.userID] = position
+            return ((), [.position(position.userID)])
+        }
     }
 
     public func position(of user: UserID) async throws -> SharedPosition? {
@@ -112,7 +115,10 @@ extension InMemoryStore: PositionStore {
     }
 
     public func deletePosition(of user: UserID) async throws -> Bool {
-        state.withLock { $0.social.positions.removeValue(forKey: user) != nil }
+        changing { state in
+            let deleted = state.social.positions.removeValue(forKey: user) != nil
+            return (deleted, deleted ? [.position(user)] : [])
+        }
     }
 
     public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
@@ -205,13 +211,14 @@ extension InMemoryStore: FriendStore {
 
 extension InMemoryStore: EventStore {
     public func appendEvents(_ drafts: [EventDraft]) async throws -> [Event] {
-        state.withLock { state in
-            drafts.map { draft in
+        changing { state in
+            let events = drafts.map { draft in
                 state.social.lastEventID += 1
                 let event = Event(id: EventID(state.social.lastEventID), draft: draft)
                 state.social.events.append(event)
                 return event
             }
+            return (events, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 

@@ -11,10 +11,10 @@ struct VoteTables {
 
 extension InMemoryStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        state.withLock { state in
-            guard state.votes.votes[vote.id] == nil else { return false }
+        changing { state in
+            guard state.votes.votes[vote.id] == nil else { return (false, []) }
             state.votes.votes[vote.id] = (vote, passwordHash, false)
-            return true
+            return (true, [.vote(vote.id)])
         }
     }
 
@@ -40,18 +40,18 @@ extension InMemoryStore: VoteStore {
     }
 
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
-        state.withLock { state in
-            guard var entry = state.votes.votes[ballot.vote] else { return .noSuchVote }
-            guard entry.vote.isOpen(at: ballot.castAt) else { return .finished }
+        changing { state in
+            guard var entry = state.votes.votes[ballot.vote] else { return (.noSuchVote, []) }
+            guard entry.vote.isOpen(at: ballot.castAt) else { return (.finished, []) }
             var ballots = state.votes.ballots[ballot.vote] ?? []
-            guard !ballots.contains(where: { $0.voter == ballot.voter }) else { return .alreadyVoted }
+            guard !ballots.contains(where: { $0.voter == ballot.voter }) else { return (.alreadyVoted, []) }
             ballots.append(ballot)
             entry.vote.ballotsCast += 1
             if entry.vote.ballotsCast == entry.vote.participants.value { entry.vote.completedAt = ballot.castAt }
             state.votes.votes[ballot.vote] = entry
             state.votes.ballots[ballot.vote] = ballots
             let key = ballot.nameKey
-            return .cast(vote: entry.vote, sameName: ballots.count { $0.nameKey == key })
+            return (.cast(vote: entry.vote, sameName: ballots.count { $0.nameKey == key }), [.vote(ballot.vote)])
         }
     }
 
@@ -92,7 +92,7 @@ extension InMemoryStore: VoteStore {
     }
 
     public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
-        state.withLock { state in
+        changing { state in
             let due = state.votes.votes.values
                 .filter { !$0.announced && !$0.vote.isOpen(at: now) }
                 .map(\.vote)
@@ -102,7 +102,7 @@ extension InMemoryStore: VoteStore {
                 }
                 .prefix(limit)
             for vote in due { state.votes.votes[vote.id]?.announced = true }
-            return Array(due)
+            return (Array(due), due.map { .vote($0.id) })
         }
     }
 

@@ -12,9 +12,11 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
         var campuses: [PlaceID: Campus] = [:]
         var social = SocialState()
         var votes = VoteTables()
+        var changes = ChangeLog()
     }
 
     let state = Mutex(State())
+    let changeSignal = ChangeSignal()
 
     public var places: InMemoryStore { self }
     public var campuses: InMemoryStore { self }

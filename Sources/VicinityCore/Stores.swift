@@ -102,7 +102,7 @@ public func validateBatch(_ places: [Place]) throws(BatchError) {
 /// `--db` and hands, generically, to everything it builds; which database that is, nothing past the entry
 /// point knows.
 public protocol RecordStore: Stores, PlaceStore, CampusStore, AccountStore, PositionStore, FriendStore, EventStore,
-    VoteStore
+    VoteStore, ChangeFeed
 {
     /// Where the record is, as start-up lines and logs may show it: a file path, or a server URL without
     /// its password.

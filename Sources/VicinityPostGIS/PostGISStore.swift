@@ -21,6 +21,11 @@ public final class PostGISStore: Sendable {
     let logger: Logger
     /// The pool's `run()`, from `open` until `close`.
     private let running: Mutex<Task<Void, Never>?> = Mutex(nil)
+    /// Wakes this process's readers of the change feed (`ChangeFeed`).
+    let changeSignal = ChangeSignal()
+    let changeNotices = NoticeRequests()
+    /// The connection listening for other processes' notices, from the first wait on.
+    let changeListener: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     private init(configuration: PostGISConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -55,9 +60,16 @@ public final class PostGISStore: Sendable {
     /// connection fails.
     public func close() async {
         guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
+        if let listener = changeListener.withLock({ listener in defer { listener = nil }; return listener }) {
+            listener.cancel()
+            await listener.value
+        }
         task.cancel()
         await task.value
     }
+
+    /// Whether `close` has begun.
+    var isClosed: Bool { running.withLock { $0 == nil } }
 
     /// Opens the store, runs `body` with it and closes it whether or not `body` throws: the pool runs for
     /// exactly the life of the work that uses it.

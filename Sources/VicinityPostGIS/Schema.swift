@@ -209,5 +209,39 @@ enum Schema {
                 rule_version integer NOT NULL CHECK (rule_version >= 0)
             );
             """),
+
+        Migration(name: "v2 change feed", sql: """
+            -- Every change to positions, votes and events, by whichever process made it: what several fronts
+            -- read to keep their copies in memory in step (ChangeFeed). Written by triggers, so no writer can
+            -- forget it. `xid` is the writing transaction: a reader takes only complete transactions, by
+            -- snapshot, since identity values are not handed out in commit order. `created_at` is the
+            -- transaction's start, the same for all its rows, so pruning takes a transaction whole.
+            CREATE TABLE change (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                created_at bigint NOT NULL DEFAULT (extract(epoch FROM transaction_timestamp()) * 1000)::bigint,
+                kind text NOT NULL CHECK (kind IN ('position', 'vote', 'event')),
+                key text NOT NULL,
+                event_id bigint CHECK ((kind = 'event') = (event_id IS NOT NULL))
+            );
+            CREATE INDEX change_xid ON change (xid);
+            CREATE INDEX change_created ON change (created_at);
+            -- The newest transaction whose changes were pruned, and how many prunings removed any: a reader
+            -- whose cursor is from an earlier pruning and not past that transaction may have lost some, and
+            -- reloads.
+            CREATE TABLE change_pruned (
+                only_row boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (only_row),
+                through xid8 NOT NULL,
+                generation bigint NOT NULL CHECK (generation >= 0)
+            );
+            INSERT INTO change_pruned (through, generation) VALUES ('0', 0);
+            -- One line each: migrations are split into statements at lines that end in a semicolon.
+            CREATE FUNCTION note_position_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('position', CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END); RETURN NULL; END $$;
+            CREATE FUNCTION note_vote_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('vote', CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END); RETURN NULL; END $$;
+            CREATE FUNCTION note_event() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key, event_id) VALUES ('event', NEW.recipient_id, NEW.id); RETURN NULL; END $$;
+            CREATE TRIGGER user_position_change AFTER INSERT OR UPDATE OR DELETE ON user_position FOR EACH ROW EXECUTE FUNCTION note_position_change();
+            CREATE TRIGGER vote_change AFTER INSERT OR UPDATE OR DELETE ON vote FOR EACH ROW EXECUTE FUNCTION note_vote_change();
+            CREATE TRIGGER event_change AFTER INSERT ON event FOR EACH ROW EXECUTE FUNCTION note_event();
+            """),
     ]
 }

@@ -183,6 +183,7 @@ extension PostGISStore: PositionStore {
                 label = excluded.label, on_campus = excluded.on_campus, closest_place_id = excluded.closest_place_id,
                 updated_at = excluded.updated_at
             """)
+        changesCommitted()
     }
 
     public func position(of user: UserID) async throws -> SharedPosition? {
@@ -198,7 +199,9 @@ extension PostGISStore: PositionStore {
     }
 
     public func deletePosition(of user: UserID) async throws -> Bool {
-        !(try await rows("DELETE FROM user_position WHERE account_id = \(user.rawValue) RETURNING 1 AS deleted").isEmpty)
+        let deleted = !(try await rows("DELETE FROM user_position WHERE account_id = \(user.rawValue) RETURNING 1 AS deleted").isEmpty)
+        if deleted { changesCommitted() }
+        return deleted
     }
 
     public func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws {
@@ -402,7 +405,7 @@ extension PostGISStore: EventStore {
     /// of a recipient never later finds a smaller one appear (`Last-Event-ID` replay skips nothing).
     public func appendEvents(_ drafts: [EventDraft]) async throws -> [Event] {
         guard !drafts.isEmpty else { return [] }
-        return try await transaction { transaction in
+        let events = try await transaction { transaction in
             for recipient in Set(drafts.map(\.recipient.rawValue)).sorted() {
                 try await transaction.execute("SELECT pg_advisory_xact_lock(\(LockSpace.eventRecipient), hashtext(\(recipient)))")
             }
@@ -419,6 +422,8 @@ extension PostGISStore: EventStore {
             }
             return events
         }
+        changesCommitted()
+        return events
     }
 
     public func events(for recipient: UserID, after: EventID?, since: Timestamp, limit: Int) async throws -> [Event] {

@@ -64,7 +64,7 @@ enum BallotRow {
 extension PostGISStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
         let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
-        return !(try await rows("""
+        let created = !(try await rows("""
             INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                               visibility, anonymous, lat, lon, label, created_at, closes_at)
             VALUES (\(vote.id.rawValue), \(vote.initiator.rawValue), \(vote.subject.rawValue), \(options)::jsonb,
@@ -74,6 +74,8 @@ extension PostGISStore: VoteStore {
             ON CONFLICT (id) DO NOTHING
             RETURNING 1 AS created
             """).isEmpty)
+        if created { changesCommitted() }
+        return created
     }
 
     public func vote(id: VoteID) async throws -> Vote? {
@@ -110,7 +112,7 @@ extension PostGISStore: VoteStore {
     /// The vote's row is locked first, so ballots of one vote take turns: the open check, the one-per-voter
     /// check, the count and the completion are one step, however many race.
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
-        try await transaction { transaction in
+        let outcome = try await transaction { transaction -> BallotOutcome in
             guard let state = try await transaction.rows("""
                 SELECT \(unescaped: VoteRow.openBefore) \(ballot.castAt.millisecondsSince1970)) AS open
                 FROM vote WHERE vote.id = \(ballot.vote.rawValue) FOR UPDATE
@@ -139,6 +141,8 @@ extension PostGISStore: VoteStore {
             else { return .noSuchVote }
             return .cast(vote: vote, sameName: sameName)
         }
+        if case .cast = outcome { changesCommitted() }
+        return outcome
     }
 
     public func ballots(of vote: VoteID) async throws -> [Ballot] {
@@ -205,6 +209,7 @@ extension PostGISStore: VoteStore {
             RETURNING \(unescaped: VoteRow.columns), coalesce(vote.completed_at, vote.closes_at) AS finished_at
             """)
         let votes = try claimed.map { (vote: try VoteRow.vote($0), finishedAt: try $0.decode("finished_at", as: Int64.self)) }
+        if !votes.isEmpty { changesCommitted() }
         return votes.sorted { a, b in
             a.finishedAt != b.finishedAt ? a.finishedAt < b.finishedAt : a.vote.id.rawValue.utf8.lexicographicallyPrecedes(b.vote.id.rawValue.utf8)
         }.map(\.vote)

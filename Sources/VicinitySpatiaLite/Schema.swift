@@ -218,6 +218,43 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v6 change feed") { db in
+            // Every change to positions, votes and events: what a server reads to keep its copies in memory
+            // in step (ChangeFeed), written by triggers so that no writer can forget it. One writer at a time
+            // means numbers are taken in commit order; AUTOINCREMENT never hands out a pruned number again.
+            // `created_at` is in milliseconds since 1970, as every time here.
+            try db.execute(sql: """
+                CREATE TABLE change (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    created_at INTEGER NOT NULL DEFAULT (CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)),
+                    kind TEXT NOT NULL CHECK (kind IN ('position', 'vote', 'event')),
+                    key TEXT NOT NULL,
+                    event_id INTEGER CHECK ((kind = 'event') = (event_id IS NOT NULL))
+                );
+                CREATE INDEX change_created ON change (created_at);
+                -- The newest change pruned: a reader not past it may have lost some, and reloads.
+                CREATE TABLE change_pruned (
+                    only_row INTEGER NOT NULL PRIMARY KEY CHECK (only_row = 1),
+                    through INTEGER NOT NULL
+                );
+                INSERT INTO change_pruned (only_row, through) VALUES (1, 0);
+                CREATE TRIGGER user_position_inserted AFTER INSERT ON user_position
+                BEGIN INSERT INTO change (kind, key) VALUES ('position', NEW.account_id); END;
+                CREATE TRIGGER user_position_updated AFTER UPDATE ON user_position
+                BEGIN INSERT INTO change (kind, key) VALUES ('position', NEW.account_id); END;
+                CREATE TRIGGER user_position_deleted AFTER DELETE ON user_position
+                BEGIN INSERT INTO change (kind, key) VALUES ('position', OLD.account_id); END;
+                CREATE TRIGGER vote_inserted AFTER INSERT ON vote
+                BEGIN INSERT INTO change (kind, key) VALUES ('vote', NEW.id); END;
+                CREATE TRIGGER vote_updated AFTER UPDATE ON vote
+                BEGIN INSERT INTO change (kind, key) VALUES ('vote', NEW.id); END;
+                CREATE TRIGGER vote_deleted AFTER DELETE ON vote
+                BEGIN INSERT INTO change (kind, key) VALUES ('vote', OLD.id); END;
+                CREATE TRIGGER event_inserted AFTER INSERT ON event
+                BEGIN INSERT INTO change (kind, key, event_id) VALUES ('event', NEW.recipient_id, NEW.id); END;
+                """)
+        }
+
         return migrator
     }
 

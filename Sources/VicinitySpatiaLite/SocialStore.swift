@@ -214,7 +214,7 @@ enum PositionRow {
 extension SpatiaLiteStore: PositionStore {
     /// The friend finder's most frequent write: a cached statement, parsed once.
     public func setPosition(_ position: SharedPosition) async throws {
-        try await pool.write { db in
+        try await changingWrite { db in
             try db.cachedStatement(
                 sql: """
                     INSERT INTO user_position (account_id, lat, lon, accuracy_m, status, label, on_campus,
@@ -254,7 +254,7 @@ extension SpatiaLiteStore: PositionStore {
     }
 
     public func deletePosition(of user: UserID) async throws -> Bool {
-        try await pool.write { db in
+        try await changingWrite { db in
             try db.execute(sql: "DELETE FROM user_position WHERE account_id = ?", arguments: [user.rawValue])
             return db.changesCount > 0
         }
@@ -441,7 +441,7 @@ enum EventRow {
 
 extension SpatiaLiteStore: EventStore {
     public func appendEvents(_ drafts: [EventDraft]) async throws -> [Event] {
-        try await pool.write { db in
+        try await changingWrite { db in
             let statement = try db.cachedStatement(
                 sql: "INSERT INTO event (recipient_id, type, data, created_at) VALUES (?, ?, ?, ?)")
             return try drafts.map { draft in

@@ -14,6 +14,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public let path: String
     let pool: DatabasePool
     private let logger: Logger
+    /// Wakes this process's readers of the change feed (`ChangeFeed`).
+    let changeSignal = ChangeSignal()
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String, logger: Logger, settings: StorageSettings = .standard) throws {

@@ -61,7 +61,7 @@ enum BallotRow {
 extension SpatiaLiteStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
         let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
-        return try await pool.write { db in
+        return try await changingWrite { db in
             try db.execute(
                 sql: """
                     INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
@@ -121,7 +121,7 @@ extension SpatiaLiteStore: VoteStore {
     }
 
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
-        try await pool.write { db in
+        try await changingWrite { db in
             guard let state = try Row.fetchOne(
                 db, sql: "SELECT \(VoteRow.openAt) FROM vote WHERE vote.id = ?",
                 arguments: [ballot.castAt.millisecondsSince1970, ballot.vote.rawValue])
@@ -203,7 +203,7 @@ extension SpatiaLiteStore: VoteStore {
     }
 
     public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
-        try await pool.write { db in
+        try await changingWrite { db in
             let votes = try Row.fetchAll(
                 db,
                 sql: """

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// One committed change that a copy in memory follows: which row to read again. A change names the row, not
+/// its new value, so a reader that applies it reads what the record holds now, and changes of one row that it
+/// reads late or twice leave it right.
+public enum Change: Hashable, Sendable {
+    /// A user's shared position was set or removed.
+    case position(UserID)
+    /// A vote was opened, counted a ballot, or finished.
+    case vote(VoteID)
+    /// An event was recorded for its recipient.
+    case event(EventID, recipient: UserID)
+}
+
+/// What one read of a change feed gives.
+public enum ChangeRead<Cursor: Sendable>: Sendable {
+    /// The changes committed after the cursor that no earlier read gave, and the cursor to read from next.
+    case changes([Change], next: Cursor)
+    /// Changes after the cursor were pruned before they were read: the reader reloads what it follows and
+    /// starts again from a new cursor.
+    case expired
+}
+
+/// Every change to positions, votes and events, committed by any process, readable from any point.
+///
+/// What a conforming store guarantees, with any number of writers in any number of processes:
+/// - a reader that follows a cursor (each read from the `next` of the one before) is given each change
+///   committed after the cursor was taken exactly once, unless it is told `expired`;
+/// - changes of one transaction come in one read; the events of one recipient come in the order of their ids,
+///   which is the order they committed (`EventStore.appendEvents`);
+/// - changes are kept at least until `pruneChanges` removes them, which a reader further behind learns as
+///   `expired`.
+public protocol ChangeFeed: Sendable {
+    associatedtype ChangeCursor: Sendable
+
+    /// A cursor from which every change committed from now on is read. Taken before loading what the changes
+    /// update, so that nothing falls between the load and the first read; a change both loaded and read is
+    /// applied twice, which changes nothing.
+    func changeCursor() async throws -> ChangeCursor
+
+    /// The changes committed after `cursor` that no read from it has given.
+    func changes(after cursor: ChangeCursor) async throws -> ChangeRead<ChangeCursor>
+
+    /// Returns when changes may have been committed since the call began (a notice from the process that
+    /// made them), or when `timeout` has passed: notices are a hint, and a reader reads again either way.
+    func waitForChanges(timeout: Duration) async throws
+
+    /// Removes the changes committed before `time`; returns how many.
+    func pruneChanges(before time: Timestamp) async throws -> Int
+}
+
+/// Wakes the readers of a change feed waiting in this process: each `notify()` ends every wait under way.
+public final class ChangeSignal: Sendable {
+    private let waiters = Mutex<[Int: CheckedContinuation<Void, Never>]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Ends every wait under way.
+    public func notify() {
+        let woken = waiters.withLock { waiters in
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// Returns at the next `notify()`, after `timeout`, or when the task is cancelled, whichever comes first.
+    public func wait(timeout: Duration) async {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let resumeNow = self.waiters.withLock { waiters -> Bool in
+                            if Task.isCancelled { return true }
+                            waiters[id] = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    self.waiters.withLock { $0.removeValue(forKey: id) }?.resume()
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

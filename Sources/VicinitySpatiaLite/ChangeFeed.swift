@@ -1,0 +1,65 @@
+import GRDB
+import VicinityCore
+
+extension SpatiaLiteStore: ChangeFeed {
+    /// The number of the last change read. SQLite writes one transaction at a time, so numbers are taken in
+    /// commit order and a number says "everything before me is read". Pruned numbers count as read.
+    public func changeCursor() async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT max(coalesce((SELECT max(id) FROM change), 0), through) FROM change_pruned") ?? 0
+        }
+    }
+
+    public func changes(after cursor: Int64) async throws -> ChangeRead<Int64> {
+        try await pool.read { db in
+            let pruned = try Int64.fetchOne(db, sql: "SELECT through FROM change_pruned") ?? 0
+            guard pruned <= cursor else { return .expired }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, kind, key, event_id FROM change WHERE id > ? ORDER BY id", arguments: [cursor])
+            let changes = try rows.map(ChangeRow.change)
+            return .changes(changes, next: rows.last.map { $0["id"] } ?? cursor)
+        }
+    }
+
+    public func waitForChanges(timeout: Duration) async throws {
+        await changeSignal.wait(timeout: timeout)
+    }
+
+    public func pruneChanges(before time: Timestamp) async throws -> Int {
+        try await pool.write { db in
+            guard let last = try Int64.fetchOne(
+                db, sql: "SELECT max(id) FROM change WHERE created_at < ?", arguments: [time.millisecondsSince1970])
+            else { return 0 }
+            try db.execute(sql: "DELETE FROM change WHERE id <= ?", arguments: [last])
+            let count = db.changesCount
+            try db.execute(sql: "UPDATE change_pruned SET through = max(through, ?)", arguments: [last])
+            return count
+        }
+    }
+
+    /// A write that may record changes: once it has committed, this process's readers are woken.
+    func changingWrite<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        let result = try await pool.write(body)
+        changeSignal.notify()
+        return result
+    }
+}
+
+/// The mapping between `Change` and a row of the `change` table.
+enum ChangeRow {
+    static func change(_ row: Row) throws -> Change {
+        let kind: String = row["kind"], key: String = row["key"]
+        switch kind {
+        case "position":
+            return .position(try AccountRow.userID(key))
+        case "vote":
+            guard let id = VoteID(key), id.rawValue == key else { throw StoreError.corrupt("vote id \(key) is malformed") }
+            return .vote(id)
+        case "event":
+            guard let id: Int64 = row["event_id"] else { throw StoreError.corrupt("an event change without an event") }
+            return .event(EventID(id), recipient: try AccountRow.userID(key))
+        default:
+            throw StoreError.corrupt("a change of kind \(kind)")
+        }
+    }
+}

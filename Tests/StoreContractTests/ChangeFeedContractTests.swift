@@ -1,0 +1,221 @@
+import Foundation
+import GeoCore
+import Synchronization
+import Testing
+import VicinityCore
+import VicinityPostGIS
+import VicinitySpatiaLite
+
+/// One check of the change feed, run on a store and a second one over the same data (another process, where
+/// the kind has one).
+protocol FeedCheck {
+    func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws
+}
+
+extension SocialSubject {
+    /// Runs `check` with the subject's stores as the concrete type they are, which the feed's cursor needs.
+    func run(_ check: some FeedCheck) async throws {
+        if let store = store as? InMemoryStore, let peer = peer as? InMemoryStore {
+            try await check.run(store, peer)
+        } else if let store = store as? SpatiaLiteStore, let peer = peer as? SpatiaLiteStore {
+            try await check.run(store, peer)
+        } else if let store = store as? PostGISStore, let peer = peer as? PostGISStore {
+            try await check.run(store, peer)
+        } else {
+            Issue.record("no change feed for \(type(of: store))")
+        }
+    }
+}
+
+/// A position with nothing but a place and a time.
+func position(of user: UserID, at coordinate: Coordinate = hallOfScience) -> SharedPosition {
+    SharedPosition(
+        userID: user, coordinate: coordinate, accuracy: nil, status: nil, label: "Around Hall of Science", onCampus: nil,
+        closestPlace: nil, updatedAt: epoch)
+}
+
+/// Reads every change from `cursor` on until `done` says the writers have finished and a read after that
+/// finds nothing more.
+func follow<Feed: ChangeFeed>(_ feed: Feed, from cursor: Feed.ChangeCursor, until done: @Sendable () -> Bool) async throws -> [Change] {
+    var cursor = cursor
+    var read: [Change] = []
+    while true {
+        let finished = done()
+        guard case .changes(let changes, let next) = try await feed.changes(after: cursor) else {
+            Issue.record("the feed expired under a reader that keeps up")
+            return read
+        }
+        read += changes
+        cursor = next
+        if finished && changes.isEmpty { return read }
+        await Task.yield()
+    }
+}
+
+@Suite("Change feed contract")
+struct ChangeFeedContractTests {
+    @Test("every position, vote and event written after a cursor is read once, in the order written, and nothing from before it",
+          arguments: StoreKind.available)
+    func readsWhatWasWritten(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let ana = try account("ana"), ben = try account("ben")
+                for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
+                let here = position(of: ana.id)
+                try await store.setPosition(here)
+                _ = try await store.appendEvents([EventDraft(recipient: ben.id, type: .poke, data: [:], createdAt: epoch)])
+
+                let cursor = try await peer.changeCursor()
+                guard case .changes(let none, _) = try await peer.changes(after: cursor) else {
+                    Issue.record("a new cursor expired")
+                    return
+                }
+                #expect(none.isEmpty, "what came before the cursor is not read")
+
+                var moved = here
+                moved.userID = ben.id
+                try await store.setPosition(moved)
+                try await store.setPosition(here)
+                #expect(try await store.deletePosition(of: ana.id))
+                #expect(try await store.deletePosition(of: ana.id) == false)
+                let events = try await store.appendEvents([
+                    EventDraft(recipient: ana.id, type: .poke, data: [:], createdAt: epoch),
+                    EventDraft(recipient: ben.id, type: .poke, data: [:], createdAt: epoch),
+                ])
+                let vote = try makeVote(by: ana.id, participants: 2)
+                #expect(try await store.createVote(vote, passwordHash: someHash))
+                #expect(try await store.createVote(vote, passwordHash: someHash) == false)
+                guard case .cast = try await store.castBallot(makeBallot(vote, by: ben)) else {
+                    Issue.record("the ballot was not cast")
+                    return
+                }
+                guard case .changes(let changes, let next) = try await peer.changes(after: cursor) else {
+                    Issue.record("the feed expired")
+                    return
+                }
+                #expect(changes == [
+                    .position(ben.id), .position(ana.id), .position(ana.id),
+                    .event(events[0].id, recipient: ana.id), .event(events[1].id, recipient: ben.id),
+                    .vote(vote.id), .vote(vote.id),
+                ])
+                guard case .changes(let again, _) = try await peer.changes(after: next) else {
+                    Issue.record("the feed expired")
+                    return
+                }
+                #expect(again.isEmpty, "each change is read once")
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
+
+    @Test("a reader following while eight writers write through two stores is given every change once, each recipient's events in order",
+          arguments: StoreKind.available)
+    func concurrentWritersAreFollowed(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let people = try (0..<8).map { try account("writer\($0)") }
+                let followed = try account("followed")
+                for person in people + [followed] { try await store.createAccount(person, passwordHash: someHash) }
+                let cursor = try await peer.changeCursor()
+                let done = Mutex(false)
+                async let written: [EventID] = withThrowingTaskGroup(of: [EventID].self) { group in
+                    for (index, person) in people.enumerated() {
+                        let target = index % 2 == 0 ? store : peer
+                        group.addTask {
+                            var events: [EventID] = []
+                            for round in 0..<25 {
+                                let spot = try Coordinate(latitude: 33.77 + Double(round) * 1e-4, longitude: -118.11)
+                                try await target.setPosition(position(of: person.id, at: spot))
+                                events += try await target.appendEvents([
+                                    EventDraft(recipient: followed.id, type: .poke, data: ["n": .number(Double(round))], createdAt: epoch),
+                                ]).map(\.id)
+                            }
+                            return events
+                        }
+                    }
+                    let all = try await group.reduce(into: [EventID]()) { $0 += $1 }
+                    done.withLock { $0 = true }
+                    return all
+                }
+                let read = try await follow(peer, from: cursor) { done.withLock { $0 } }
+                let appended = try await written
+                let positions = read.compactMap { change -> UserID? in
+                    if case .position(let user) = change { user } else { nil }
+                }
+                let events = read.compactMap { change -> EventID? in
+                    if case .event(let id, _) = change { id } else { nil }
+                }
+                #expect(Dictionary(grouping: positions, by: { $0 }).mapValues(\.count) == Dictionary(uniqueKeysWithValues: people.map { ($0.id, 25) }))
+                #expect(appended.count == 200)
+                #expect(events == appended.sorted(), "every event once, in the order of its number")
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
+
+    @Test("a reader behind pruned changes is told to start again, and a new cursor reads on",
+          arguments: StoreKind.available)
+    func prunedChangesExpire(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let ana = try account("ana")
+                try await store.createAccount(ana, passwordHash: someHash)
+                let behind = try await peer.changeCursor()
+                try await store.setPosition(position(of: ana.id))
+                #expect(try await store.pruneChanges(before: SystemClock().now - .seconds(3600)) == 0, "nothing is an hour old")
+                #expect(try await store.pruneChanges(before: SystemClock().now + .seconds(3600)) == 1)
+                guard case .expired = try await peer.changes(after: behind) else {
+                    Issue.record("a reader behind pruned changes was not told")
+                    return
+                }
+                let fresh = try await peer.changeCursor()
+                #expect(try await store.deletePosition(of: ana.id))
+                guard case .changes(let changes, _) = try await peer.changes(after: fresh) else {
+                    Issue.record("a cursor taken after pruning expired")
+                    return
+                }
+                #expect(changes == [.position(ana.id)])
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
+
+    @Test("a wait for changes ends when the store writes one, long before its timeout", arguments: StoreKind.available)
+    func waitEndsOnWrite(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            let acrossStores: Bool
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let ana = try account(acrossStores ? "across" : "within")
+                try await store.createAccount(ana, passwordHash: someHash)
+                let waiter = acrossStores ? peer : store
+                // The first wait starts listening; a write made before the listener is up is still read, since
+                // listening begins with a wake.
+                try await waiter.waitForChanges(timeout: .milliseconds(1))
+                let clock = ContinuousClock()
+                let started = clock.now
+                async let waited: Void = waiter.waitForChanges(timeout: .seconds(300))
+                let writer = Task {
+                    while !Task.isCancelled {
+                        try await store.setPosition(position(of: ana.id))
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                }
+                try await waited
+                writer.cancel()
+                #expect(clock.now - started < .seconds(120), "woken by the write, not the timeout")
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check(acrossStores: false))
+        // Another process hears of changes only from PostgreSQL; SpatiaLite's readers in other processes read
+        // again when their wait times out.
+        if kind == .postGIS { try await subject.run(Check(acrossStores: true)) }
+    }
+}
