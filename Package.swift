@@ -222,6 +222,7 @@ let package = Package(
                 "VicinityCore",
                 "VicinityHTTP",
                 "VicinityImport",
+                "VicinityPostGIS",
                 "VicinitySpatiaLite",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -45,8 +45,9 @@ public protocol ChangeFeed: Sendable {
     /// made them), or when `timeout` has passed: notices are a hint, and a reader reads again either way.
     func waitForChanges(timeout: Duration) async throws
 
-    /// Removes the changes committed before `time`; returns how many.
-    func pruneChanges(before time: Timestamp) async throws -> Int
+    /// Removes the changes older than `age` by the record's own clock (a database server's, where there is
+    /// one, so that fronts whose clocks disagree prune alike); returns how many.
+    func pruneChanges(olderThan age: Duration) async throws -> Int
 }
 
 /// Wakes the readers of a change feed waiting in this process: each `notify()` ends every wait under way.

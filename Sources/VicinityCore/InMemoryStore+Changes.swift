@@ -40,8 +40,9 @@ extension InMemoryStore: ChangeFeed {
         await changeSignal.wait(timeout: timeout)
     }
 
-    public func pruneChanges(before time: Timestamp) async throws -> Int {
-        state.withLock { state in
+    public func pruneChanges(olderThan age: Duration) async throws -> Int {
+        let time = SystemClock().now - age
+        return state.withLock { state in
             let gone = state.changes.entries.prefix { $0.time < time }
             guard let last = gone.last else { return 0 }
             state.changes.prunedThrough = max(state.changes.prunedThrough, last.number)

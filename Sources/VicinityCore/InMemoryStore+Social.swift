@@ -230,6 +230,11 @@ extension InMemoryStore: EventStore {
         }
     }
 
+    public func events(ids: [EventID]) async throws -> [Event] {
+        let wanted = Set(ids)
+        return state.withLock { state in state.social.events.filter { wanted.contains($0.id) } }
+    }
+
     public func deleteEvents(before time: Timestamp) async throws -> Int {
         state.withLock { state in
             let before = state.social.events.count

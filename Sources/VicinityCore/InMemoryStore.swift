@@ -25,6 +25,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var friends: InMemoryStore { self }
     public var events: InMemoryStore { self }
     public var votes: InMemoryStore { self }
+    public var changes: InMemoryStore { self }
 
     public init() {}
 

@@ -6,6 +6,9 @@ public struct Services<S: Stores>: Sendable {
     public let friends: FriendService<S>
     public let events: EventService<S>
     public let votes: VoteService<S>
+    /// Keeps memory and the open event streams in step with the record: run it for as long as the services
+    /// serve (the HTTP front runs it with the server).
+    public let follower: ChangeFollower<S>
 
     public init(
         stores: S,
@@ -15,6 +18,7 @@ public struct Services<S: Stores>: Sendable {
     ) {
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
+        follower = ChangeFollower(stores: stores, hub: events.hub, clock: clock, rules: settings.following)
         accounts = AccountService(stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
         votes = VoteService(
@@ -31,13 +35,16 @@ public struct ServiceSettings: Hashable, Sendable {
     public var friends: FriendRules
     public var events: EventRules
     public var votes: VoteRules
+    public var following: FollowRules
 
     public static let standard = ServiceSettings()
 
     public init(
         labels: LabelRule = .standard, temples: TempleCategories = .standard, accounts: AccountRules = .standard,
-        friends: FriendRules = .standard, events: EventRules = .standard, votes: VoteRules = .standard
+        friends: FriendRules = .standard, events: EventRules = .standard, votes: VoteRules = .standard,
+        following: FollowRules = .standard
     ) {
+        self.following = following
         self.labels = labels
         self.temples = temples
         self.accounts = accounts

@@ -105,6 +105,9 @@ public protocol EventStore: Sendable {
     /// at most `limit`.
     func events(for recipient: UserID, after: EventID?, since: Timestamp, limit: Int) async throws -> [Event]
 
+    /// The events with these numbers that are still kept, in number order.
+    func events(ids: [EventID]) async throws -> [Event]
+
     /// Removes events created before `time`; returns how many.
     func deleteEvents(before time: Timestamp) async throws -> Int
 }
@@ -127,4 +130,21 @@ public protocol Stores: Sendable {
     var friends: Friends { get }
     var events: Events { get }
     var votes: Votes { get }
+
+    associatedtype Changes: ChangeFeed
+    /// Every change to positions, votes and events, by whichever process wrote it.
+    var changes: Changes { get }
+
+    /// Brings what memory holds of the changes' rows (positions, open votes) up to what the record holds now.
+    /// Stores that hold nothing in memory have nothing to do.
+    func follow(_ changes: [Change], at now: Timestamp) async throws
+
+    /// Loads again everything memory holds that changes update: for a reader of the changes that fell behind
+    /// what the record keeps of them.
+    func reloadFollowed(at now: Timestamp) async throws
+}
+
+extension Stores {
+    public func follow(_ changes: [Change], at now: Timestamp) async throws {}
+    public func reloadFollowed(at now: Timestamp) async throws {}
 }

@@ -165,7 +165,8 @@ public func buildApplication<S: Stores>(
         router: buildRouter(services: services, options: options, metrics: metrics),
         server: server,
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
-        services: [VoteAnnouncer(votes: services.votes, logger: logger)] + background,
+        services: [ChangeFollowing(follower: services.follower, logger: logger), VoteAnnouncer(votes: services.votes, logger: logger)]
+            + background,
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
     )

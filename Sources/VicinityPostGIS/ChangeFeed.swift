@@ -66,9 +66,13 @@ extension PostGISStore: ChangeFeed {
         await changeSignal.wait(timeout: timeout)
     }
 
-    public func pruneChanges(before time: Timestamp) async throws -> Int {
+    public func pruneChanges(olderThan age: Duration) async throws -> Int {
         let rows = try await rows("""
-            WITH gone AS (DELETE FROM change WHERE created_at < \(time.millisecondsSince1970) RETURNING xid),
+            WITH gone AS (
+                DELETE FROM change
+                WHERE created_at < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - \(age.wholeMilliseconds)
+                RETURNING xid
+            ),
             marked AS (
                 UPDATE change_pruned SET through = greatest(through, (SELECT max(xid) FROM gone)), generation = generation + 1
                 WHERE EXISTS (SELECT FROM gone) RETURNING 1

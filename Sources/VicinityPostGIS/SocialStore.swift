@@ -11,6 +11,7 @@ extension PostGISStore: RecordStore {
     public var positions: PostGISStore { self }
     public var friends: PostGISStore { self }
     public var events: PostGISStore { self }
+    public var changes: PostGISStore { self }
     public var votes: PostGISStore { self }
 }
 
@@ -431,6 +432,13 @@ extension PostGISStore: EventStore {
             SELECT \(unescaped: EventRow.columns) FROM event
             WHERE recipient_id = \(recipient.rawValue) AND id > \(after?.rawValue ?? 0) AND created_at >= \(since.millisecondsSince1970)
             ORDER BY id LIMIT \(limit)
+            """).map(EventRow.event)
+    }
+
+    public func events(ids: [EventID]) async throws -> [Event] {
+        guard !ids.isEmpty else { return [] }
+        return try await rows("""
+            SELECT \(unescaped: EventRow.columns) FROM event WHERE id = ANY(\(ids.map(\.rawValue))) ORDER BY id
             """).map(EventRow.event)
     }
 

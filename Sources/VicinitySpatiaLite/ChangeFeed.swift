@@ -25,10 +25,11 @@ extension SpatiaLiteStore: ChangeFeed {
         await changeSignal.wait(timeout: timeout)
     }
 
-    public func pruneChanges(before time: Timestamp) async throws -> Int {
+    public func pruneChanges(olderThan age: Duration) async throws -> Int {
         try await pool.write { db in
             guard let last = try Int64.fetchOne(
-                db, sql: "SELECT max(id) FROM change WHERE created_at < ?", arguments: [time.millisecondsSince1970])
+                db, sql: "SELECT max(id) FROM change WHERE created_at < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - ?",
+                arguments: [age.wholeMilliseconds])
             else { return 0 }
             try db.execute(sql: "DELETE FROM change WHERE id <= ?", arguments: [last])
             let count = db.changesCount

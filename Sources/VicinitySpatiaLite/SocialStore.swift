@@ -12,6 +12,7 @@ extension SpatiaLiteStore: RecordStore {
     public var positions: SpatiaLiteStore { self }
     public var friends: SpatiaLiteStore { self }
     public var events: SpatiaLiteStore { self }
+    public var changes: SpatiaLiteStore { self }
     public var votes: SpatiaLiteStore { self }
 }
 
@@ -464,6 +465,20 @@ extension SpatiaLiteStore: EventStore {
                     WHERE recipient_id = ? AND id > ? AND created_at >= ? ORDER BY id LIMIT ?
                     """,
                 arguments: [recipient.rawValue, after?.rawValue ?? 0, since.millisecondsSince1970, limit]
+            ).map(EventRow.event)
+        }
+    }
+
+    public func events(ids: [EventID]) async throws -> [Event] {
+        guard !ids.isEmpty else { return [] }
+        return try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, recipient_id, type, data, created_at FROM event
+                    WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id
+                    """,
+                arguments: ["[" + ids.map { String($0.rawValue) }.joined(separator: ",") + "]"]
             ).map(EventRow.event)
         }
     }

@@ -310,6 +310,8 @@ struct Serve: AsyncParsableCommand {
         let location = record.location
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
+        // Before the first request, so that nothing written through this front is missed by its streams.
+        try await services.follower.prepare()
         let app = buildApplication(
             services: services,
             options: HTTPOptions(

@@ -26,6 +26,15 @@ private struct World {
         return try await services.accounts.authenticate(token: signedIn.token.text)
     }
 
+    /// Runs `body` with the change follower running, as the server runs it: it hands recorded events to the
+    /// open streams.
+    func following(_ body: () async throws -> Void) async throws {
+        try await services.follower.prepare()
+        let follower = Task { await services.follower.run { error in Issue.record("the follower failed: \(error)") } }
+        defer { follower.cancel() }
+        try await body()
+    }
+
     func befriend(_ a: Identity, _ b: Identity) async throws {
         guard case .pending(let view) = try await services.friends.sendRequest(from: a, to: b.userID) else {
             Issue.record("expected a pending request")
@@ -275,12 +284,14 @@ struct EventRuleTests {
         world.clock.advance(by: .seconds(24 * 3600))
         let second = try await world.services.friends.poke(b.userID, by: a)
         world.clock.advance(by: .seconds(1))
-        let stream = world.services.events.stream(for: b, after: EventID(0))
-        var iterator = stream.makeAsyncIterator()
-        // The friend request and the first poke are older than a day: gone. The second poke is replayed.
-        #expect(try await iterator.next()?.id == second.eventID)
-        let third = try await world.services.friends.poke(b.userID, by: a)
-        #expect(try await iterator.next()?.id == third.eventID)
+        try await world.following {
+            let stream = world.services.events.stream(for: b, after: EventID(0))
+            var iterator = stream.makeAsyncIterator()
+            // The friend request and the first poke are older than a day: gone. The second poke is replayed.
+            #expect(try await iterator.next()?.id == second.eventID)
+            let third = try await world.services.friends.poke(b.userID, by: a)
+            #expect(try await iterator.next()?.id == third.eventID)
+        }
         #expect(first.eventID < second.eventID)
     }
 
@@ -294,17 +305,19 @@ struct EventRuleTests {
         try await world.befriend(a, b)
         _ = try await world.services.friends.poke(b.userID, by: a)
         let hub = world.services.events.hub
-        let oldest = hub.subscribe(b)
-        let middle = hub.subscribe(b)
-        let newest = hub.subscribe(b)
-        #expect(hub.openStreams == 2)
-        var ended = oldest.makeAsyncIterator()
-        #expect(await ended.next() == nil)
-        let poke = try await world.services.friends.poke(b.userID, by: a)
-        var second = middle.makeAsyncIterator()
-        var third = newest.makeAsyncIterator()
-        #expect(await second.next()?.id == poke.eventID)
-        #expect(await third.next()?.id == poke.eventID)
+        try await world.following {
+            let oldest = hub.subscribe(b)
+            let middle = hub.subscribe(b)
+            let newest = hub.subscribe(b)
+            #expect(hub.openStreams == 2)
+            var ended = oldest.makeAsyncIterator()
+            #expect(await ended.next() == nil)
+            let poke = try await world.services.friends.poke(b.userID, by: a)
+            var second = middle.makeAsyncIterator()
+            var third = newest.makeAsyncIterator()
+            #expect(await second.next()?.id == poke.eventID)
+            #expect(await third.next()?.id == poke.eventID)
+        }
     }
 
     @Test("a stream that falls more than its buffer behind ends, so that its client reconnects and replays")

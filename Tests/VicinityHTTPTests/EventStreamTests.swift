@@ -15,9 +15,10 @@ private func withLiveApp<S: Stores>(
     _ stores: S, clock: ManualClock = ManualClock(), settings: ServiceSettings = .standard, options: HTTPOptions = .standard,
     _ test: @Sendable (any TestClientProtocol, Int) async throws -> Void
 ) async throws {
+    let services = services(stores, clock: clock, settings: settings)
+    try await services.follower.prepare()
     let app = buildApplication(
-        services: services(stores, clock: clock, settings: settings), options: options, port: 0, metrics: sharedRegistry,
-        logger: LogRecorder().logger)
+        services: services, options: options, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
     try await app.test(.live) { client in try await test(client, try #require(client.port)) }
 }
 

@@ -88,6 +88,18 @@ public final class EventHub: Sendable {
         for continuation in ended { continuation.finish() }
     }
 
+    /// The users among `users` with a stream open here.
+    public func listening(among users: Set<UserID>) -> Set<UserID> {
+        state.withLock { state in users.filter { state.streams[$0] != nil } }
+    }
+
+    /// Ends every stream, at once: for a process that can no longer tell which events its streams missed.
+    /// Their clients reconnect with the last event id they read, and the store replays the rest.
+    public func endAllStreams() {
+        let ended = state.withLock { state in state.streams.values.flatMap { $0.map(\.continuation) } }
+        for continuation in ended { continuation.finish() }
+    }
+
     /// Open streams, over all users.
     public var openStreams: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.count } } }
 
@@ -121,14 +133,14 @@ public struct EventService<S: Stores>: Sendable {
         hub = EventHub(maximumStreamsPerUser: rules.maximumStreamsPerUser)
     }
 
-    /// Stores the events and hands them to their recipients' open streams. Events past the retention window
-    /// are removed on the way, at most once a minute: replays never read them anyway (`since`), so removing
-    /// them is housekeeping, and a failure to do it fails no one's request.
+    /// Stores the events; they reach their recipients' open streams, in this process and every other, through
+    /// the change feed (`ChangeFollower`), which gives each recipient's events in the order they committed.
+    /// Events past the retention window are removed on the way, at most once a minute: replays never read them
+    /// anyway (`since`), so removing them is housekeeping, and a failure to do it fails no one's request.
     @discardableResult
     public func record(_ drafts: [EventDraft]) async throws -> [Event] {
         guard !drafts.isEmpty else { return [] }
         let events = try await stores.events.appendEvents(drafts)
-        hub.publish(events)
         let now = clock.now
         if pruning.due(at: now) { _ = try? await stores.events.deleteEvents(before: now - rules.retention) }
         return events

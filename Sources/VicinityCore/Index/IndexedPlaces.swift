@@ -161,4 +161,23 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var accounts: Record.Accounts { record.accounts }
     public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
+    public var changes: Record.Changes { record.changes }
+
+    public func follow(_ changes: [Change], at now: Timestamp) async throws {
+        var users: Set<UserID> = [], votes: Set<VoteID> = []
+        for change in changes {
+            switch change {
+            case .position(let user): users.insert(user)
+            case .vote(let id): votes.insert(id)
+            case .event: continue
+            }
+        }
+        try await positions.refresh(users)
+        try await self.votes.refresh(votes, at: now)
+    }
+
+    public func reloadFollowed(at now: Timestamp) async throws {
+        try await positions.reload()
+        try await votes.reload(at: now)
+    }
 }

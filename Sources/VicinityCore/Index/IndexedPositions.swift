@@ -12,10 +12,10 @@ extension SharedPosition: Located {
 /// user (a friend list is a few hundred keys, far fewer than the positions a campus radius holds), which the
 /// grid answers from its id map.
 ///
-/// Only the server writes positions, so no other process needs following. A user may send two positions at
-/// once (two devices, a retry), and the record keeps whichever commits last, so one user's changes reach
-/// memory one at a time in commit order, as `FollowedCopy` applies places. Different users' changes do not
-/// wait for each other: a server database takes many writes at once.
+/// A user may send two positions at once (two devices, a retry), and the record keeps whichever commits last,
+/// so one user's changes through this process reach memory one at a time in commit order, as `FollowedCopy`
+/// applies places. Different users' changes do not wait for each other: a server database takes many writes at
+/// once. Other processes' writes arrive through the change feed (`refresh`, from `ChangeFollower`).
 public final class IndexedPositions<Record: PositionStore>: PositionStore {
     public let record: Record
     private let held: SharedIndex<PointGrid<SharedPosition, Bool>>
@@ -30,9 +30,19 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         writes[Int(UInt(bitPattern: user.hashValue) % UInt(Self.stripes))]
     }
 
+    /// Counts this process's writes as they finish; `finished` has each user's count at their last one. A
+    /// refresh from the record leaves alone the users written here since it began to read: their write has
+    /// reached memory after the record, and the refresh may have read the record before it.
+    private let writesFinished = Atomic<Int>(0)
+    private let finished = Mutex<[UserID: Int]>([:])
+
     /// Loads every position of the record into memory.
     public init(record: Record) async throws {
         self.record = record
+        held = SharedIndex(try await Self.load(record))
+    }
+
+    private static func load(_ record: Record) async throws -> PointGrid<SharedPosition, Bool> {
         let loaded = Mutex<[SharedPosition]>([])
         try await record.forEachPosition { batch in loaded.withLock { $0 += batch } }
         var grid = PointGrid<SharedPosition, Bool>(group: { _ in true })
@@ -42,7 +52,33 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         }
         grid.reserveCapacity(positions.count)
         grid.insert(contentsOf: positions)
-        held = SharedIndex(grid)
+        return grid
+    }
+
+    // MARK: - Following other processes' writes
+
+    /// Reads the users' positions again from the record, for changes made by another process.
+    public func refresh(_ users: Set<UserID>) async throws {
+        guard !users.isEmpty else { return }
+        let began = writesFinished.load(ordering: .sequentiallyConsistent)
+        let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
+        held.write { grid in
+            let writtenHere = finished.withLock { finished in Set(users.filter { finished[$0, default: 0] > began }) }
+            for user in users where !writtenHere.contains(user) {
+                if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
+            }
+        }
+    }
+
+    /// Loads every position again.
+    public func reload() async throws {
+        let grid = try await Self.load(record)
+        held.write { $0 = grid }
+    }
+
+    private func noteFinished(_ user: UserID) {
+        let count = writesFinished.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        finished.withLock { $0[user] = count }
     }
 
     /// How many positions memory holds.
@@ -54,6 +90,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: position.userID).run {
             try await record.setPosition(position)
             held.write { $0.insert(position) }
+            noteFinished(position.userID)
         }
     }
 
@@ -61,6 +98,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: user).run {
             let deleted = try await record.deletePosition(of: user)
             held.write { $0.remove(user) }
+            noteFinished(user)
             return deleted
         }
     }

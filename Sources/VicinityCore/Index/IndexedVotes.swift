@@ -7,7 +7,7 @@ extension Vote: Located {
 /// Open public votes held in memory in front of a store of record: "which votes are open near me?" is
 /// answered from a `PointGrid` with the same code as places, while the record keeps every vote and ballot.
 ///
-/// Only the server writes votes, so no other process needs following. A vote enters memory when it is opened
+/// Other fronts' writes arrive through the change feed (`refresh`). A vote enters memory when it is opened
 /// in public, is replaced by the vote after each counted ballot (the list shows `ballots_cast`), and leaves when
 /// its last ballot completes it or its finish is claimed for announcing; whether it is still open is read off
 /// the clock at every query, so a vote whose time ran out is never listed even before it leaves.
@@ -43,6 +43,27 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
         var held = Held()
         held.grid.insert(contentsOf: try await record.openPublicVotes(at: now))
         self.held = SharedIndex(held)
+    }
+
+    // MARK: - Following other processes' writes
+
+    /// Reads the votes again from the record, for changes made by another process: a vote no longer open
+    /// leaves memory for good; an open one is kept by the same rule as this process's own changes.
+    public func refresh(_ ids: Set<VoteID>, at now: Timestamp) async throws {
+        var fresh: [VoteID: Vote] = [:]
+        for id in ids { fresh[id] = try await record.vote(id: id) }
+        held.write { held in
+            for id in ids {
+                if let vote = fresh[id], vote.isOpen(at: now) { held.keep(vote) } else { held.forget(id) }
+            }
+        }
+    }
+
+    /// Loads the public votes open at `now` again.
+    public func reload(at now: Timestamp) async throws {
+        var fresh = Held()
+        fresh.grid.insert(contentsOf: try await record.openPublicVotes(at: now))
+        held.write { $0 = fresh }
     }
 
     /// How many votes memory holds (open ones, and timed-out ones not yet announced).

@@ -115,6 +115,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var friends: InMemoryStore { rest }
     var events: InMemoryStore { rest }
     var votes: InMemoryStore { rest }
+    var changes: InMemoryStore { rest }
 }
 
 /// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10
@@ -134,8 +135,11 @@ func withApp<S: Stores>(
     logs: LogRecorder = LogRecorder(),
     _ test: @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
+    let services = services(stores, clock: clock, settings: settings)
+    // As `vicinity serve` does: the follower's cursor is taken before the first request.
+    try await services.follower.prepare()
     let app = buildApplication(
-        services: services(stores, clock: clock, settings: settings),
+        services: services,
         options: options,
         metrics: sharedRegistry,
         logger: logs.logger

@@ -1,0 +1,115 @@
+import Synchronization
+
+/// Keeps this process in step with the record's change feed, whoever wrote: the positions and open votes it
+/// holds in memory are read again from the record, and recorded events are handed to the streams open here.
+///
+/// Every event reaches the streams this way, this process's own included: the feed gives a recipient's events
+/// in the order they committed, so a stream never sees a later event before an earlier one (which it would
+/// then skip as already seen). A reader that fell behind what the feed keeps (`ChangeRead.expired`) reloads
+/// what memory holds and ends every stream here; their clients reconnect with the last event id they read, and
+/// the store replays what they missed.
+public final class ChangeFollower<S: Stores>: Sendable {
+    let stores: S
+    let hub: EventHub
+    let clock: any WallClock
+    public let rules: FollowRules
+    /// The cursor `prepare()` took, for `run()` to start from.
+    private let prepared = Mutex<S.Changes.ChangeCursor?>(nil)
+
+    public init(stores: S, hub: EventHub, clock: any WallClock, rules: FollowRules = .standard) {
+        self.stores = stores
+        self.hub = hub
+        self.clock = clock
+        self.rules = rules
+    }
+
+    /// Takes a cursor, then loads again what memory holds, so that nothing written between the first load and
+    /// the cursor is missed.
+    public func start() async throws -> S.Changes.ChangeCursor {
+        let cursor = try await stores.changes.changeCursor()
+        try await stores.reloadFollowed(at: clock.now)
+        return cursor
+    }
+
+    /// Takes the cursor `run()` starts from: called before the process takes requests, so that nothing
+    /// they write is missed because the follower started after it.
+    public func prepare() async throws {
+        let cursor = try await start()
+        prepared.withLock { $0 = cursor }
+    }
+
+    /// Reads the changes after `cursor` once and applies them; returns the cursor to read from next and how
+    /// many changes it applied.
+    public func step(from cursor: S.Changes.ChangeCursor) async throws -> (next: S.Changes.ChangeCursor, applied: Int) {
+        switch try await stores.changes.changes(after: cursor) {
+        case .changes(let changes, let next):
+            try await apply(changes)
+            return (next, changes.count)
+        case .expired:
+            let next = try await start()
+            hub.endAllStreams()
+            return (next, 0)
+        }
+    }
+
+    /// Follows the feed until cancelled, from the cursor `prepare()` took or from one it takes: a read after
+    /// each notice of a change, and at least every `rules.wait`; changes older than `rules.retention` pruned
+    /// every `rules.pruning`. A failed read or apply is reported and tried again after a wait, from the same
+    /// cursor.
+    public func run(report: @Sendable (any Error) -> Void) async {
+        var cursor = prepared.withLock { prepared in
+            defer { prepared = nil }
+            return prepared
+        }
+        let pruning = Pruning(every: rules.pruning)
+        while !Task.isCancelled {
+            do {
+                if let current = cursor {
+                    cursor = try await step(from: current).next
+                } else {
+                    cursor = try await start()
+                }
+                if pruning.due(at: clock.now) { _ = try await stores.changes.pruneChanges(olderThan: rules.retention) }
+                try await stores.changes.waitForChanges(timeout: rules.wait)
+            } catch {
+                if Task.isCancelled { return }
+                report(error)
+                try? await Task.sleep(for: rules.wait)
+            }
+        }
+    }
+
+    private func apply(_ changes: [Change]) async throws {
+        guard !changes.isEmpty else { return }
+        try await stores.follow(changes, at: clock.now)
+        let recipients = Set(changes.compactMap { change -> UserID? in
+            if case .event(_, let recipient) = change { recipient } else { nil }
+        })
+        let listening = hub.listening(among: recipients)
+        guard !listening.isEmpty else { return }
+        var wanted: [EventID] = []
+        for case .event(let id, let recipient) in changes where listening.contains(recipient) { wanted.append(id) }
+        hub.publish(try await stores.events.events(ids: wanted))
+    }
+}
+
+/// How a `ChangeFollower` reads the feed.
+public struct FollowRules: Hashable, Sendable {
+    /// The longest wait between reads when no notice comes: changes by a process that sends none (another
+    /// SpatiaLite process) show within it.
+    public var wait: Duration
+    /// How long the feed keeps changes: a process that cannot read for longer reloads instead.
+    public var retention: Duration
+    /// How often a process prunes what is older than `retention`.
+    public var pruning: Duration
+
+    /// A read at least every second; changes kept ten minutes, pruned once a minute: a front cut off from
+    /// the database for less than ten minutes catches up change by change.
+    public static let standard = FollowRules(wait: .seconds(1), retention: .seconds(600), pruning: .seconds(60))
+
+    public init(wait: Duration, retention: Duration, pruning: Duration) {
+        self.wait = wait
+        self.retention = retention
+        self.pruning = pruning
+    }
+}

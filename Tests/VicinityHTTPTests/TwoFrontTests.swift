@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import VicinityCore
+import VicinityHTTP
+@testable import VicinityPostGIS
+
+/// The PostgreSQL server of `Scripts/test.sh` (`VICINITY_TEST_POSTGRES_URL`); without it these cases are left
+/// out, as the PostGIS store contracts are.
+private let postgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+/// Two fronts as `vicinity serve` runs them, each with its own pool and its own memory, over one new schema of
+/// the test server: two processes, as far as the database and the clients can tell.
+private func withTwoFronts(
+    _ test: @Sendable (_ a: any TestClientProtocol, _ aPort: Int, _ b: any TestClientProtocol, _ bPort: Int) async throws -> Void
+) async throws {
+    let url = try #require(postgresURL)
+    let schema = "fronts_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    var configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
+    configuration.maximumConnections = 4
+    configuration.connectionWait = .seconds(120)
+    try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
+        try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
+            let a = try await front(first), b = try await front(second)
+            try await a.test(.live) { clientA in
+                try await b.test(.live) { clientB in
+                    try await test(clientA, try #require(clientA.port), clientB, try #require(clientB.port))
+                }
+            }
+            try await first.dropSchema()
+        }
+    }
+}
+
+/// One front: the record's places and positions in memory, the services, the follower ready.
+private func front(_ record: PostGISStore) async throws -> some ApplicationProtocol {
+    let stores = try await IndexedStores(record: record, at: SystemClock().now)
+    let services = Services(stores: stores, hasher: testHasher)
+    try await services.follower.prepare()
+    return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+}
+
+/// Asks `read` again until it says yes, for at most a minute: the bound is the follower's, on a machine that
+/// may be busy; the test measures correctness, not the lag.
+private func eventually(_ read: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if try await read() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return false
+}
+
+@Suite("Two fronts over one PostGIS database", .enabled(if: postgresURL != nil, "no PostgreSQL: run Scripts/test.sh"))
+struct TwoFrontTests {
+    @Test("a position shared through one front shows in a friend's list on the other, and moves and goes with it")
+    func positionsCross() async throws {
+        try await withTwoFronts { a, _, b, _ in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            try await a.befriend(anna, ben)
+            func annaAsBenSees() async throws -> [String: Any]? {
+                let friends = try await b.call(.get, "/v1/friends", as: ben)
+                return friends.list("friends").first { $0["id"] as? String == anna.id }
+            }
+            try await a.share(anna, 33.779842, -118.112526, status: "Lab until 5")
+            #expect(try await eventually { try await annaAsBenSees()?["status"] as? String == "Lab until 5" })
+            try await a.share(anna, 33.777457, -118.114427, status: "At the library")
+            #expect(try await eventually { try await annaAsBenSees()?["status"] as? String == "At the library" })
+            #expect(try await a.call(.delete, "/v1/me/position", as: anna).status == .noContent)
+            #expect(try await eventually { try await annaAsBenSees()?["presence"] as? String == "none" })
+        }
+    }
+
+    @Test("a poke and a friend request made through one front arrive on a stream held by the other, in order")
+    func eventsCross() async throws {
+        try await withTwoFronts { a, _, b, bPort in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            let request = try await a.call(.post, "/v1/friend-requests", as: anna, json: #"{"to":"\#(ben.id)"}"#)
+            #expect(request.status == .created)
+            let accepted = try await b.call(.post, "/v1/friend-requests/\(try #require(request.object?["id"] as? String))/accept", as: ben)
+            #expect(accepted.status == .ok)
+            for _ in 0..<3 { #expect(try await a.call(.post, "/v1/friends/\(ben.id)/pokes", as: anna).status == .created) }
+            var types: [String] = [], ids: [Int64] = []
+            while types.count < 4, let item = await items.next() {
+                guard case .event(let id, let type, _) = item else { continue }
+                types.append(type)
+                ids.append(Int64(id) ?? -1)
+            }
+            #expect(types == ["friend_request", "poke", "poke", "poke"])
+            #expect(ids == ids.sorted() && Set(ids).count == 4)
+        }
+    }
+}
