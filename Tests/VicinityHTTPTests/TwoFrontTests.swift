@@ -14,7 +14,8 @@ private let postgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POS
 /// Two fronts as `vicinity serve` runs them, each with its own pool and its own memory, over one new schema of
 /// the test server: two processes, as far as the database and the clients can tell.
 private func withTwoFronts(
-    _ test: @Sendable (_ a: any TestClientProtocol, _ aPort: Int, _ b: any TestClientProtocol, _ bPort: Int) async throws -> Void
+    clock: any WallClock = SystemClock(),
+    _ test: @Sendable (_ a: any TestClientProtocol, _ aPort: Int, _ b: any TestClientProtocol, _ bPort: Int, _ record: PostGISStore) async throws -> Void
 ) async throws {
     let url = try #require(postgresURL)
     let schema = "fronts_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -23,10 +24,10 @@ private func withTwoFronts(
     configuration.connectionWait = .seconds(120)
     try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
-            let a = try await front(first), b = try await front(second)
+            let a = try await front(first, clock: clock), b = try await front(second, clock: clock)
             try await a.test(.live) { clientA in
                 try await b.test(.live) { clientB in
-                    try await test(clientA, try #require(clientA.port), clientB, try #require(clientB.port))
+                    try await test(clientA, try #require(clientA.port), clientB, try #require(clientB.port), first)
                 }
             }
             try await first.dropSchema()
@@ -35,9 +36,9 @@ private func withTwoFronts(
 }
 
 /// One front: the record's places and positions in memory, the services, the follower ready.
-private func front(_ record: PostGISStore) async throws -> some ApplicationProtocol {
-    let stores = try await IndexedStores(record: record, at: SystemClock().now)
-    let services = Services(stores: stores, hasher: testHasher)
+private func front(_ record: PostGISStore, clock: any WallClock) async throws -> some ApplicationProtocol {
+    let stores = try await IndexedStores(record: record, at: clock.now)
+    let services = Services(stores: stores, clock: clock, hasher: testHasher)
     try await services.follower.prepare()
     return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
 }
@@ -57,7 +58,7 @@ private func eventually(_ read: () async throws -> Bool) async throws -> Bool {
 struct TwoFrontTests {
     @Test("a position shared through one front shows in a friend's list on the other, and moves and goes with it")
     func positionsCross() async throws {
-        try await withTwoFronts { a, _, b, _ in
+        try await withTwoFronts { a, _, b, _, _ in
             let anna = try await a.person("anna"), ben = try await b.person("ben")
             try await a.befriend(anna, ben)
             func annaAsBenSees() async throws -> [String: Any]? {
@@ -75,7 +76,7 @@ struct TwoFrontTests {
 
     @Test("a poke and a friend request made through one front arrive on a stream held by the other, in order")
     func eventsCross() async throws {
-        try await withTwoFronts { a, _, b, bPort in
+        try await withTwoFronts { a, _, b, bPort, _ in
             let anna = try await a.person("anna"), ben = try await b.person("ben")
             let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
             defer { stream.close() }
@@ -94,6 +95,42 @@ struct TwoFrontTests {
             }
             #expect(types == ["friend_request", "poke", "poke", "poke"])
             #expect(ids == ids.sorted() && Set(ids).count == 4)
+        }
+    }
+
+    @Test("a timed vote opened on one front finishes on time while both announce, and each participant hears it once")
+    func finishAnnouncedOnce() async throws {
+        let clock = ManualClock()
+        try await withTwoFronts(clock: clock) { a, aPort, b, bPort, record in
+            let tess = try await a.person("tess"), ana = try await b.person("ana")
+            let opened = try await a.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"5m",
+                 "lat":33.779842,"lon":-118.112526}
+                """)
+            let id = try #require(opened.object?["id"] as? String)
+            #expect(try await b.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#).status == .created)
+            let streams = [try await EventStreamConnection.open(port: aPort, token: tess.token),
+                           try await EventStreamConnection.open(port: bPort, token: ana.token)]
+            defer { for stream in streams { stream.close() } }
+            clock.advance(by: .seconds(300))
+            var finished: [String] = []
+            for stream in streams {
+                var items = stream.items.makeAsyncIterator()
+                while let item = await items.next() {
+                    guard case .event(let eventID, let type, _) = item, type == "vote_finished" else { continue }
+                    finished.append(eventID)
+                    break
+                }
+            }
+            #expect(finished.count == 2)
+            // Both fronts' announcers run every second; after a few more rounds, the record holds one finish
+            // event for each participant.
+            try await Task.sleep(for: .seconds(3))
+            for person in [tess, ana] {
+                let events = try await record.events(
+                    for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 1000)
+                #expect(events.filter { $0.type == .voteFinished }.count == 1, "\(events.map(\.type))")
+            }
         }
     }
 }
