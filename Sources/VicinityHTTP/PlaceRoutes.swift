@@ -124,11 +124,14 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
 struct HealthBody: Encodable {
     var status = "ok"
     var places: Int
+    /// Seconds since this front last read the record's changes to their end; absent before the first read.
+    var changes_read_seconds_ago: Double?
 }
 
 /// Health, metrics and the contract.
 struct OperationRoutes<S: Stores>: RouteGroup {
     let places: Locator<S.Places, S.Campuses>
+    let follower: ChangeFollower<S>
     let metrics: PrometheusCollectorRegistry
     let openAPIDocument: ByteBuffer?
 
@@ -146,7 +149,12 @@ struct OperationRoutes<S: Stores>: RouteGroup {
             context.logger.error("Health check failed: the place store threw", metadata: ["error": "\(error)"])
             throw APIError.storeUnavailable
         }
-        return try WireEncoding.response(HealthBody(places: count))
+        let since = follower.sinceLastRead
+        if follower.isBehind, let since {
+            context.logger.warning("Health check: behind the record's changes", metadata: ["seconds": "\(since.milliseconds / 1000)"])
+            throw APIError.behindRecord(since)
+        }
+        return try WireEncoding.response(HealthBody(places: count, changes_read_seconds_ago: since.map { $0.milliseconds / 1000 }))
     }
 
     func metricsText() -> Response {

@@ -15,6 +15,8 @@ enum APIError: Error, Sendable {
     /// The store holds no place (of the requested categories) to be closest to.
     case noPlaceToBeClosestTo
     case storeUnavailable
+    /// This front has not read the record's changes for this long: what it holds in memory may be stale.
+    case behindRecord(Duration)
     case requestTargetTooLong(limit: Int)
     case bodyTooLarge(limit: Int)
     /// A body that is not JSON by its `Content-Type`.
@@ -144,6 +146,11 @@ extension Problem {
             self.init(status: .notFound, detail: "The store holds no place of the requested categories to be closest to.")
         case .storeUnavailable:
             self.init(status: .serviceUnavailable, detail: "The place store is not answering.")
+        case .behindRecord(let since):
+            self.init(
+                status: .serviceUnavailable,
+                detail: "This server has not read the record's changes for \(since.wholeSecondsRoundedUp) s; another may be current.",
+                headers: [.retryAfter: "5"])
         case .requestTargetTooLong(let limit):
             self.init(status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.")
         case .bodyTooLarge(let limit):

@@ -81,7 +81,8 @@ public func routeTable<S: Stores>(
         FriendRoutes(friends: services.friends, options: options),
         EventRoutes(events: services.events, options: options),
         VoteRoutes(votes: services.votes, options: options),
-        OperationRoutes<S>(places: services.places, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
+        OperationRoutes<S>(
+            places: services.places, follower: services.follower, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
     ]
     var table = RouteTable()
     for group in groups { group.register(in: &table) }

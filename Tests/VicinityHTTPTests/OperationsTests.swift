@@ -3,6 +3,7 @@ import GeoCore
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 import VicinityCore
 import VicinityHTTP
@@ -18,7 +19,29 @@ struct OperationsTests {
             let response = try await client.execute(uri: "/health", method: .get)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType] == "application/json")
-            #expect(response.text == #"{"places":14,"status":"ok"}"#)
+            let body = try #require(response.object)
+            #expect(body["places"] as? Int == 14 && body["status"] as? String == "ok")
+            let since = try #require(body["changes_read_seconds_ago"] as? Double)
+            #expect(since >= 0 && since < 60, "the follower read the changes as the server started")
+            #expect(Set(body.keys) == ["places", "status", "changes_read_seconds_ago"])
+        }
+    }
+
+    @Test("health says the server is behind while it cannot read the record's changes, and is well again once it can")
+    func behindTheRecord() async throws {
+        let stores = StallableStores()
+        var settings = ServiceSettings()
+        settings.following = FollowRules(wait: .milliseconds(50), retention: .seconds(600), pruning: .seconds(60), behindAfter: .milliseconds(500))
+        try await withApp(stores: stores, settings: settings) { client in
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+            stores.feed.stalled.withLock { $0 = true }
+            #expect(try await eventually { try await client.execute(uri: "/health", method: .get).status == .serviceUnavailable })
+            let behind = try await client.execute(uri: "/health", method: .get)
+            #expect(behind.headers[.contentType] == "application/problem+json")
+            #expect(behind.headers[.retryAfter] == "5")
+            #expect(behind.text.contains("has not read the record's changes"))
+            stores.feed.stalled.withLock { $0 = false }
+            #expect(try await eventually { try await client.execute(uri: "/health", method: .get).status == .ok })
         }
     }
 
@@ -98,4 +121,56 @@ struct OperationsTests {
         #expect(!everything.contains("hunter2"))
         #expect(!everything.contains("33.779842"))
     }
+}
+
+/// The in-memory store, with a change feed that can be made to fail as a database out of reach does.
+final class StallableStores: Stores {
+    let store = InMemoryStore()
+    let feed: StallableFeed
+
+    init() { feed = StallableFeed(store) }
+
+    var places: InMemoryStore { store }
+    var campuses: InMemoryStore { store }
+    var accounts: InMemoryStore { store }
+    var positions: InMemoryStore { store }
+    var friends: InMemoryStore { store }
+    var events: InMemoryStore { store }
+    var votes: InMemoryStore { store }
+    var changes: StallableFeed { feed }
+}
+
+final class StallableFeed: ChangeFeed {
+    let base: InMemoryStore
+    let stalled = Mutex(false)
+
+    init(_ base: InMemoryStore) { self.base = base }
+
+    private func check() throws {
+        if stalled.withLock({ $0 }) { throw StoreError.unavailable("stalled by the test") }
+    }
+
+    func changeCursor() async throws -> Int {
+        try check()
+        return try await base.changeCursor()
+    }
+
+    func changes(after cursor: Int) async throws -> ChangeRead<Int> {
+        try check()
+        return try await base.changes(after: cursor)
+    }
+
+    func waitForChanges(timeout: Duration) async throws { try await base.waitForChanges(timeout: timeout) }
+    func pruneChanges(olderThan age: Duration) async throws -> Int { try await base.pruneChanges(olderThan: age) }
+}
+
+/// Asks `check` again until it says yes, for at most a minute: for states reached after a real wait, on a
+/// machine that may be busy.
+func eventually(_ check: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if try await check() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return false
 }

@@ -43,17 +43,6 @@ private func front(_ record: PostGISStore, clock: any WallClock) async throws ->
     return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
 }
 
-/// Asks `read` again until it says yes, for at most a minute: the bound is the follower's, on a machine that
-/// may be busy; the test measures correctness, not the lag.
-private func eventually(_ read: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while ContinuousClock.now < deadline {
-        if try await read() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return false
-}
-
 @Suite("Two fronts over one PostGIS database", .enabled(if: postgresURL != nil, "no PostgreSQL: run Scripts/test.sh"))
 struct TwoFrontTests {
     @Test("a position shared through one front shows in a friend's list on the other, and moves and goes with it")

@@ -15,6 +15,8 @@ public final class ChangeFollower<S: Stores>: Sendable {
     public let rules: FollowRules
     /// The cursor `prepare()` took, for `run()` to start from.
     private let prepared = Mutex<S.Changes.ChangeCursor?>(nil)
+    /// When the feed was last read whole, on this machine's monotonic clock.
+    private let lastRead = Mutex<ContinuousClock.Instant?>(nil)
 
     public init(stores: S, hub: EventHub, clock: any WallClock, rules: FollowRules = .standard) {
         self.stores = stores
@@ -26,9 +28,25 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// Takes a cursor, then loads again what memory holds, so that nothing written between the first load and
     /// the cursor is missed.
     public func start() async throws -> S.Changes.ChangeCursor {
+        let began = ContinuousClock.now
         let cursor = try await stores.changes.changeCursor()
         try await stores.reloadFollowed(at: clock.now)
+        read(at: began)
         return cursor
+    }
+
+    /// How long ago the feed was last read up to its end (from when that read began); nil before the first.
+    /// Memory is at most about this much behind the record, plus the time one read takes.
+    public var sinceLastRead: Duration? {
+        lastRead.withLock { $0 }.map { ContinuousClock.now - $0 }
+    }
+
+    /// Whether the last read is older than `rules.behindAfter`: the record cannot be read (the database is
+    /// down or unreachable), or reading takes that long.
+    public var isBehind: Bool { sinceLastRead.map { $0 > rules.behindAfter } ?? false }
+
+    private func read(at began: ContinuousClock.Instant) {
+        lastRead.withLock { $0 = max($0 ?? began, began) }
     }
 
     /// Takes the cursor `run()` starts from: called before the process takes requests, so that nothing
@@ -41,9 +59,11 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// Reads the changes after `cursor` once and applies them; returns the cursor to read from next and how
     /// many changes it applied.
     public func step(from cursor: S.Changes.ChangeCursor) async throws -> (next: S.Changes.ChangeCursor, applied: Int) {
+        let began = ContinuousClock.now
         switch try await stores.changes.changes(after: cursor) {
         case .changes(let changes, let next):
             try await apply(changes)
+            read(at: began)
             return (next, changes.count)
         case .expired:
             let next = try await start()
@@ -102,14 +122,19 @@ public struct FollowRules: Hashable, Sendable {
     public var retention: Duration
     /// How often a process prunes what is older than `retention`.
     public var pruning: Duration
+    /// A process that has not read the feed for longer says it is behind (`/health`).
+    public var behindAfter: Duration
 
     /// A read at least every second; changes kept ten minutes, pruned once a minute: a front cut off from
-    /// the database for less than ten minutes catches up change by change.
-    public static let standard = FollowRules(wait: .seconds(1), retention: .seconds(600), pruning: .seconds(60))
+    /// the database for less than ten minutes catches up change by change. Ten seconds without a read is ten
+    /// missed reads: the front says it is behind, and a load balancer that checks `/health` sends clients to
+    /// another.
+    public static let standard = FollowRules(wait: .seconds(1), retention: .seconds(600), pruning: .seconds(60), behindAfter: .seconds(10))
 
-    public init(wait: Duration, retention: Duration, pruning: Duration) {
+    public init(wait: Duration, retention: Duration, pruning: Duration, behindAfter: Duration) {
         self.wait = wait
         self.retention = retention
         self.pruning = pruning
+        self.behindAfter = behindAfter
     }
 }
