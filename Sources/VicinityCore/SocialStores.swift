@@ -131,6 +131,11 @@ public protocol Stores: Sendable {
     var events: Events { get }
     var votes: Votes { get }
 
+    associatedtype Guesses: GuessingLedger
+    /// Where failed password checks are counted: shared by every process that shares the record, where the
+    /// record can share it.
+    var guesses: Guesses { get }
+
     associatedtype Changes: ChangeFeed
     /// Every change to positions, votes and events, by whichever process wrote it.
     var changes: Changes { get }

@@ -124,8 +124,10 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
 struct HealthBody: Encodable {
     var status = "ok"
     var places: Int
-    /// Seconds since this front last read the record's changes to their end; absent before the first read.
-    var changes_read_seconds_ago: Double?
+    /// Whole seconds since this front last read the record's changes to their end; absent before the first
+    /// read. Whole, so that the answer's length stays the same from one probe to the next (HEAD is GET
+    /// without content).
+    var changes_read_seconds_ago: Int64?
 }
 
 /// Health, metrics and the contract.
@@ -154,7 +156,7 @@ struct OperationRoutes<S: Stores>: RouteGroup {
             context.logger.warning("Health check: behind the record's changes", metadata: ["seconds": "\(since.milliseconds / 1000)"])
             throw APIError.behindRecord(since)
         }
-        return try WireEncoding.response(HealthBody(places: count, changes_read_seconds_ago: since.map { $0.milliseconds / 1000 }))
+        return try WireEncoding.response(HealthBody(places: count, changes_read_seconds_ago: since.map { $0.components.seconds }))
     }
 
     func metricsText() -> Response {

@@ -24,6 +24,8 @@ public final class PostGISStore: Sendable {
     /// Wakes this process's readers of the change feed (`ChangeFeed`).
     let changeSignal = ChangeSignal()
     let changeNotices = NoticeRequests()
+    /// When this process last removed guessing states that hold nothing any more.
+    let guessingPruning = Pruning(every: .seconds(60))
     /// The connection listening for other processes' notices, from the first wait on.
     let changeListener: Mutex<Task<Void, Never>?> = Mutex(nil)
 

@@ -243,5 +243,20 @@ enum Schema {
             CREATE TRIGGER vote_change AFTER INSERT OR UPDATE OR DELETE ON vote FOR EACH ROW EXECUTE FUNCTION note_vote_change();
             CREATE TRIGGER event_change AFTER INSERT ON event FOR EACH ROW EXECUTE FUNCTION note_event();
             """),
+
+        Migration(name: "v2 guessing limits", sql: """
+            -- Failed password checks per key (an account, a person at a vote) and per client address, shared
+            -- by every server over this database (GuessingLedger): `state` is GuessingBook's state as JSON,
+            -- changed only under the row's lock. `kept_until` (ms) is when it holds nothing worth keeping.
+            CREATE TABLE guessing (
+                scope text NOT NULL CHECK (scope IN ('sign-in', 'vote-password')),
+                kind text NOT NULL CHECK (kind IN ('address', 'key')),
+                name text NOT NULL,
+                state jsonb NOT NULL CHECK (jsonb_typeof(state) = 'object'),
+                kept_until bigint NOT NULL,
+                PRIMARY KEY (scope, kind, name)
+            );
+            CREATE INDEX guessing_kept_until ON guessing (kept_until);
+            """),
     ]
 }

@@ -12,6 +12,7 @@ extension PostGISStore: RecordStore {
     public var friends: PostGISStore { self }
     public var events: PostGISStore { self }
     public var changes: PostGISStore { self }
+    public var guesses: PostGISStore { self }
     public var votes: PostGISStore { self }
 }
 

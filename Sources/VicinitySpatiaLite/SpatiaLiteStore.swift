@@ -16,6 +16,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     private let logger: Logger
     /// Wakes this process's readers of the change feed (`ChangeFeed`).
     let changeSignal = ChangeSignal()
+    /// Failed password checks, in this process's memory: a SQLite record is served by one process.
+    public let guesses = MemoryGuessingLedger()
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String, logger: Logger, settings: StorageSettings = .standard) throws {

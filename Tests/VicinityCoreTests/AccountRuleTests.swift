@@ -117,36 +117,36 @@ struct AccountValueTests {
 @Suite("Sign-in limits, with a clock the tests move")
 struct SignInLimitTests {
     @Test("failures 3 and 4 are slowed by 1 s and 2 s, the 5th locks the account for 15 minutes, the 10th for 30")
-    func slowedThenLocked() throws {
+    func slowedThenLocked() async throws {
         let clock = ManualClock()
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         var waits: [Duration] = []
         for _ in 1...5 {
-            let attempt = try guardian.begin(account: "alice", address: "10.0.0.1")
-            waits.append(guardian.failed(attempt))
+            let attempt = try await guardian.begin(account: "alice", address: "10.0.0.1")
+            waits.append(try await guardian.failed(attempt))
         }
         #expect(waits == [.zero, .zero, .seconds(1), .seconds(2), .zero])
-        let locked = #expect(throws: ServiceError.self) { try guardian.begin(account: "alice", address: "10.0.0.1") }
+        let locked = await #expect(throws: ServiceError.self) { try await guardian.begin(account: "alice", address: "10.0.0.1") }
         #expect(locked == .rateLimited(retryAfter: .seconds(900), .signInAttempts))
         clock.advance(by: .seconds(899))
-        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1), .signInAttempts)) {
-            try guardian.begin(account: "alice", address: "10.0.0.1")
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1), .signInAttempts)) {
+            try await guardian.begin(account: "alice", address: "10.0.0.1")
         }
         // Other accounts are not affected.
-        let attempt = try guardian.begin(account: "bob", address: "10.0.0.1")
-        guardian.succeeded(attempt)
+        let attempt = try await guardian.begin(account: "bob", address: "10.0.0.1")
+        try await guardian.succeeded(attempt)
         clock.advance(by: .seconds(1))
         for _ in 6...10 {
-            let attempt = try guardian.begin(account: "alice", address: "10.0.0.2")
-            _ = guardian.failed(attempt)
+            let attempt = try await guardian.begin(account: "alice", address: "10.0.0.2")
+            _ = try await guardian.failed(attempt)
         }
-        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1800), .signInAttempts)) {
-            try guardian.begin(account: "alice", address: "10.0.0.2")
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1800), .signInAttempts)) {
+            try await guardian.begin(account: "alice", address: "10.0.0.2")
         }
     }
 
     @Test("locks double up to a day, and a success forgets the failures")
-    func longestLockAndReset() throws {
+    func longestLockAndReset() async throws {
         let rules = GuessingRules.standard
         #expect(rules.lock(afterFailures: 5) == .seconds(900))
         #expect(rules.lock(afterFailures: 20) == .seconds(7200))
@@ -156,56 +156,57 @@ struct SignInLimitTests {
         let clock = ManualClock()
         let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for _ in 1...4 {
-            let attempt = try guardian.begin(account: "carol", address: "a")
-            _ = guardian.failed(attempt)
+            let attempt = try await guardian.begin(account: "carol", address: "a")
+            _ = try await guardian.failed(attempt)
         }
-        guardian.succeeded(try guardian.begin(account: "carol", address: "a"))
-        let attempt = try guardian.begin(account: "carol", address: "a")
-        #expect(guardian.failed(attempt) == .zero, "the count started again after the success")
+        try await guardian.succeeded(try await guardian.begin(account: "carol", address: "a"))
+        let attempt = try await guardian.begin(account: "carol", address: "a")
+        #expect(try await guardian.failed(attempt) == .zero, "the count started again after the success")
     }
 
     @Test("attempts under way count against the failures left, so parallel guesses cannot slip past the lock")
-    func parallelAttempts() throws {
+    func parallelAttempts() async throws {
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: ManualClock())
-        let attempts = try (1...5).map { _ in try guardian.begin(account: "dave", address: "a") }
-        #expect(throws: ServiceError.self) { try guardian.begin(account: "dave", address: "a") }
-        guardian.abandoned(attempts[0])
-        _ = try guardian.begin(account: "dave", address: "a")
+        var attempts: [GuessingAttempt] = []
+        for _ in 1...5 { attempts.append(try await guardian.begin(account: "dave", address: "a")) }
+        await #expect(throws: ServiceError.self) { try await guardian.begin(account: "dave", address: "a") }
+        try await guardian.abandoned(attempts[0])
+        _ = try await guardian.begin(account: "dave", address: "a")
     }
 
     @Test("100 failures from one address close it for sign-ins; successes never count, so a classroom signs in")
-    func perAddress() throws {
+    func perAddress() async throws {
         let clock = ManualClock()
         let guardian = GuessingGuard(rules: .standard, limits: .signIn, clock: clock)
         for student in 0..<500 {
-            guardian.succeeded(try guardian.begin(account: "student\(student)", address: "campus-nat"))
+            try await guardian.succeeded(try await guardian.begin(account: "student\(student)", address: "campus-nat"))
         }
         for guess in 0..<100 {
-            _ = guardian.failed(try guardian.begin(account: "victim\(guess)", address: "campus-nat"))
+            _ = try await guardian.failed(try await guardian.begin(account: "victim\(guess)", address: "campus-nat"))
         }
-        #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInsFromAddress)) {
-            try guardian.begin(account: "student1", address: "campus-nat")
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInsFromAddress)) {
+            try await guardian.begin(account: "student1", address: "campus-nat")
         }
-        _ = try guardian.begin(account: "student1", address: "elsewhere")
+        _ = try await guardian.begin(account: "student1", address: "elsewhere")
         clock.advance(by: .seconds(900))
-        _ = try guardian.begin(account: "student2", address: "campus-nat")
+        _ = try await guardian.begin(account: "student2", address: "campus-nat")
     }
 
     @Test("failures of made-up usernames are forgotten after a day, so guessing names cannot grow memory for good")
-    func forgetsOldFailures() throws {
+    func forgetsOldFailures() async throws {
         let clock = ManualClock()
         var rules = GuessingRules.standard
         rules.failuresPerAddress = RateLimit(limit: 1_000_000, window: .seconds(60))
         let guardian = GuessingGuard(rules: rules, limits: .signIn, clock: clock)
         for index in 0..<4000 {
-            _ = guardian.failed(try guardian.begin(account: "made-up-\(index)", address: "a"))
+            _ = try await guardian.failed(try await guardian.begin(account: "made-up-\(index)", address: "a"))
         }
-        #expect(guardian.rememberedAccounts == 4000)
+        #expect(guardian.ledger.rememberedKeys == 4000)
         clock.advance(by: .seconds(24 * 3600 + 1))
         for index in 0..<96 {
-            _ = guardian.failed(try guardian.begin(account: "fresh-\(index)", address: "a"))
+            _ = try await guardian.failed(try await guardian.begin(account: "fresh-\(index)", address: "a"))
         }
-        #expect(guardian.rememberedAccounts == 96, "the 4,096th failure swept the day-old ones")
+        #expect(guardian.ledger.rememberedKeys == 96, "the 4,096th failure swept the day-old ones")
     }
 
     @Test("a window limiter allows its count, says how long until the next, and forgets idle keys")
@@ -254,10 +255,10 @@ struct SignInLimitTests {
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for person in 0..<200 {
                 group.addTask {
-                    guard let attempt = try? guardian.begin(account: "vote person\(person)", address: "attacker") else { return false }
+                    guard let attempt = try? await guardian.begin(account: "vote person\(person)", address: "attacker") else { return false }
                     // The slow password check: the other guesses run meanwhile.
                     await Task.yield()
-                    _ = guardian.failed(attempt)
+                    _ = try? await guardian.failed(attempt)
                     return true
                 }
             }
@@ -265,7 +266,7 @@ struct SignInLimitTests {
         }
         #expect(outcomes.filter { $0 }.count == 100)
         #expect(outcomes.filter { !$0 }.count == 100)
-        #expect(throws: ServiceError.self) { try guardian.begin(account: "vote late", address: "attacker") }
+        await #expect(throws: ServiceError.self) { try await guardian.begin(account: "vote late", address: "attacker") }
     }
 }
 

@@ -21,7 +21,7 @@ struct OperationsTests {
             #expect(response.headers[.contentType] == "application/json")
             let body = try #require(response.object)
             #expect(body["places"] as? Int == 14 && body["status"] as? String == "ok")
-            let since = try #require(body["changes_read_seconds_ago"] as? Double)
+            let since = try #require(body["changes_read_seconds_ago"] as? Int)
             #expect(since >= 0 && since < 60, "the follower read the changes as the server started")
             #expect(Set(body.keys) == ["places", "status", "changes_read_seconds_ago"])
         }
@@ -138,6 +138,7 @@ final class StallableStores: Stores {
     var events: InMemoryStore { store }
     var votes: InMemoryStore { store }
     var changes: StallableFeed { feed }
+    var guesses: MemoryGuessingLedger { store.guesses }
 }
 
 final class StallableFeed: ChangeFeed {

@@ -122,4 +122,28 @@ struct TwoFrontTests {
             }
         }
     }
+
+    @Test("wrong vote passwords sent alternately through two fronts lock the voter out after five, as through one")
+    func guessesAreCountedTogether() async throws {
+        let clock = ManualClock()
+        try await withTwoFronts(clock: clock) { a, _, b, _, _ in
+            let tess = try await a.person("tess"), ana = try await b.person("ana")
+            let opened = try await a.call(.post, "/v1/votes", as: tess, json: """
+                {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"60m",
+                 "lat":33.779842,"lon":-118.112526}
+                """)
+            let id = try #require(opened.object?["id"] as? String)
+            var statuses: [HTTPResponse.Status] = []
+            for attempt in 0..<5 {
+                let front = attempt % 2 == 0 ? a : b
+                statuses.append(try await front.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"000000","option":0}"#).status)
+            }
+            #expect(statuses == Array(repeating: .forbidden, count: 5))
+            for front in [a, b] {
+                let locked = try await front.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#)
+                #expect(locked.status == .tooManyRequests, "locked on every front, the right password too")
+                #expect(locked.headers[.retryAfter] == "900")
+            }
+        }
+    }
 }

@@ -37,7 +37,7 @@ public struct AccountService<S: Stores>: Sendable {
     public let rules: AccountRules
     /// Event streams end with the session that opened them.
     let streams: EventHub
-    private let signInGuard: GuessingGuard
+    private let signInGuard: GuessingGuard<S.Guesses>
     private let signUps: WindowLimiter<ClientAddress>
     /// Checked against when a username has no account, so that a sign-in takes as long whether or not the
     /// account exists.
@@ -51,7 +51,7 @@ public struct AccountService<S: Stores>: Sendable {
         self.clock = clock
         self.hasher = hasher
         self.rules = rules
-        signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock)
+        signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock, ledger: stores.guesses)
         signUps = WindowLimiter(rules.signUpsPerAddress, clock: clock)
         standIn = StandInHash()
     }
@@ -149,18 +149,18 @@ public struct AccountService<S: Stores>: Sendable {
     private func guardedPasswordCheck<Value>(
         account key: String, from address: ClientAddress, _ check: () async throws -> Value?
     ) async throws -> Value? {
-        let attempt = try signInGuard.begin(account: key, address: address.rawValue)
+        let attempt = try await signInGuard.begin(account: key, address: address.rawValue)
         let value: Value?
         do { value = try await check() } catch {
-            signInGuard.abandoned(attempt)
+            try? await signInGuard.abandoned(attempt)
             throw error
         }
         guard let value else {
-            let delay = signInGuard.failed(attempt)
+            let delay = try await signInGuard.failed(attempt)
             if delay > .zero { try await clock.sleep(for: delay) }
             return nil
         }
-        signInGuard.succeeded(attempt)
+        try await signInGuard.succeeded(attempt)
         return value
     }
 }

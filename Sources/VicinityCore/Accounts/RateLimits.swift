@@ -192,131 +192,65 @@ public struct GuessingRules: Hashable, Sendable {
     }
 }
 
-/// Keeps count of failed password checks per key and per client address. For sign-ins the key is the username
-/// key, whether or not the account exists, so that the answers do not tell which usernames exist; for ballots
-/// it is the person and the vote.
-public final class GuessingGuard: Sendable {
+/// Keeps count of failed password checks per key and per client address, in a `GuessingLedger`: the store's,
+/// so that several servers over one database share one count. For sign-ins the key is the username key,
+/// whether or not the account exists, so that the answers do not tell which usernames exist; for ballots it
+/// is the person and the vote.
+public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
     /// Which limit a refusal names: the key's own lock, or the client address's failures.
     public struct Limits: Hashable, Sendable {
+        public var scope: GuessingScope
         public var perKey: ServiceError.Limit
         public var perAddress: ServiceError.Limit
 
-        public static let signIn = Limits(perKey: .signInAttempts, perAddress: .signInsFromAddress)
-        public static let votePassword = Limits(perKey: .votePasswordAttempts, perAddress: .votePasswordsFromAddress)
+        public static var signIn: Limits { Limits(scope: .signIn, perKey: .signInAttempts, perAddress: .signInsFromAddress) }
+        public static var votePassword: Limits {
+            Limits(scope: .votePassword, perKey: .votePasswordAttempts, perAddress: .votePasswordsFromAddress)
+        }
     }
 
     public let rules: GuessingRules
     public let limits: Limits
     private let clock: any WallClock
-    private let addresses: WindowLimiter<String>
-    private let accounts = Mutex<Accounts>(Accounts())
+    public let ledger: Ledger
 
-    private struct Accounts {
-        var states: [String: AccountState] = [:]
-        var failuresSinceSweep = 0
-    }
-
-    private struct AccountState {
-        var failures = 0
-        var lastFailure: Timestamp
-        var lockedUntil: Timestamp?
-        /// Attempts checked but not yet decided: they count against the failures left before a lock, so that
-        /// parallel guesses cannot slip past it.
-        var pending = 0
-    }
-
-    public init(rules: GuessingRules, limits: Limits, clock: any WallClock) {
+    public init(rules: GuessingRules, limits: Limits, clock: any WallClock, ledger: Ledger) {
         self.rules = rules
         self.limits = limits
         self.clock = clock
-        addresses = WindowLimiter(rules.failuresPerAddress, clock: clock)
-    }
-
-    /// One password check under way: which account (or person and vote) and which client address it
-    /// counts against. Ends with `succeeded`, `failed` or `abandoned`, once.
-    public struct Attempt: Sendable {
-        fileprivate let key: String
-        fileprivate let address: String
+        self.ledger = ledger
     }
 
     /// Starts an attempt, or refuses it while the account is locked, the address has failed too often, or the
-    /// attempts already under way could use up the failures left before either limit. Both limits are
-    /// reserved here, before the slow check, and settled when it ends, so that concurrent guesses are cut at
-    /// the limit exactly.
-    public func begin(account key: String, address: String) throws(ServiceError) -> Attempt {
-        if let wait = addresses.reserve(address) { throw .rateLimited(retryAfter: wait, limits.perAddress) }
-        let now = clock.now
-        do {
-            try accounts.withLock { (accounts) throws(ServiceError) in
-                var state = accounts.states[key] ?? AccountState(lastFailure: now)
-                if state.failures > 0, state.pending == 0, now - state.lastFailure > rules.failureMemory {
-                    state = AccountState(lastFailure: now)
-                }
-                if let until = state.lockedUntil, until > now { throw .rateLimited(retryAfter: until - now, limits.perKey) }
-                let untilLock = rules.failuresPerLock - state.failures % rules.failuresPerLock
-                if state.pending >= untilLock {
-                    throw .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey)
-                }
-                state.pending += 1
-                accounts.states[key] = state
-            }
-        } catch {
-            addresses.cancel(address)
-            throw error
+    /// attempts already under way could use up the failures left before either limit. Both limits count the
+    /// attempt from here until it ends, so that concurrent guesses are cut at the limit exactly.
+    public func begin(account key: String, address: String) async throws -> GuessingAttempt {
+        switch try await ledger.begin(limits.scope, key: key, address: address, rules: rules, at: clock.now) {
+        case .success(let attempt): return attempt
+        case .failure(.key(let wait)): throw ServiceError.rateLimited(retryAfter: wait, limits.perKey)
+        case .failure(.address(let wait)): throw ServiceError.rateLimited(retryAfter: wait, limits.perAddress)
         }
-        return Attempt(key: key, address: address)
     }
 
     /// The password matched: the account's failures are forgotten, and the address is not charged.
-    public func succeeded(_ attempt: Attempt) {
-        addresses.cancel(attempt.address)
-        accounts.withLock { accounts in
-            guard var state = accounts.states[attempt.key] else { return }
-            state.pending -= 1
-            state.failures = 0
-            state.lockedUntil = nil
-            accounts.states[attempt.key] = state.pending == 0 ? nil : state
-        }
+    public func succeeded(_ attempt: GuessingAttempt) async throws {
+        try await ledger.succeeded(attempt, rules: rules, at: clock.now)
     }
 
     /// The attempt could not be decided (the store failed): it no longer counts as under way.
-    public func abandoned(_ attempt: Attempt) {
-        addresses.cancel(attempt.address)
-        accounts.withLock { accounts in
-            guard var state = accounts.states[attempt.key] else { return }
-            state.pending = max(0, state.pending - 1)
-            accounts.states[attempt.key] = state.pending == 0 && state.failures == 0 && state.lockedUntil == nil ? nil : state
-        }
+    public func abandoned(_ attempt: GuessingAttempt) async throws {
+        try await ledger.abandoned(attempt, rules: rules, at: clock.now)
     }
 
     /// The password was wrong. Returns how long to hold the answer back.
-    public func failed(_ attempt: Attempt) -> Duration {
-        addresses.commit(attempt.address)
-        let now = clock.now
-        return accounts.withLock { accounts in
-            var state = accounts.states[attempt.key] ?? AccountState(lastFailure: now)
-            state.pending = max(0, state.pending - 1)
-            state.failures += 1
-            state.lastFailure = now
-            if let lock = rules.lock(afterFailures: state.failures) { state.lockedUntil = now + lock }
-            accounts.states[attempt.key] = state
-            accounts.failuresSinceSweep += 1
-            if accounts.failuresSinceSweep >= 4096 {
-                accounts.failuresSinceSweep = 0
-                Self.forgetOld(&accounts.states, now: now, memory: rules.failureMemory)
-            }
-            return rules.slowdown(afterFailures: state.failures)
-        }
+    public func failed(_ attempt: GuessingAttempt) async throws -> Duration {
+        rules.slowdown(afterFailures: try await ledger.failed(attempt, rules: rules, at: clock.now))
     }
+}
 
-    /// Accounts with failures remembered: for tests of the sweep.
-    public var rememberedAccounts: Int { accounts.withLock { $0.states.count } }
-
-    /// Drops accounts whose failures are older than the memory and that are not locked or mid-attempt, every
-    /// few thousand failures, so that memory follows the usernames tried within a day.
-    private static func forgetOld(_ states: inout [String: AccountState], now: Timestamp, memory: Duration) {
-        states = states.filter { _, state in
-            state.pending > 0 || (state.lockedUntil.map { $0 > now } ?? false) || now - state.lastFailure <= memory
-        }
+extension GuessingGuard where Ledger == MemoryGuessingLedger {
+    /// A guard counting in this process's memory.
+    public convenience init(rules: GuessingRules, limits: Limits, clock: any WallClock) {
+        self.init(rules: rules, limits: limits, clock: clock, ledger: MemoryGuessingLedger())
     }
 }

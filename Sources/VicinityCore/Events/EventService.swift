@@ -224,13 +224,13 @@ public struct EventStream: AsyncSequence, Sendable {
 }
 
 /// When housekeeping is next due: true at most once per interval, to the first caller.
-final class Pruning: Sendable {
+public final class Pruning: Sendable {
     private let interval: Duration
     private let last = Mutex<Timestamp?>(nil)
 
-    init(every interval: Duration) { self.interval = interval }
+    public init(every interval: Duration) { self.interval = interval }
 
-    func due(at now: Timestamp) -> Bool {
+    public func due(at now: Timestamp) -> Bool {
         last.withLock { last in
             if let previous = last, now - previous < interval { return false }
             last = now

@@ -162,6 +162,7 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
     public var changes: Record.Changes { record.changes }
+    public var guesses: Record.Guesses { record.guesses }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: Set<UserID> = [], votes: Set<VoteID> = []

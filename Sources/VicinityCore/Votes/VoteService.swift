@@ -122,7 +122,7 @@ public struct VoteService<S: Stores>: Sendable {
     /// Which of the initiator's positions is current, when a vote is opened where they are: the friend
     /// finder's rule, so that "where I am" means one thing.
     let positions: PositionRules
-    private let passwordGuard: GuessingGuard
+    private let passwordGuard: GuessingGuard<S.Guesses>
     private let openings: WindowLimiter<UserID>
     private let unknownLookups: WindowLimiter<UserID>
     private let unknownLookupsFromAddress: WindowLimiter<ClientAddress>
@@ -142,7 +142,7 @@ public struct VoteService<S: Stores>: Sendable {
         self.locator = locator
         self.events = events
         self.rules = rules
-        passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock)
+        passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock, ledger: stores.guesses)
         openings = WindowLimiter(rules.openings, clock: clock)
         unknownLookups = WindowLimiter(rules.unknownLookups, clock: clock)
         unknownLookupsFromAddress = WindowLimiter(rules.unknownLookupsPerAddress, clock: clock)
@@ -228,18 +228,18 @@ public struct VoteService<S: Stores>: Sendable {
 
         let key = id.rawValue + " " + identity.userID.rawValue
         await memo.settled(vote: id)
-        let attempt = try passwordGuard.begin(account: key, address: address.rawValue)
+        let attempt = try await passwordGuard.begin(account: key, address: address.rawValue)
         let matches: Bool
         do { matches = try await passwordMatches(password, vote: id, hash: hash) } catch {
-            passwordGuard.abandoned(attempt)
+            try? await passwordGuard.abandoned(attempt)
             throw error
         }
         guard matches else {
-            let delay = passwordGuard.failed(attempt)
+            let delay = try await passwordGuard.failed(attempt)
             if delay > .zero { try await clock.sleep(for: delay) }
             throw ServiceError.forbidden("The password of this vote is wrong.")
         }
-        passwordGuard.succeeded(attempt)
+        try await passwordGuard.succeeded(attempt)
 
         let ballot = Ballot(
             id: .random(), vote: id, voter: identity.userID, voterName: me.displayName, option: option,

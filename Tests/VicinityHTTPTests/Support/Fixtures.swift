@@ -116,6 +116,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var events: InMemoryStore { rest }
     var votes: InMemoryStore { rest }
     var changes: InMemoryStore { rest }
+    var guesses: MemoryGuessingLedger { rest.guesses }
 }
 
 /// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10

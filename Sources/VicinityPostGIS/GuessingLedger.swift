@@ -1,0 +1,93 @@
+import Foundation
+import PostgresNIO
+import VicinityCore
+
+/// Failed password checks in the `guessing` table, so that every server over the database counts them
+/// together. Each step locks the address's row and then the key's (always in that order, so two steps never
+/// wait for each other in a circle), runs `GuessingBook`'s rule on them and writes them back, in one
+/// transaction: attempts through different servers take turns on the same key or address, and the count
+/// after them is what one server would have reached.
+extension PostGISStore: GuessingLedger {
+    public func begin(
+        _ scope: GuessingScope, key: String, address: String, rules: GuessingRules, at now: Timestamp
+    ) async throws -> Result<GuessingAttempt, GuessingRefusal> {
+        let id = GuessingBook.newAttemptID()
+        let attempt = GuessingAttempt(id: id, scope: scope, key: key, address: address)
+        if guessingPruning.due(at: now) {
+            try await execute("DELETE FROM guessing WHERE kept_until < \(now.millisecondsSince1970)")
+        }
+        return try await guessingStep(attempt, rules: rules) { key, address -> Result<GuessingAttempt, GuessingRefusal> in
+            if let refusal = GuessingBook.begin(id: id, key: &key, address: &address, rules: rules, at: now) {
+                return .failure(refusal)
+            }
+            return .success(attempt)
+        }
+    }
+
+    public func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws {
+        try await guessingStep(attempt, rules: rules) { key, address in
+            GuessingBook.succeeded(id: attempt.id, key: &key, address: &address)
+        }
+    }
+
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Int {
+        try await guessingStep(attempt, rules: rules) { key, address in
+            GuessingBook.failed(id: attempt.id, key: &key, address: &address, rules: rules, at: now)
+        }
+    }
+
+    public func abandoned(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws {
+        try await guessingStep(attempt, rules: rules) { key, address in
+            GuessingBook.abandoned(id: attempt.id, key: &key, address: &address)
+        }
+    }
+
+    /// Locks the attempt's address and key rows (made empty when missing), runs `step` on their states and
+    /// writes them back; a refused `begin` changes its states too (expired attempts, forgotten failures), which
+    /// is as `GuessingBook` would leave them in memory.
+    private func guessingStep<Value: Sendable>(
+        _ attempt: GuessingAttempt, rules: GuessingRules,
+        _ step: @escaping @Sendable (inout GuessingKeyState, inout GuessingAddressState) -> Value
+    ) async throws -> Value {
+        let scope = attempt.scope.rawValue
+        return try await transaction { transaction in
+            try await transaction.execute("""
+                INSERT INTO guessing (scope, kind, name, state, kept_until)
+                VALUES (\(scope), 'address', \(attempt.address), '{}', 0), (\(scope), 'key', \(attempt.key), '{}', 0)
+                ON CONFLICT DO NOTHING
+                """)
+            let rows = try await transaction.rows("""
+                SELECT kind, state::text AS state FROM guessing
+                WHERE scope = \(scope) AND ((kind = 'address' AND name = \(attempt.address)) OR (kind = 'key' AND name = \(attempt.key)))
+                ORDER BY kind FOR UPDATE
+                """)
+            var key = GuessingKeyState(), address = GuessingAddressState()
+            for row in rows {
+                let text: String = try row.decode("state")
+                guard text != "{}" else { continue }
+                do {
+                    switch try row.decode("kind", as: String.self) {
+                    case "address": address = try JSONDecoder().decode(GuessingAddressState.self, from: Data(text.utf8))
+                    default: key = try JSONDecoder().decode(GuessingKeyState.self, from: Data(text.utf8))
+                    }
+                } catch {
+                    throw StoreError.corrupt("a guessing state of \(scope) is not readable: \(error)")
+                }
+            }
+            let value = step(&key, &address)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let keyText = String(decoding: try encoder.encode(key), as: UTF8.self)
+            let addressText = String(decoding: try encoder.encode(address), as: UTF8.self)
+            try await transaction.execute("""
+                UPDATE guessing SET state = \(keyText)::jsonb, kept_until = \(GuessingBook.keptUntil(key, rules: rules))
+                WHERE scope = \(scope) AND kind = 'key' AND name = \(attempt.key)
+                """)
+            try await transaction.execute("""
+                UPDATE guessing SET state = \(addressText)::jsonb, kept_until = \(GuessingBook.keptUntil(address, rules: rules))
+                WHERE scope = \(scope) AND kind = 'address' AND name = \(attempt.address)
+                """)
+            return value
+        }
+    }
+}

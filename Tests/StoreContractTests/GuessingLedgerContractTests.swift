@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+import Testing
+import VicinityCore
+import VicinityPostGIS
+import VicinitySpatiaLite
+
+/// The ledgers a subject's two stores count in: one shared ledger where the record shares it (memory, where
+/// both are one store; PostgreSQL), and SpatiaLite's own per process, which is tested as one process.
+private func ledgers(_ subject: SocialSubject, _ body: (any GuessingLedger, any GuessingLedger) async throws -> Void) async throws {
+    if let store = subject.store as? InMemoryStore {
+        try await body(store.guesses, store.guesses)
+    } else if let store = subject.store as? SpatiaLiteStore {
+        try await body(store.guesses, store.guesses)
+    } else if let store = subject.store as? PostGISStore, let peer = subject.peer as? PostGISStore {
+        try await body(store, peer)
+    } else {
+        Issue.record("no guessing ledger for \(type(of: subject.store))")
+    }
+}
+
+@Suite("Guessing ledger contract")
+struct GuessingLedgerContractTests {
+    @Test("twenty wrong guesses at one account at once, through two processes, decide five failures and then the lock",
+          arguments: StoreKind.available)
+    func concurrentGuessesStopAtTheLock(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await ledgers(subject) { first, second in
+            let rules = GuessingRules.standard
+            let now = epoch
+            let failures = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for index in 0..<20 {
+                    let ledger = index % 2 == 0 ? first : second
+                    group.addTask {
+                        guard case .success(let attempt) = try await ledger.begin(
+                            .signIn, key: "alice", address: "10.0.0.\(index)", rules: rules, at: now)
+                        else { return nil }
+                        return try await ledger.failed(attempt, rules: rules, at: now)
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { if let count = $1 { $0.append(count) } }
+            }
+            #expect(failures.sorted() == [1, 2, 3, 4, 5], "each failure counted once, in some order, up to the lock")
+            guard case .failure(.key(let wait)) = try await second.begin(.signIn, key: "alice", address: "10.9.9.9", rules: rules, at: now + .seconds(1))
+            else {
+                Issue.record("the account was not locked")
+                return
+            }
+            #expect(wait == rules.firstLock - .seconds(1))
+            // Another scope, another key: not locked.
+            guard case .success = try await first.begin(.votePassword, key: "alice", address: "10.9.9.9", rules: rules, at: now) else {
+                Issue.record("a lock of one scope reached another")
+                return
+            }
+        }
+    }
+
+    @Test("an attempt whose process died stops counting after its lifetime; a success forgets the failures",
+          arguments: StoreKind.available)
+    func abandonedAttemptsExpire(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await ledgers(subject) { first, second in
+            let rules = GuessingRules.standard
+            for _ in 0..<5 {
+                guard case .success = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
+                    Issue.record("an attempt was refused before the limit")
+                    return
+                }
+            }
+            guard case .failure(.key) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
+                Issue.record("five attempts under way did not hold the sixth back")
+                return
+            }
+            let later = epoch + GuessingBook.attemptLifetime + .milliseconds(1)
+            guard case .success(let attempt) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
+                Issue.record("attempts of a dead process still counted after their lifetime")
+                return
+            }
+            #expect(try await second.failed(attempt, rules: rules, at: later) == 1)
+            guard case .success(let next) = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
+                Issue.record("a refused attempt")
+                return
+            }
+            try await first.succeeded(next, rules: rules, at: later)
+            guard case .success(let after) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
+                Issue.record("a refused attempt")
+                return
+            }
+            #expect(try await second.failed(after, rules: rules, at: later) == 1, "the success forgot the failure before it")
+        }
+    }
+}
