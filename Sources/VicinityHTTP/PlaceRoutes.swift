@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Hummingbird
 import Logging
+import Metrics
 import Prometheus
 import VicinityCore
 
@@ -124,10 +125,6 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
 struct HealthBody: Encodable {
     var status = "ok"
     var places: Int
-    /// Whole seconds since this front last read the record's changes to their end; absent before the first
-    /// read. Whole, so that the answer's length stays the same from one probe to the next (HEAD is GET
-    /// without content).
-    var changes_read_seconds_ago: Int64?
 }
 
 /// Health, metrics and the contract.
@@ -151,16 +148,20 @@ struct OperationRoutes<S: Stores>: RouteGroup {
             context.logger.error("Health check failed: the place store threw", metadata: ["error": "\(error)"])
             throw APIError.storeUnavailable
         }
-        let since = follower.sinceLastRead
-        if follower.isBehind, let since {
+        if follower.isBehind, let since = follower.sinceLastRead {
             context.logger.warning("Health check: behind the record's changes", metadata: ["seconds": "\(since.milliseconds / 1000)"])
             throw APIError.behindRecord(since)
         }
-        return try WireEncoding.response(HealthBody(places: count, changes_read_seconds_ago: since.map { $0.components.seconds }))
+        return try WireEncoding.response(HealthBody(places: count))
     }
 
+    /// The time since the change feed was last read is measured as it is asked for, so that a follower that
+    /// stopped reading shows its age growing.
     func metricsText() -> Response {
-        Response(
+        if let since = follower.sinceLastRead {
+            Gauge(label: "vicinity_change_feed_seconds_since_read").record(since.milliseconds / 1000)
+        }
+        return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))

@@ -255,9 +255,7 @@ struct CommandLineTests {
 
         let (body, response) = try await URLSession.shared.data(from: try #require(URL(string: "\(address)/health")))
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        let health = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
-        #expect(health["places"] as? Int == 15 && health["status"] as? String == "ok")
-        #expect(health["changes_read_seconds_ago"] is Int, "the server follows its record's changes")
+        #expect(String(decoding: body, as: UTF8.self) == #"{"places":15,"status":"ok"}"#)
 
         let second = try CLI.run(["serve", "--port", String(port), "--db", scratch.database])
         #expect(second.status == 1)
