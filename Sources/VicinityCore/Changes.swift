@@ -50,23 +50,33 @@ public protocol ChangeFeed: Sendable {
     func pruneChanges(olderThan age: Duration) async throws -> Int
 }
 
-/// Wakes the readers of a change feed waiting in this process: each `notify()` ends every wait under way.
+/// Wakes the readers of a change feed waiting in this process: each `notify()` ends every wait under way, or,
+/// when none is, the next one at once, so that a change committed while its reader was busy reading is not left
+/// for the wait's timeout.
 public final class ChangeSignal: Sendable {
-    private let waiters = Mutex<[Int: CheckedContinuation<Void, Never>]>([:])
+    private struct Waiters {
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// A notice came while nobody waited.
+        var missed = false
+    }
+
+    private let waiters = Mutex(Waiters())
     private let nextID = Atomic<Int>(0)
 
     public init() {}
 
-    /// Ends every wait under way.
+    /// Ends every wait under way, or the next one.
     public func notify() {
         let woken = waiters.withLock { waiters in
-            defer { waiters = [:] }
-            return Array(waiters.values)
+            defer { waiters.waiting = [:] }
+            if waiters.waiting.isEmpty { waiters.missed = true }
+            return Array(waiters.waiting.values)
         }
         for continuation in woken { continuation.resume() }
     }
 
-    /// Returns at the next `notify()`, after `timeout`, or when the task is cancelled, whichever comes first.
+    /// Returns at the next `notify()` (at once when one came while nobody waited), after `timeout`, or when the
+    /// task is cancelled, whichever comes first.
     public func wait(timeout: Duration) async {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         await withTaskGroup(of: Void.self) { group in
@@ -75,13 +85,17 @@ public final class ChangeSignal: Sendable {
                     await withCheckedContinuation { continuation in
                         let resumeNow = self.waiters.withLock { waiters -> Bool in
                             if Task.isCancelled { return true }
-                            waiters[id] = continuation
+                            if waiters.missed {
+                                waiters.missed = false
+                                return true
+                            }
+                            waiters.waiting[id] = continuation
                             return false
                         }
                         if resumeNow { continuation.resume() }
                     }
                 } onCancel: {
-                    self.waiters.withLock { $0.removeValue(forKey: id) }?.resume()
+                    self.waiters.withLock { $0.waiting.removeValue(forKey: id) }?.resume()
                 }
             }
             group.addTask { try? await Task.sleep(for: timeout) }

@@ -69,7 +69,10 @@ enum SideLoad {
     static let table = "place_load"
 
     /// Everything about `place` that a swap must keep, as one text: columns with their types, defaults and
-    /// generation, constraints, indexes, triggers, row security and privileges.
+    /// generation, constraints, indexes, triggers, row security, privileges (of the table and of columns),
+    /// owner, storage options, replica identity, comment and publications. What the new table does not
+    /// copy (all but the table's privileges, which the swap grants again) makes the shapes differ, and the
+    /// load gives way.
     static let shape = """
         (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
                     || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
@@ -84,7 +87,13 @@ enum SideLoad {
         || ' | ' || coalesce((SELECT string_agg(pg_get_triggerdef(oid), ', ' ORDER BY tgname)
             FROM pg_trigger WHERE tgrelid = 'place'::regclass AND NOT tgisinternal), '')
         || ' | ' || coalesce((SELECT string_agg(polname, ', ' ORDER BY polname) FROM pg_policy WHERE polrelid = 'place'::regclass), '')
-        || ' | ' || (SELECT relrowsecurity::text || ' ' || coalesce(relacl::text, '') FROM pg_class WHERE oid = 'place'::regclass)
+        || ' | ' || (SELECT relrowsecurity::text || ' ' || coalesce(relacl::text, '') || ' ' || relowner::regrole::text
+                || ' ' || coalesce(reloptions::text, '') || ' ' || relreplident::text || ' ' || coalesce(obj_description(oid, 'pg_class'), '')
+            FROM pg_class WHERE oid = 'place'::regclass)
+        || ' | ' || coalesce((SELECT string_agg(attname || ' ' || attacl::text, ', ' ORDER BY attnum)
+            FROM pg_attribute WHERE attrelid = 'place'::regclass AND attacl IS NOT NULL), '')
+        || ' | ' || coalesce((SELECT string_agg(pubname, ', ' ORDER BY pubname)
+            FROM pg_publication_rel JOIN pg_publication p ON p.oid = prpubid WHERE prrelid = 'place'::regclass), '')
         AS shape
         """
 
@@ -240,7 +249,8 @@ extension PostGISStore {
                 try? await session.execute(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock\(lock)"))
                 throw error
             }
-            if !loaded { try await session.execute("DROP TABLE IF EXISTS \(unescaped: SideLoad.table)") }
+            // The lock is a session's: it must go whatever else fails, or every later side load would wait for it.
+            if !loaded { try? await session.execute("DROP TABLE IF EXISTS \(unescaped: SideLoad.table)") }
             try await session.execute(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock\(lock)"))
             return loaded ? UpsertSummary(inserted: places.count) : nil
         }

@@ -66,11 +66,14 @@ extension PostGISStore: ChangeFeed {
         await changeSignal.wait(timeout: timeout)
     }
 
+    /// Only changes of transactions older than every one still open: a transaction left open for longer than
+    /// the retention holds every reader's horizon back, and pruning past it would tell them all to reload.
     public func pruneChanges(olderThan age: Duration) async throws -> Int {
         let rows = try await rows("""
             WITH gone AS (
                 DELETE FROM change
                 WHERE created_at < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - \(age.wholeMilliseconds)
+                    AND xid < pg_snapshot_xmin(pg_current_snapshot())
                 RETURNING xid
             ),
             marked AS (

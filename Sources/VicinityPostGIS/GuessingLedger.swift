@@ -14,9 +14,11 @@ extension PostGISStore: GuessingLedger {
         let id = GuessingBook.newAttemptID()
         let attempt = GuessingAttempt(id: id, scope: scope, key: key, address: address)
         if guessingPruning.due(at: now) {
+            // Rows a step has just made say they are kept for an attempt's lifetime (below), so none is pruned
+            // between its insert and its lock.
             try await execute("DELETE FROM guessing WHERE kept_until < \(now.millisecondsSince1970)")
         }
-        return try await guessingStep(attempt, rules: rules) { key, address -> Result<GuessingAttempt, GuessingRefusal> in
+        return try await guessingStep(attempt, rules: rules, at: now) { key, address -> Result<GuessingAttempt, GuessingRefusal> in
             if let refusal = GuessingBook.begin(id: id, key: &key, address: &address, rules: rules, at: now) {
                 return .failure(refusal)
             }
@@ -24,37 +26,38 @@ extension PostGISStore: GuessingLedger {
         }
     }
 
-    public func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws {
-        try await guessingStep(attempt, rules: rules) { key, address in
+    public func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Bool {
+        try await guessingStep(attempt, rules: rules, at: now) { key, address in
             GuessingBook.succeeded(id: attempt.id, key: &key, address: &address)
         }
     }
 
-    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Int {
-        try await guessingStep(attempt, rules: rules) { key, address in
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool) {
+        try await guessingStep(attempt, rules: rules, at: now) { key, address in
             GuessingBook.failed(id: attempt.id, key: &key, address: &address, rules: rules, at: now)
         }
     }
 
     public func abandoned(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws {
-        try await guessingStep(attempt, rules: rules) { key, address in
+        try await guessingStep(attempt, rules: rules, at: now) { key, address in
             GuessingBook.abandoned(id: attempt.id, key: &key, address: &address)
         }
     }
 
-    /// Locks the attempt's address and key rows (made empty when missing), runs `step` on their states and
-    /// writes them back; a refused `begin` changes its states too (expired attempts, forgotten failures), which
+    /// Locks the attempt's address and key rows (made empty when missing; the insert locks them already and
+    /// keeps them from pruning for an attempt's lifetime), runs `step` on their states and writes them back; a refused `begin` changes its states too (expired attempts, forgotten failures), which
     /// is as `GuessingBook` would leave them in memory.
     private func guessingStep<Value: Sendable>(
-        _ attempt: GuessingAttempt, rules: GuessingRules,
+        _ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp,
         _ step: @escaping @Sendable (inout GuessingKeyState, inout GuessingAddressState) -> Value
     ) async throws -> Value {
         let scope = attempt.scope.rawValue
+        let fresh = (now + GuessingBook.attemptLifetime).millisecondsSince1970
         return try await transaction { transaction in
             try await transaction.execute("""
                 INSERT INTO guessing (scope, kind, name, state, kept_until)
-                VALUES (\(scope), 'address', \(attempt.address), '{}', 0), (\(scope), 'key', \(attempt.key), '{}', 0)
-                ON CONFLICT DO NOTHING
+                VALUES (\(scope), 'address', \(attempt.address), '{}', \(fresh)), (\(scope), 'key', \(attempt.key), '{}', \(fresh))
+                ON CONFLICT (scope, kind, name) DO UPDATE SET kept_until = greatest(guessing.kept_until, excluded.kept_until)
                 """)
             let rows = try await transaction.rows("""
                 SELECT kind, state::text AS state FROM guessing

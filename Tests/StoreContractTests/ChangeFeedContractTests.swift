@@ -219,4 +219,57 @@ struct ChangeFeedContractTests {
         // again when their wait times out.
         if kind == .postGIS { try await subject.run(Check(acrossStores: true)) }
     }
+
+    @Test("two fronts writing the same people's positions at once both end with what the record holds",
+          arguments: StoreKind.available)
+    func frontsConverge(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let people = try (0..<3).map { try account("shared\($0)") }
+                for person in people { try await store.createAccount(person, passwordHash: someHash) }
+                let fronts = [try await IndexedPositions(record: store), try await IndexedPositions(record: peer)]
+                let followers = [store, peer].enumerated().map { index, feed in
+                    Task {
+                        var cursor = try await feed.changeCursor()
+                        while !Task.isCancelled {
+                            guard case .changes(let changes, let next) = try await feed.changes(after: cursor) else { return }
+                            cursor = next
+                            let users = Set(changes.compactMap { change -> UserID? in
+                                if case .position(let user) = change { user } else { nil }
+                            })
+                            try await fronts[index].refresh(users)
+                            try await feed.waitForChanges(timeout: .milliseconds(100))
+                        }
+                    }
+                }
+                defer { for follower in followers { follower.cancel() } }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<4 {
+                        group.addTask {
+                            for round in 0..<30 {
+                                let person = people[(writer + round) % people.count]
+                                let spot = try Coordinate(latitude: 33.77 + Double(writer * 100 + round) * 1e-5, longitude: -118.11)
+                                try await fronts[writer % 2].setPosition(position(of: person.id, at: spot))
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                // Both fronts follow to the record within the wait; a front left behind for good fails here.
+                let deadline = ContinuousClock.now + .seconds(60)
+                var converged = false
+                while !converged, ContinuousClock.now < deadline {
+                    let record = Set(try await store.positions(of: people.map(\.id)))
+                    var same = true
+                    for front in fronts where Set(try await front.positions(of: people.map(\.id))) != record { same = false }
+                    converged = same
+                    if !converged { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(converged, "each front's memory equals the record once the writes are done")
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
 }

@@ -36,7 +36,9 @@ struct GuessingLedgerContractTests {
                         guard case .success(let attempt) = try await ledger.begin(
                             .signIn, key: "alice", address: "10.0.0.\(index)", rules: rules, at: now)
                         else { return nil }
-                        return try await ledger.failed(attempt, rules: rules, at: now)
+                        let (failures, counted) = try await ledger.failed(attempt, rules: rules, at: now)
+                        #expect(counted)
+                        return failures
                     }
                 }
                 return try await group.reduce(into: [Int]()) { if let count = $1 { $0.append(count) } }
@@ -63,11 +65,13 @@ struct GuessingLedgerContractTests {
         defer { withExtendedLifetime(subject) {} }
         try await ledgers(subject) { first, second in
             let rules = GuessingRules.standard
+            var early: [GuessingAttempt] = []
             for _ in 0..<5 {
-                guard case .success = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
+                guard case .success(let attempt) = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
                     Issue.record("an attempt was refused before the limit")
                     return
                 }
+                early.append(attempt)
             }
             guard case .failure(.key) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
                 Issue.record("five attempts under way did not hold the sixth back")
@@ -78,17 +82,21 @@ struct GuessingLedgerContractTests {
                 Issue.record("attempts of a dead process still counted after their lifetime")
                 return
             }
-            #expect(try await second.failed(attempt, rules: rules, at: later) == 1)
+            #expect(try await second.failed(attempt, rules: rules, at: later) == (1, true))
+            // A check that outlived its attempt's lifetime ends uncounted: its answer is not to be told, and a
+            // wrong password is a failure all the same.
+            #expect(try await first.failed(early[0], rules: rules, at: later) == (2, false))
+            #expect(try await first.succeeded(early[1], rules: rules, at: later) == false)
             guard case .success(let next) = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
                 Issue.record("a refused attempt")
                 return
             }
-            try await first.succeeded(next, rules: rules, at: later)
+            #expect(try await first.succeeded(next, rules: rules, at: later))
             guard case .success(let after) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
                 Issue.record("a refused attempt")
                 return
             }
-            #expect(try await second.failed(after, rules: rules, at: later) == 1, "the success forgot the failure before it")
+            #expect(try await second.failed(after, rules: rules, at: later) == (1, true), "the success forgot the failures before it")
         }
     }
 }

@@ -41,11 +41,14 @@ public protocol GuessingLedger: Sendable {
         _ scope: GuessingScope, key: String, address: String, rules: GuessingRules, at now: Timestamp
     ) async throws -> Result<GuessingAttempt, GuessingRefusal>
 
-    /// The password matched: the key's failures are forgotten, and the address is not charged.
-    func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws
+    /// The password matched: the key's failures are forgotten, and the address is not charged. Returns false
+    /// when the attempt had stopped counting (`GuessingBook.attemptLifetime`): its answer must not be told.
+    func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Bool
 
-    /// The password was wrong. Returns the key's failures in a row, this one included.
-    func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Int
+    /// The password was wrong. Returns the key's failures in a row, this one included, and whether the
+    /// attempt still counted: an answer to one that had stopped counting must not be told, or a queue of
+    /// checks longer than the lifetime would let guesses past the lock.
+    func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool)
 
     /// The attempt could not be decided: it no longer counts.
     func abandoned(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws
@@ -99,27 +102,30 @@ public enum GuessingBook {
         return nil
     }
 
-    public static func succeeded(id: String, key: inout GuessingKeyState, address: inout GuessingAddressState) {
+    /// Returns whether the attempt still counted; one that had stopped counting changes nothing.
+    public static func succeeded(id: String, key: inout GuessingKeyState, address: inout GuessingAddressState) -> Bool {
         address.pending[id] = nil
-        key.pending[id] = nil
+        guard key.pending.removeValue(forKey: id) != nil else { return false }
         let pending = key.pending
         key = GuessingKeyState()
         key.pending = pending
+        return true
     }
 
-    /// Returns the key's failures in a row, this one included.
+    /// Returns the key's failures in a row, this one included, and whether the attempt still counted. A wrong
+    /// password is a failure either way.
     public static func failed(
         id: String, key: inout GuessingKeyState, address: inout GuessingAddressState, rules: GuessingRules, at now: Timestamp
-    ) -> Int {
+    ) -> (failures: Int, counted: Bool) {
         let ms = now.millisecondsSince1970
-        key.pending[id] = nil
+        let counted = key.pending.removeValue(forKey: id) != nil
         address.pending[id] = nil
         // Sorted, for `RateLimit.wait`: processes whose clocks disagree may add out of order.
         address.failures.insert(ms, at: address.failures.firstIndex { $0 > ms } ?? address.failures.endIndex)
         key.failures += 1
         key.lastFailure = ms
         if let lock = rules.lock(afterFailures: key.failures) { key.lockedUntil = (now + lock).millisecondsSince1970 }
-        return key.failures
+        return (key.failures, counted)
     }
 
     public static func abandoned(id: String, key: inout GuessingKeyState, address: inout GuessingAddressState) {
@@ -192,11 +198,11 @@ public final class MemoryGuessingLedger: GuessingLedger {
         }
     }
 
-    public func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws {
+    public func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Bool {
         update(attempt) { key, address in GuessingBook.succeeded(id: attempt.id, key: &key, address: &address) }
     }
 
-    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Int {
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool) {
         update(attempt) { key, address in GuessingBook.failed(id: attempt.id, key: &key, address: &address, rules: rules, at: now) }
     }
 

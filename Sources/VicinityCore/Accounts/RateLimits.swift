@@ -232,9 +232,11 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
         }
     }
 
-    /// The password matched: the account's failures are forgotten, and the address is not charged.
+    /// The password matched: the account's failures are forgotten, and the address is not charged. An attempt
+    /// that waited so long it stopped counting is refused instead, as if it had not begun: telling its answer
+    /// would let a flood of slow checks decide more guesses than the rules allow.
     public func succeeded(_ attempt: GuessingAttempt) async throws {
-        try await ledger.succeeded(attempt, rules: rules, at: clock.now)
+        guard try await ledger.succeeded(attempt, rules: rules, at: clock.now) else { throw stale }
     }
 
     /// The attempt could not be decided (the store failed): it no longer counts as under way.
@@ -242,10 +244,15 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
         try await ledger.abandoned(attempt, rules: rules, at: clock.now)
     }
 
-    /// The password was wrong. Returns how long to hold the answer back.
+    /// The password was wrong. Returns how long to hold the answer back; refuses, as `succeeded` does, an
+    /// attempt that had stopped counting (the failure is counted all the same).
     public func failed(_ attempt: GuessingAttempt) async throws -> Duration {
-        rules.slowdown(afterFailures: try await ledger.failed(attempt, rules: rules, at: clock.now))
+        let (failures, counted) = try await ledger.failed(attempt, rules: rules, at: clock.now)
+        guard counted else { throw stale }
+        return rules.slowdown(afterFailures: failures)
     }
+
+    private var stale: ServiceError { .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey) }
 }
 
 extension GuessingGuard where Ledger == MemoryGuessingLedger {

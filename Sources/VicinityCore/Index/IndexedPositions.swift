@@ -26,15 +26,11 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// seldom share one.
     private static var stripes: Int { 64 }
 
-    private func gate(for user: UserID) -> SerialGate {
-        writes[Int(UInt(bitPattern: user.hashValue) % UInt(Self.stripes))]
+    private func stripe(of user: UserID) -> Int {
+        Int(UInt(bitPattern: user.hashValue) % UInt(Self.stripes))
     }
 
-    /// Counts this process's writes as they finish; `finished` has each user's count at their last one. A
-    /// refresh from the record leaves alone the users written here since it began to read: their write has
-    /// reached memory after the record, and the refresh may have read the record before it.
-    private let writesFinished = Atomic<Int>(0)
-    private let finished = Mutex<[UserID: Int]>([:])
+    private func gate(for user: UserID) -> SerialGate { writes[stripe(of: user)] }
 
     /// Loads every position of the record into memory.
     public init(record: Record) async throws {
@@ -57,28 +53,35 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     // MARK: - Following other processes' writes
 
-    /// Reads the users' positions again from the record, for changes made by another process.
+    /// Reads the users' positions again from the record, for changes made by another process. The users'
+    /// write lines are held from the read until memory has it, as a write of this process holds its user's
+    /// from the record to memory: a write here either reached memory before the read (and the read has it)
+    /// or starts after memory has the read. The lines are taken in ascending order, one follower at a time,
+    /// and a writer holds only one, so none waits for another in a circle.
     public func refresh(_ users: Set<UserID>) async throws {
         guard !users.isEmpty else { return }
-        let began = writesFinished.load(ordering: .sequentiallyConsistent)
-        let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
-        held.write { grid in
-            let writtenHere = finished.withLock { finished in Set(users.filter { finished[$0, default: 0] > began }) }
-            for user in users where !writtenHere.contains(user) {
-                if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
+        let stripes = Set(users.map(stripe(of:))).sorted()
+        try await holding(stripes[...]) {
+            let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
+            held.write { grid in
+                for user in users {
+                    if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
+                }
             }
         }
     }
 
-    /// Loads every position again.
-    public func reload() async throws {
-        let grid = try await Self.load(record)
-        held.write { $0 = grid }
+    private func holding(_ stripes: ArraySlice<Int>, _ body: () async throws -> Void) async throws {
+        guard let first = stripes.first else { return try await body() }
+        try await writes[first].run { try await holding(stripes.dropFirst(), body) }
     }
 
-    private func noteFinished(_ user: UserID) {
-        let count = writesFinished.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
-        finished.withLock { $0[user] = count }
+    /// Loads every position again, every write line held meanwhile (see `refresh`).
+    public func reload() async throws {
+        try await holding(Array(writes.indices)[...]) {
+            let grid = try await Self.load(record)
+            held.write { $0 = grid }
+        }
     }
 
     /// How many positions memory holds.
@@ -90,7 +93,6 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: position.userID).run {
             try await record.setPosition(position)
             held.write { $0.insert(position) }
-            noteFinished(position.userID)
         }
     }
 
@@ -98,7 +100,6 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: user).run {
             let deleted = try await record.deletePosition(of: user)
             held.write { $0.remove(user) }
-            noteFinished(user)
             return deleted
         }
     }

@@ -61,9 +61,14 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
 
     /// Loads the public votes open at `now` again.
     public func reload(at now: Timestamp) async throws {
-        var fresh = Held()
-        fresh.grid.insert(contentsOf: try await record.openPublicVotes(at: now))
-        held.write { $0 = fresh }
+        let open = try await record.openPublicVotes(at: now)
+        held.write { held in
+            // Votes that left for good stay out: a late copy of one must not come back.
+            var fresh = Held()
+            fresh.finished = held.finished
+            for vote in open { fresh.keep(vote) }
+            held = fresh
+        }
     }
 
     /// How many votes memory holds (open ones, and timed-out ones not yet announced).

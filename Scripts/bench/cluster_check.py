@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Checks a running cluster (Scripts/cluster.sh) through its load balancer, as clients would use it.
+
+    Scripts/bench/cluster_check.py BASE_URL FOLDER
+
+1. Two people sign up and become friends through nginx, whose round robin sends their requests to both
+   fronts. One opens an event stream; the other pokes them ten times: every poke must arrive, once, in order.
+2. One shares a position ten times; after each, the friend's list must show it within the bound, asked
+   through nginx (so from both fronts in turn).
+3. One front is killed with SIGKILL under a stream client: the client reconnects through nginx with its
+   Last-Event-ID and gets the pokes sent meanwhile, none lost, none twice; requests keep being answered.
+Exits non-zero on any failure, printing what it saw.
+"""
+import http.client
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+BASE, FOLDER = sys.argv[1], sys.argv[2]
+PARSED = urllib.parse.urlparse(BASE)
+# How long a write may take to show on the other front: the follower reads at least every second; ten on a
+# busy machine is far past any lag the check means to catch.
+BOUND_S = 10.0
+
+
+RETRIED = []
+
+
+def call(method, path, token=None, body=None, expect=(200, 201, 204)):
+    """One request; a 502, 503 or 504 (a front going away under it) is tried again, as a client would, up
+    to five times. Each retry is noted: a retried write may have been done twice."""
+    for attempt in range(6):
+        status, text = send(method, path, token, body)
+        if status not in (502, 503, 504) or attempt == 5:
+            break
+        RETRIED.append(f"{method} {path}: {status}")
+        time.sleep(0.2)
+    if status not in expect:
+        sys.exit(f"{method} {path}: {status} {text}")
+    return json.loads(text) if text else None
+
+
+def send(method, path, token, body):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def person(name):
+    password = "correct horse battery"
+    account = call("POST", "/v1/users", body={"username": name, "password": password, "first_name": name.title(), "last_name": "Test"})
+    signed_in = call("POST", "/v1/sessions", body={"username": name, "password": password})
+    return account["id"], signed_in["token"]
+
+
+class Stream(threading.Thread):
+    """An event stream read in the background: the ids and types of the events, in order."""
+
+    def __init__(self, token, last_event_id=None):
+        super().__init__(daemon=True)
+        self.token, self.last_event_id = token, last_event_id
+        self.events, self.ended = [], threading.Event()
+        self.connection = None
+
+    def run(self):
+        try:
+            self.connection = http.client.HTTPConnection(PARSED.hostname, PARSED.port, timeout=90)
+            headers = {"Authorization": "Bearer " + self.token, "Accept": "text/event-stream"}
+            if self.last_event_id:
+                headers["Last-Event-ID"] = self.last_event_id
+            self.connection.request("GET", "/v1/events", headers=headers)
+            response = self.connection.getresponse()
+            if response.status != 200:
+                return
+            event_id = event_type = None
+            while True:
+                line = response.readline()
+                if not line:
+                    return
+                line = line.decode().rstrip("\n")
+                if line.startswith("id: "):
+                    event_id = line[4:]
+                elif line.startswith("event: "):
+                    event_type = line[7:]
+                elif line == "" and event_id:
+                    self.events.append((event_id, event_type))
+                    event_id = event_type = None
+        except OSError:
+            return
+        finally:
+            self.ended.set()
+
+    def wait_for(self, count, timeout=30):
+        """Waits until the stream has COUNT pokes, ends, or TIMEOUT passes; says whether it has them."""
+        deadline = time.time() + timeout
+        while len(pokes(self)) < count and time.time() < deadline and not self.ended.is_set():
+            time.sleep(0.02)
+        return len(pokes(self)) >= count
+
+
+def pokes(stream):
+    return [event_id for event_id, kind in stream.events if kind == "poke"]
+
+
+def friends_of(ben_id, ben, prefix, count):
+    """COUNT new people, each a friend of Ben's: pokes are limited per pair (3 in 10 minutes), so each
+    pokes twice."""
+    people = []
+    for index in range(count):
+        person_id, token = person(f"{prefix}{index}")
+        request = call("POST", "/v1/friend-requests", token, {"to": ben_id})
+        call("POST", f"/v1/friend-requests/{request['id']}/accept", ben)
+        people.append((person_id, token))
+    return people
+
+
+def poke_twice_each(people, ben_id):
+    answered = 0
+    for _ in range(2):
+        for _, token in people:
+            call("POST", f"/v1/friends/{ben_id}/pokes", token)
+            answered += 1
+    return answered
+
+
+def main():
+    stamp = str(int(time.time() * 1000))[-7:]
+    anna_id, anna = person("anna" + stamp)
+    ben_id, ben = person("ben" + stamp)
+    request = call("POST", "/v1/friend-requests", anna, {"to": ben_id})
+    call("POST", f"/v1/friend-requests/{request['id']}/accept", ben)
+
+    # 1. Events made through both fronts reach one stream, each once, in order.
+    first = friends_of(ben_id, ben, "p" + stamp, 5)
+    stream = Stream(ben)
+    stream.start()
+    time.sleep(0.5)
+    poke_twice_each(first, ben_id)
+    if not stream.wait_for(10):
+        sys.exit(f"events: {len(pokes(stream))} of 10 pokes arrived: {stream.events}")
+    ids = [int(event_id) for event_id in pokes(stream)]
+    if ids != sorted(ids) or len(set(ids)) != 10:
+        sys.exit(f"events out of order or repeated: {ids}")
+    print("events: 10 pokes sent through both fronts arrived once each, in order")
+
+    # 2. Positions written through one front show through the other.
+    lags = []
+    for index in range(10):
+        status = f"step {index}"
+        sent = time.time()
+        call("PUT", "/v1/me/position", anna, {"lat": 33.7790 + index * 0.0001, "lon": -118.1125, "status": status})
+        while True:
+            friends = call("GET", "/v1/friends", ben)["friends"]
+            if any(friend.get("status") == status for friend in friends):
+                lags.append(time.time() - sent)
+                break
+            if time.time() - sent > BOUND_S:
+                sys.exit(f"positions: step {index} not visible through nginx within {BOUND_S} s")
+            time.sleep(0.01)
+    print(f"positions: 10 updates visible through nginx, slowest after {max(lags) * 1000:.0f} ms")
+
+    # 3. A front killed under a stream client: the client resumes through the other, nothing lost.
+    second = friends_of(ben_id, ben, "q" + stamp, 5)
+    fronts = [line.split() for line in open(os.path.join(FOLDER, "fronts")).read().splitlines()]
+    os.kill(int(fronts[0][0]), signal.SIGKILL)
+    answered = poke_twice_each(second, ben_id)
+    if stream.wait_for(20, timeout=10):
+        seen = pokes(stream)
+    else:
+        # The stream was on the killed front: resume from the last id it read, as a client does.
+        resumed = Stream(ben, last_event_id=stream.events[-1][0])
+        resumed.start()
+        resumed.wait_for(20 - len(pokes(stream)))
+        seen = pokes(stream) + pokes(resumed)
+    ids = [int(event_id) for event_id in seen]
+    # A retried poke may have been done by the dying front too: at most one more event per retry.
+    if not 20 <= len(ids) <= 20 + len(RETRIED) or len(set(ids)) != len(ids) or ids != sorted(ids):
+        sys.exit(f"failover: expected the 20 acknowledged pokes once each in order, saw {ids}")
+    print(f"failover: front {fronts[0][1]} killed with SIGKILL; {answered} pokes acknowledged after it "
+          f"({len(RETRIED)} retried after a 502/503 from the dying front); the stream has {len(ids)} pokes, "
+          f"each once, in order")
+
+
+main()
