@@ -43,6 +43,15 @@ private func front(_ record: PostGISStore, clock: any WallClock) async throws ->
     return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
 }
 
+/// Opens a vote at Hall of Science with the password 482913; returns its id.
+private func openQuiz(on front: any TestClientProtocol, by initiator: Person, for duration: String) async throws -> String {
+    let opened = try await front.call(.post, "/v1/votes", as: initiator, json: """
+        {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"\(duration)",
+         "lat":33.779842,"lon":-118.112526}
+        """)
+    return try #require(opened.object?["id"] as? String)
+}
+
 @Suite("Two fronts over one PostGIS database", .enabled(if: postgresURL != nil, "no PostgreSQL: run Scripts/test.sh"))
 struct TwoFrontTests {
     @Test("a position shared through one front shows in a friend's list on the other, and moves and goes with it")
@@ -92,11 +101,7 @@ struct TwoFrontTests {
         let clock = ManualClock()
         try await withTwoFronts(clock: clock) { a, aPort, b, bPort, record in
             let tess = try await a.person("tess"), ana = try await b.person("ana")
-            let opened = try await a.call(.post, "/v1/votes", as: tess, json: """
-                {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"5m",
-                 "lat":33.779842,"lon":-118.112526}
-                """)
-            let id = try #require(opened.object?["id"] as? String)
+            let id = try await openQuiz(on: a, by: tess, for: "5m")
             #expect(try await b.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#).status == .created)
             let streams = [try await EventStreamConnection.open(port: aPort, token: tess.token),
                            try await EventStreamConnection.open(port: bPort, token: ana.token)]
@@ -128,11 +133,7 @@ struct TwoFrontTests {
         let clock = ManualClock()
         try await withTwoFronts(clock: clock) { a, _, b, _, _ in
             let tess = try await a.person("tess"), ana = try await b.person("ana")
-            let opened = try await a.call(.post, "/v1/votes", as: tess, json: """
-                {"subject":"Quiz now?","options":["Yes","No"],"participants":30,"password":"482913","duration":"60m",
-                 "lat":33.779842,"lon":-118.112526}
-                """)
-            let id = try #require(opened.object?["id"] as? String)
+            let id = try await openQuiz(on: a, by: tess, for: "60m")
             var statuses: [HTTPResponse.Status] = []
             for attempt in 0..<5 {
                 let front = attempt % 2 == 0 ? a : b
