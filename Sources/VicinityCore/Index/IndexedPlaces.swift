@@ -165,10 +165,10 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var guesses: Record.Guesses { record.guesses }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
-        var users: Set<UserID> = [], votes: Set<VoteID> = []
+        var users: [UserID] = [], votes: Set<VoteID> = []
         for change in changes {
             switch change {
-            case .position(let user): users.insert(user)
+            case .position(let user): users.append(user)
             case .vote(let id): votes.insert(id)
             case .event: continue
             }

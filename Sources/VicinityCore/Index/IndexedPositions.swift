@@ -53,15 +53,32 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     // MARK: - Following other processes' writes
 
-    /// Reads the users' positions again from the record, for changes made by another process. The users'
-    /// write lines are held from the read until memory has it, as a write of this process holds its user's
-    /// from the record to memory: a write here either reached memory before the read (and the read has it)
-    /// or starts after memory has the read. The lines are taken in ascending order, one follower at a time,
-    /// and a writer holds only one, so none waits for another in a circle.
-    public func refresh(_ users: Set<UserID>) async throws {
-        guard !users.isEmpty else { return }
-        let stripes = Set(users.map(stripe(of:))).sorted()
+    /// Reads the users' positions again from the record, for the changes of the feed (one entry per change,
+    /// a user once per change). The users' write lines are held from the read until memory has it, as a write
+    /// of this process holds its user's from the record to memory: a write here either reached memory before
+    /// the read (and the read has it) or starts after memory has the read. The lines are taken in ascending
+    /// order, one follower at a time, and a writer holds only one, so none waits for another in a circle.
+    ///
+    /// A change this process made is not read again: each write here counts one change of its user to come
+    /// (`ownChanges`), and the changes of a user up to that count are passed over. A change passed over in
+    /// place of another process's is one the feed gave before this process's own, which then committed later
+    /// than it, and memory already holds that later write.
+    public func refresh(_ changes: [UserID]) async throws {
+        guard !changes.isEmpty else { return }
+        let stripes = Set(changes.map(stripe(of:))).sorted()
         try await holding(stripes[...]) {
+            let users = ownChanges.withLock { own in
+                var unread: Set<UserID> = []
+                for user in changes {
+                    if let count = own[user] {
+                        own[user] = count > 1 ? count - 1 : nil
+                    } else {
+                        unread.insert(user)
+                    }
+                }
+                return unread
+            }
+            guard !users.isEmpty else { return }
             let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
             held.write { grid in
                 for user in users {
@@ -69,6 +86,13 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
                 }
             }
         }
+    }
+
+    /// Changes this process's writes made that the feed has not given yet, per user.
+    private let ownChanges = Mutex<[UserID: Int]>([:])
+
+    private func noteOwnChange(of user: UserID) {
+        ownChanges.withLock { $0[user, default: 0] += 1 }
     }
 
     private func holding(_ stripes: ArraySlice<Int>, _ body: () async throws -> Void) async throws {
@@ -81,6 +105,8 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await holding(Array(writes.indices)[...]) {
             let grid = try await Self.load(record)
             held.write { $0 = grid }
+            // Changes counted before the reload may have been pruned unread; the reload has their writes.
+            ownChanges.withLock { $0 = [:] }
         }
     }
 
@@ -93,6 +119,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: position.userID).run {
             try await record.setPosition(position)
             held.write { $0.insert(position) }
+            noteOwnChange(of: position.userID)
         }
     }
 
@@ -100,6 +127,8 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         try await gate(for: user).run {
             let deleted = try await record.deletePosition(of: user)
             held.write { $0.remove(user) }
+            // A delete that found nothing changed no row, and the feed has no change of it.
+            if deleted { noteOwnChange(of: user) }
             return deleted
         }
     }
