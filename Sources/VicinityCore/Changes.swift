@@ -12,6 +12,27 @@ public enum Change: Hashable, Sendable {
     case event(EventID, recipient: UserID)
 }
 
+extension Change {
+    /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`), the key of the
+    /// row (a user id, a vote id, the recipient's id) and, for an event, its number.
+    public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
+        switch kind {
+        case "position":
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .position(user)
+        case "vote":
+            guard let id = VoteID(key), id.rawValue == key else { throw .corrupt("vote id \(key) is malformed") }
+            self = .vote(id)
+        case "event":
+            guard let eventID else { throw .corrupt("an event change without an event") }
+            guard let recipient = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .event(EventID(eventID), recipient: recipient)
+        default:
+            throw .corrupt("a change of kind \(kind)")
+        }
+    }
+}
+
 /// What one read of a change feed gives.
 public enum ChangeRead<Cursor: Sendable>: Sendable {
     /// The changes committed after the cursor that no earlier read gave, and the cursor to read from next.

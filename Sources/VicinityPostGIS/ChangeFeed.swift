@@ -180,18 +180,6 @@ final class NoticeRequests: Sendable {
 /// The mapping between `Change` and a row of the `change` table.
 enum ChangeRow {
     static func change(_ row: Columns) throws -> Change {
-        let kind: String = try row.decode("kind"), key: String = try row.decode("key")
-        switch kind {
-        case "position":
-            return .position(try AccountRow.userID(key))
-        case "vote":
-            guard let id = VoteID(key), id.rawValue == key else { throw StoreError.corrupt("vote id \(key) is malformed") }
-            return .vote(id)
-        case "event":
-            guard let id = try row.decode("event_id", as: Int64?.self) else { throw StoreError.corrupt("an event change without an event") }
-            return .event(EventID(id), recipient: try AccountRow.userID(key))
-        default:
-            throw StoreError.corrupt("a change of kind \(kind)")
-        }
+        try Change(storedKind: try row.decode("kind"), key: try row.decode("key"), eventID: try row.decode("event_id"))
     }
 }

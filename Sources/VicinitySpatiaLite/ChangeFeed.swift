@@ -49,18 +49,6 @@ extension SpatiaLiteStore: ChangeFeed {
 /// The mapping between `Change` and a row of the `change` table.
 enum ChangeRow {
     static func change(_ row: Row) throws -> Change {
-        let kind: String = row["kind"], key: String = row["key"]
-        switch kind {
-        case "position":
-            return .position(try AccountRow.userID(key))
-        case "vote":
-            guard let id = VoteID(key), id.rawValue == key else { throw StoreError.corrupt("vote id \(key) is malformed") }
-            return .vote(id)
-        case "event":
-            guard let id: Int64 = row["event_id"] else { throw StoreError.corrupt("an event change without an event") }
-            return .event(EventID(id), recipient: try AccountRow.userID(key))
-        default:
-            throw StoreError.corrupt("a change of kind \(kind)")
-        }
+        try Change(storedKind: row["kind"], key: row["key"], eventID: row["event_id"])
     }
 }
