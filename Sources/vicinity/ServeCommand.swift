@@ -302,6 +302,8 @@ struct Serve: AsyncParsableCommand {
         let clock = ContinuousClock()
         let loadStart = clock.now
         // The server answers place reads from memory; the record takes every write first.
+        // The feed's cursor before the load: what is written meanwhile is read from the feed afterwards.
+        let loadedAfter = try await record.changes.changeCursor()
         let stores = try await IndexedStores(record: record, at: SystemClock().now)
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
@@ -311,7 +313,7 @@ struct Serve: AsyncParsableCommand {
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         // Before the first request, so that nothing written through this front is missed by its streams.
-        try await services.follower.prepare()
+        services.follower.prepare(loadedAfter: loadedAfter)
         let app = buildApplication(
             services: services,
             options: HTTPOptions(

@@ -37,9 +37,10 @@ private func withTwoFronts(
 
 /// One front: the record's places and positions in memory, the services, the follower ready.
 private func front(_ record: PostGISStore, clock: any WallClock) async throws -> some ApplicationProtocol {
+    let loadedAfter = try await record.changes.changeCursor()
     let stores = try await IndexedStores(record: record, at: clock.now)
     let services = Services(stores: stores, clock: clock, hasher: testHasher)
-    try await services.follower.prepare()
+    services.follower.prepare(loadedAfter: loadedAfter)
     return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
 }
 

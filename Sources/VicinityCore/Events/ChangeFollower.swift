@@ -52,7 +52,14 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// Takes the cursor `run()` starts from: called before the process takes requests, so that nothing
     /// they write is missed because the follower started after it.
     public func prepare() async throws {
-        let cursor = try await start()
+        prepare(loadedAfter: try await start())
+    }
+
+    /// As `prepare()`, for stores whose memory was loaded after `cursor` was taken (`IndexedStores` built
+    /// just after `changes.changeCursor()`): everything written since is read from the feed, so memory is
+    /// not loaded a second time.
+    public func prepare(loadedAfter cursor: S.Changes.ChangeCursor) {
+        read(at: ContinuousClock.now)
         prepared.withLock { $0 = cursor }
     }
 
