@@ -3,6 +3,7 @@ import GRDB
 import GeoCore
 import GeoTestSupport
 import Logging
+import Synchronization
 import Testing
 @testable import VicinityCore
 @testable import VicinitySpatiaLite
@@ -634,4 +635,65 @@ struct HotPositionIndexTests {
         #expect(try await index.position(of: stranger) == nil)
         #expect(index.heldCount == 0)
     }
+
+    @Test("another process's position passed over for a write of this process that then fails is read again at the next refresh")
+    func failedOwnWriteReadsAgain() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        let record = StalledPositionWrite(record: store)
+        let index = try await IndexedPositions(record: record)
+        let stalled = Task { try await index.setPosition(Self.position(of: ana.id, at: 1)) }
+        await record.writing()
+        // Meanwhile another process writes, and the feed gives its change first: memory passes over it, as it
+        // would the change of the write under way.
+        let theirs = Self.position(of: ana.id, at: 2, seconds: 5)
+        try await store.setPosition(theirs)
+        try await index.refresh([ana.id])
+        #expect(try await index.position(of: ana.id) == nil)
+        record.fail()
+        await #expect(throws: StalledPositionWrite<SpatiaLiteStore>.Failure.self) { try await stalled.value }
+        try await index.refresh([])
+        #expect(try await index.position(of: ana.id) == theirs)
+    }
+}
+
+/// A record whose first position write waits until `fail()` and then fails without writing, as a write
+/// on a connection that drops does.
+final class StalledPositionWrite<Record: PositionStore>: PositionStore {
+    struct Failure: Error {}
+
+    let record: Record
+    private let started = AsyncStream<Void>.makeStream()
+    private let released = AsyncStream<Void>.makeStream()
+    private let first = Mutex(true)
+
+    init(record: Record) { self.record = record }
+
+    /// Returns once the stalled write has begun.
+    func writing() async {
+        var iterator = started.stream.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    func fail() { released.continuation.yield() }
+
+    func setPosition(_ position: SharedPosition) async throws {
+        let isFirst = first.withLock { first in
+            defer { first = false }
+            return first
+        }
+        guard isFirst else { return try await record.setPosition(position) }
+        started.continuation.yield()
+        var iterator = released.stream.makeAsyncIterator()
+        _ = await iterator.next()
+        throw Failure()
+    }
+
+    func position(of user: UserID) async throws -> SharedPosition? { try await record.position(of: user) }
+    func positions(of users: [UserID]) async throws -> [SharedPosition] { try await record.positions(of: users) }
+    func deletePosition(of user: UserID) async throws -> Bool { try await record.deletePosition(of: user) }
+    func forEachPosition(_ body: @Sendable ([SharedPosition]) throws -> Void) async throws { try await record.forEachPosition(body) }
 }

@@ -59,41 +59,69 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// the read (and the read has it) or starts after memory has the read. The lines are taken in ascending
     /// order, one follower at a time, and a writer holds only one, so none waits for another in a circle.
     ///
-    /// A change this process made is not read again: each write here counts one change of its user to come
-    /// (`ownChanges`), and the changes of a user up to that count are passed over. A change passed over in
-    /// place of another process's is one the feed gave before this process's own, which then committed later
-    /// than it, and memory already holds that later write.
+    /// A change this process made is not read again, and takes no line: each write here counts one change of
+    /// its user to come before it writes (`OwnChanges`), and the changes of a user up to that count are passed
+    /// over. A change passed over in place of another process's is one the feed gave before this process's
+    /// own, which commits later than it and puts its own value in memory; when that write fails instead, it
+    /// marks its user to be read again.
     public func refresh(_ changes: [UserID]) async throws {
-        guard !changes.isEmpty else { return }
-        let stripes = Set(changes.map(stripe(of:))).sorted()
-        try await holding(stripes[...]) {
-            let users = ownChanges.withLock { own in
-                var unread: Set<UserID> = []
-                for user in changes {
-                    if let count = own[user] {
-                        own[user] = count > 1 ? count - 1 : nil
-                    } else {
-                        unread.insert(user)
+        let users = ownChanges.withLock { $0.unread(changes) }
+        guard !users.isEmpty else { return }
+        let stripes = Set(users.map(stripe(of:))).sorted()
+        do {
+            try await holding(stripes[...]) {
+                let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
+                held.write { grid in
+                    for user in users {
+                        if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
                     }
                 }
-                return unread
             }
-            guard !users.isEmpty else { return }
-            let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
-            held.write { grid in
-                for user in users {
-                    if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
-                }
-            }
+        } catch {
+            // The feed gives these changes again, but counts already spent would pass over the own ones.
+            ownChanges.withLock { $0.unsure.formUnion(users) }
+            throw error
         }
     }
 
-    /// Changes this process's writes made that the feed has not given yet, per user.
-    private let ownChanges = Mutex<[UserID: Int]>([:])
+    /// Changes this process's writes made or are making that the feed has not given yet.
+    private struct OwnChanges {
+        /// Per user, how many of the feed's next changes are this process's own.
+        var counts: [UserID: Int] = [:]
+        /// Users whose memory may lack a change: read again at the next refresh, change or not.
+        var unsure: Set<UserID> = []
 
-    private func noteOwnChange(of user: UserID) {
-        ownChanges.withLock { $0[user, default: 0] += 1 }
+        /// A write of `user` is about to be made.
+        mutating func expect(_ user: UserID) {
+            counts[user, default: 0] += 1
+        }
+
+        /// A write of `user` made no change: its count is taken back, or, when a change of another process
+        /// was already passed over in its place, the user is read again.
+        mutating func withdraw(_ user: UserID) {
+            if let count = counts[user] {
+                counts[user] = count > 1 ? count - 1 : nil
+            } else {
+                unsure.insert(user)
+            }
+        }
+
+        /// The users to read again for `changes`: those past their count, and every unsure one.
+        mutating func unread(_ changes: [UserID]) -> Set<UserID> {
+            var unread = unsure
+            unsure = []
+            for user in changes {
+                if let count = counts[user] {
+                    counts[user] = count > 1 ? count - 1 : nil
+                } else {
+                    unread.insert(user)
+                }
+            }
+            return unread
+        }
     }
+
+    private let ownChanges = Mutex(OwnChanges())
 
     private func holding(_ stripes: ArraySlice<Int>, _ body: () async throws -> Void) async throws {
         guard let first = stripes.first else { return try await body() }
@@ -106,7 +134,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
             let grid = try await Self.load(record)
             held.write { $0 = grid }
             // Changes counted before the reload may have been pruned unread; the reload has their writes.
-            ownChanges.withLock { $0 = [:] }
+            ownChanges.withLock { $0 = OwnChanges() }
         }
     }
 
@@ -117,18 +145,30 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     public func setPosition(_ position: SharedPosition) async throws {
         try await gate(for: position.userID).run {
-            try await record.setPosition(position)
+            ownChanges.withLock { $0.expect(position.userID) }
+            do {
+                try await record.setPosition(position)
+            } catch {
+                ownChanges.withLock { $0.withdraw(position.userID) }
+                throw error
+            }
             held.write { $0.insert(position) }
-            noteOwnChange(of: position.userID)
         }
     }
 
     public func deletePosition(of user: UserID) async throws -> Bool {
         try await gate(for: user).run {
-            let deleted = try await record.deletePosition(of: user)
+            ownChanges.withLock { $0.expect(user) }
+            let deleted: Bool
+            do {
+                deleted = try await record.deletePosition(of: user)
+            } catch {
+                ownChanges.withLock { $0.withdraw(user) }
+                throw error
+            }
             held.write { $0.remove(user) }
             // A delete that found nothing changed no row, and the feed has no change of it.
-            if deleted { noteOwnChange(of: user) }
+            if !deleted { ownChanges.withLock { $0.withdraw(user) } }
             return deleted
         }
     }
