@@ -27,6 +27,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var votes: InMemoryStore { self }
     public var changes: InMemoryStore { self }
     public let guesses = MemoryGuessingLedger()
+    public let limits = MemoryWindowLedger()
 
     public init() {}
 

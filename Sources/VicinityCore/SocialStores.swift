@@ -136,6 +136,11 @@ public protocol Stores: Sendable {
     /// record can share it.
     var guesses: Guesses { get }
 
+    associatedtype Limits: WindowLedger
+    /// Where the other limits (sign-ups, vote openings, pokes, lookups of unknown vote ids) count: shared as
+    /// `guesses` is.
+    var limits: Limits { get }
+
     associatedtype Changes: ChangeFeed
     /// Every change to positions, votes and events, by whichever process wrote it.
     var changes: Changes { get }

@@ -26,6 +26,7 @@ public final class PostGISStore: Sendable {
     let changeNotices = NoticeRequests()
     /// When this process last removed guessing states that hold nothing any more.
     let guessingPruning = Pruning(every: .seconds(60))
+    let windowPruning = Pruning(every: .seconds(60))
     /// The connection listening for other processes' notices, from the first wait on.
     let changeListener: Mutex<Task<Void, Never>?> = Mutex(nil)
 

@@ -258,5 +258,20 @@ enum Schema {
             );
             CREATE INDEX guessing_kept_until ON guessing (kept_until);
             """),
+
+        Migration(name: "v3 window limits", sql: """
+            -- Sliding-window limits (sign-ups, vote openings, pokes, lookups of unknown vote ids) shared by every
+            -- server over this database (WindowLedger): `state` is a WindowState as JSON, changed only under
+            -- the row's lock. `kept_until` (ms) is when it holds nothing worth keeping.
+            CREATE TABLE window_limit (
+                scope text NOT NULL
+                    CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups', 'vote-lookups-from-address')),
+                name text NOT NULL,
+                state jsonb NOT NULL CHECK (jsonb_typeof(state) = 'object'),
+                kept_until bigint NOT NULL,
+                PRIMARY KEY (scope, name)
+            );
+            CREATE INDEX window_limit_kept_until ON window_limit (kept_until);
+            """),
     ]
 }

@@ -13,6 +13,7 @@ extension PostGISStore: RecordStore {
     public var events: PostGISStore { self }
     public var changes: PostGISStore { self }
     public var guesses: PostGISStore { self }
+    public var limits: PostGISStore { self }
     public var votes: PostGISStore { self }
 }
 

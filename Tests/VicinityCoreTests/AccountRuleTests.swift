@@ -209,43 +209,17 @@ struct SignInLimitTests {
         #expect(guardian.ledger.rememberedKeys == 96, "the 4,096th failure swept the day-old ones")
     }
 
-    @Test("a window limiter allows its count, says how long until the next, and forgets idle keys")
-    func windowLimiter() {
-        let clock = ManualClock()
-        let limiter = WindowLimiter<String>(RateLimit(limit: 3, window: .seconds(600)), clock: clock)
-        #expect(limiter.acquire("a") == nil)
-        clock.advance(by: .seconds(10))
-        #expect(limiter.acquire("a") == nil)
-        #expect(limiter.acquire("a") == nil)
-        #expect(limiter.acquire("a") == .seconds(590))
-        #expect(limiter.acquire("b") == nil)
-        clock.advance(by: .seconds(590))
-        #expect(limiter.acquire("a") == nil)
-        #expect(limiter.acquire("a") == .seconds(10))
-        clock.advance(by: .seconds(3600))
-        for index in 0..<4096 { _ = limiter.acquire("key\(index)") }
-        #expect(limiter.keyCount <= 4097, "a and b aged out and were swept")
-        #expect(limiter.acquire("a") == nil)
-    }
-
-    @Test("reservations count against a limit until decided: committed they are events, cancelled they free their place")
-    func reservations() {
-        let clock = ManualClock()
-        let limiter = WindowLimiter<String>(RateLimit(limit: 3, window: .seconds(600)), clock: clock)
-        #expect(limiter.reserve("a") == nil)
-        #expect(limiter.reserve("a") == nil)
-        #expect(limiter.reserve("a") == nil)
-        #expect(limiter.reserve("a") == .seconds(1), "three undecided fill the limit")
-        #expect(limiter.acquire("a") == .seconds(1))
-        limiter.cancel("a")
-        #expect(limiter.reserve("a") == nil, "a cancelled reservation frees its place")
-        limiter.commit("a")
-        clock.advance(by: .seconds(100))
-        limiter.commit("a")
-        limiter.commit("a")
-        #expect(limiter.reserve("a") == .seconds(500), "three events: the first ages out in 500 s")
-        clock.advance(by: .seconds(500))
-        #expect(limiter.reserve("a") == nil)
+    @Test("a window ledger in memory forgets the keys whose events aged out")
+    func windowLedgerSweeps() async throws {
+        let ledger = MemoryWindowLedger()
+        let rule = RateLimit(limit: 3, window: .seconds(600))
+        let start = Timestamp(millisecondsSince1970: 1_795_338_000_000)
+        #expect(try await ledger.acquire(.pokes, key: "a", rule: rule, at: start) == nil)
+        #expect(try await ledger.acquire(.pokes, key: "b", rule: rule, at: start) == nil)
+        let later = start + .seconds(3600)
+        for index in 0..<4096 { _ = try await ledger.acquire(.pokes, key: "key\(index)", rule: rule, at: later) }
+        #expect(ledger.keyCount <= 4096, "a and b aged out and were swept")
+        #expect(try await ledger.acquire(.pokes, key: "a", rule: rule, at: later) == nil)
     }
 
     @Test("200 concurrent wrong guesses from one address are cut at its limit of 100, however they interleave")

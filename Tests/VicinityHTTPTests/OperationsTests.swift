@@ -138,6 +138,7 @@ final class StallableStores: Stores {
     var votes: InMemoryStore { store }
     var changes: StallableFeed { feed }
     var guesses: MemoryGuessingLedger { store.guesses }
+    var limits: MemoryWindowLedger { store.limits }
 }
 
 final class StallableFeed: ChangeFeed {

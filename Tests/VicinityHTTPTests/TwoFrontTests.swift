@@ -129,6 +129,22 @@ struct TwoFrontTests {
         }
     }
 
+    @Test("unknown vote ids looked up alternately through two fronts are refused after twenty an hour, as through one")
+    func lookupsAreCountedTogether() async throws {
+        let clock = ManualClock()
+        try await withTwoFronts(clock: clock) { a, _, b, _, _ in
+            let ana = try await a.person("ana")
+            var statuses: [HTTPResponse.Status] = []
+            for attempt in 0..<21 {
+                let front = attempt % 2 == 0 ? a : b
+                statuses.append(try await front.call(.get, "/v1/votes/\(VoteID.random())", as: ana).status)
+            }
+            #expect(statuses == Array(repeating: .notFound, count: 20) + [.tooManyRequests])
+            clock.advance(by: .seconds(3601))
+            #expect(try await b.call(.get, "/v1/votes/\(VoteID.random())", as: ana).status == .notFound, "the hour is over")
+        }
+    }
+
     @Test("wrong vote passwords sent alternately through two fronts lock the voter out after five, as through one")
     func guessesAreCountedTogether() async throws {
         let clock = ManualClock()

@@ -38,7 +38,7 @@ public struct AccountService<S: Stores>: Sendable {
     /// Event streams end with the session that opened them.
     let streams: EventHub
     private let signInGuard: GuessingGuard<S.Guesses>
-    private let signUps: WindowLimiter<ClientAddress>
+    private let signUps: WindowLimit<S.Limits>
     /// Checked against when a username has no account, so that a sign-in takes as long whether or not the
     /// account exists.
     private let standIn: StandInHash
@@ -52,7 +52,7 @@ public struct AccountService<S: Stores>: Sendable {
         self.hasher = hasher
         self.rules = rules
         signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock, ledger: stores.guesses)
-        signUps = WindowLimiter(rules.signUpsPerAddress, clock: clock)
+        signUps = WindowLimit(rules.signUpsPerAddress, scope: .signUps, clock: clock, ledger: stores.limits)
         standIn = StandInHash()
     }
 
@@ -61,7 +61,7 @@ public struct AccountService<S: Stores>: Sendable {
     /// Creates the account. Every attempt that gets this far counts against the address's sign-ups, a taken
     /// username included: counting first keeps concurrent sign-ups from slipping past the limit together.
     public func signUp(_ request: SignUp, from address: ClientAddress) async throws -> Account {
-        if let wait = signUps.acquire(address) { throw ServiceError.rateLimited(retryAfter: wait, .signUpsFromAddress) }
+        if let wait = try await signUps.acquire(address.rawValue) { throw ServiceError.rateLimited(retryAfter: wait, .signUpsFromAddress) }
         let hash = try await hasher.hash(request.password)
         let account = Account(
             id: .random(), username: request.username, firstName: request.firstName, lastName: request.lastName,

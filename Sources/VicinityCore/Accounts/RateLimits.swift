@@ -21,118 +21,49 @@ public struct RateLimit: Hashable, Sendable {
     }
 }
 
-/// A sliding-window limiter per key, in memory, reading time from a `WallClock`.
+/// One sliding-window limit (`rule`) per key, counted in a `WindowLedger`: the store's, so that several
+/// servers over one database share one count. Reads time from a `WallClock`.
 ///
-/// Each key keeps the times of its events within the window; keys whose events have all aged out are swept
-/// every few thousand calls, so memory follows the keys active within one window. Limits live in the process:
-/// a restart forgets them, which lets nobody through faster than waiting for the window would.
-///
-/// A limit on something whose outcome comes later (a password check: only failures count) is kept with
-/// `reserve` before the slow work and `commit` or `cancel` after it. Reservations count against the limit
-/// while undecided, so concurrent attempts can never decide more than the limit allows between them.
-public final class WindowLimiter<Key: Hashable & Sendable>: Sendable {
+/// A limit on something whose outcome comes later (a lookup: only misses count) is kept with `reserve`
+/// before the slow work and `commit` or `cancel` after it. Places held count against the limit while
+/// undecided, so concurrent attempts can never decide more than the limit allows between them.
+public struct WindowLimit<Ledger: WindowLedger>: Sendable {
     public let rule: RateLimit
+    public let scope: WindowScope
+    public let ledger: Ledger
     private let clock: any WallClock
-    private let state = Mutex<State>(State())
 
-    private struct State {
-        var events: [Key: [Timestamp]] = [:]
-        var reserved: [Key: Int] = [:]
-        var callsSinceSweep = 0
-    }
-
-    public init(_ rule: RateLimit, clock: any WallClock) {
+    public init(_ rule: RateLimit, scope: WindowScope, clock: any WallClock, ledger: Ledger) {
         self.rule = rule
+        self.scope = scope
         self.clock = clock
+        self.ledger = ledger
     }
 
-    /// Records an event for `key` and returns nil when the limit allows it; otherwise records nothing and
+    /// Counts an event of `key` and returns nil when the limit allows it; otherwise counts nothing and
     /// returns how long until it would be allowed.
-    public func acquire(_ key: Key) -> Duration? {
-        let now = clock.now
-        return state.withLock { state in
-            sweepIfDue(&state, now: now)
-            var times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
-            if let wait = rule.wait(after: times, reserved: state.reserved[key, default: 0], now: now) {
-                state.events[key] = times
-                return wait
-            }
-            times.append(now)
-            state.events[key] = times
-            return nil
-        }
+    public func acquire(_ key: String) async throws -> Duration? {
+        try await ledger.acquire(scope, key: key, rule: rule, at: clock.now)
     }
 
-    /// Holds a place for an event of `key` whose outcome is not known yet and returns nil, or, when the
-    /// events and reservations already fill the limit, holds none and returns how long to wait. Every
-    /// reservation ends with `commit` (it was an event) or `cancel` (it was not).
-    public func reserve(_ key: Key) -> Duration? {
-        reserveNoting(key).wait
+    /// Holds a place for an event of `key` whose outcome is not known yet (see `WindowLedger.reserve`).
+    public func reserve(_ key: String) async throws -> (reservation: Result<WindowReservation, WindowRefusal>, wasClear: Bool) {
+        try await ledger.reserve(scope, key: key, rule: rule, at: clock.now)
     }
 
-    /// As `reserve`, and says whether the key held nothing before (no event in the window, no reservation),
-    /// decided in the same step, so that concurrent callers cannot all find it clear.
-    public func reserveNoting(_ key: Key) -> (wait: Duration?, wasClear: Bool) {
-        let now = clock.now
-        return state.withLock { state in
-            sweepIfDue(&state, now: now)
-            let times = Self.recent(state.events[key] ?? [], now: now, window: rule.window)
-            state.events[key] = times.isEmpty ? nil : times
-            let reserved = state.reserved[key, default: 0]
-            let wasClear = times.isEmpty && reserved == 0
-            if let wait = rule.wait(after: times, reserved: reserved, now: now) { return (wait, wasClear) }
-            state.reserved[key] = reserved + 1
-            return (nil, wasClear)
-        }
+    /// The reserved event happened.
+    public func commit(_ reservation: WindowReservation) async throws {
+        try await ledger.commit(reservation, rule: rule, at: clock.now)
     }
 
-    /// Records an event for `key` whatever the count, for an event let through without a reservation.
-    public func record(_ key: Key) {
-        let now = clock.now
-        state.withLock { state in
-            sweepIfDue(&state, now: now)
-            state.events[key] = Self.recent(state.events[key] ?? [], now: now, window: rule.window) + [now]
-        }
+    /// The reserved event did not happen.
+    public func cancel(_ reservation: WindowReservation) async throws {
+        try await ledger.cancel(reservation, rule: rule, at: clock.now)
     }
 
-    /// The reserved event happened: it is recorded now, in place of its reservation.
-    public func commit(_ key: Key) {
-        let now = clock.now
-        state.withLock { state in
-            Self.release(key, in: &state)
-            state.events[key] = Self.recent(state.events[key] ?? [], now: now, window: rule.window) + [now]
-        }
-    }
-
-    /// The reserved event did not happen: its place is free again.
-    public func cancel(_ key: Key) {
-        state.withLock { Self.release(key, in: &$0) }
-    }
-
-    /// How many keys are held: for tests of the sweep.
-    public var keyCount: Int { state.withLock { $0.events.count } }
-
-    private static func release(_ key: Key, in state: inout State) {
-        let reserved = state.reserved[key, default: 0]
-        guard reserved > 0 else {
-            assertionFailure("a reservation ends once")
-            return
-        }
-        state.reserved[key] = reserved > 1 ? reserved - 1 : nil
-    }
-
-    private static func recent(_ times: [Timestamp], now: Timestamp, window: Duration) -> [Timestamp] {
-        let cutoff = now - window
-        guard let first = times.firstIndex(where: { $0 > cutoff }) else { return [] }
-        return first == 0 ? times : Array(times[first...])
-    }
-
-    private func sweepIfDue(_ state: inout State, now: Timestamp) {
-        state.callsSinceSweep += 1
-        guard state.callsSinceSweep >= 4096 else { return }
-        state.callsSinceSweep = 0
-        let cutoff = now - rule.window
-        state.events = state.events.filter { $0.value.last.map { $0 > cutoff } ?? false }
+    /// Counts an event of `key` whatever the count, for an event let through without a place.
+    public func record(_ key: String) async throws {
+        try await ledger.record(scope, key: key, rule: rule, at: clock.now)
     }
 }
 

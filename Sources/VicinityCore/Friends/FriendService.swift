@@ -68,7 +68,7 @@ public struct FriendService<S: Stores>: Sendable {
     let locator: Locator<S.Places, S.Campuses>
     let events: EventService<S>
     public let rules: FriendRules
-    private let pokes: WindowLimiter<[UserID]>
+    private let pokes: WindowLimit<S.Limits>
 
     public init(
         stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
@@ -79,7 +79,7 @@ public struct FriendService<S: Stores>: Sendable {
         self.locator = locator
         self.events = events
         self.rules = rules
-        pokes = WindowLimiter(rules.pokes, clock: clock)
+        pokes = WindowLimit(rules.pokes, scope: .pokes, clock: clock, ledger: stores.limits)
     }
 
     // MARK: My position
@@ -248,7 +248,7 @@ public struct FriendService<S: Stores>: Sendable {
         guard try await stores.friends.friendship(of: identity.userID, with: friendID) != nil else {
             throw ServiceError.notFound(.friend)
         }
-        if let wait = pokes.acquire([identity.userID, friendID]) { throw ServiceError.rateLimited(retryAfter: wait, .pokes) }
+        if let wait = try await pokes.acquire(identity.userID.rawValue + " " + friendID.rawValue) { throw ServiceError.rateLimited(retryAfter: wait, .pokes) }
         let people = try await stores.accounts.summaries(of: [identity.userID, friendID])
         guard let me = people[identity.userID], let them = people[friendID] else { throw ServiceError.notFound(.friend) }
         let now = clock.now

@@ -163,6 +163,7 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var events: Record.Events { record.events }
     public var changes: Record.Changes { record.changes }
     public var guesses: Record.Guesses { record.guesses }
+    public var limits: Record.Limits { record.limits }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: [UserID] = [], votes: Set<VoteID> = []

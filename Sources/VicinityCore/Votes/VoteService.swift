@@ -123,9 +123,9 @@ public struct VoteService<S: Stores>: Sendable {
     /// finder's rule, so that "where I am" means one thing.
     let positions: PositionRules
     private let passwordGuard: GuessingGuard<S.Guesses>
-    private let openings: WindowLimiter<UserID>
-    private let unknownLookups: WindowLimiter<UserID>
-    private let unknownLookupsFromAddress: WindowLimiter<ClientAddress>
+    private let openings: WindowLimit<S.Limits>
+    private let unknownLookups: WindowLimit<S.Limits>
+    private let unknownLookupsFromAddress: WindowLimit<S.Limits>
     private let memo = PasswordMemo()
 
     /// Finishes claimed per store call while announcing.
@@ -143,9 +143,10 @@ public struct VoteService<S: Stores>: Sendable {
         self.events = events
         self.rules = rules
         passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock, ledger: stores.guesses)
-        openings = WindowLimiter(rules.openings, clock: clock)
-        unknownLookups = WindowLimiter(rules.unknownLookups, clock: clock)
-        unknownLookupsFromAddress = WindowLimiter(rules.unknownLookupsPerAddress, clock: clock)
+        openings = WindowLimit(rules.openings, scope: .voteOpenings, clock: clock, ledger: stores.limits)
+        unknownLookups = WindowLimit(rules.unknownLookups, scope: .voteLookups, clock: clock, ledger: stores.limits)
+        unknownLookupsFromAddress = WindowLimit(
+            rules.unknownLookupsPerAddress, scope: .voteLookupsFromAddress, clock: clock, ledger: stores.limits)
     }
 
     // MARK: Opening and finding
@@ -168,7 +169,7 @@ public struct VoteService<S: Stores>: Sendable {
             let message = "is required: you share no current position to hold the vote at"
             throw ServiceError.invalid([ValidationError(field: "lat", message: message), ValidationError(field: "lon", message: message)])
         }
-        if let wait = openings.acquire(identity.userID) { throw ServiceError.rateLimited(retryAfter: wait, .voteCreations) }
+        if let wait = try await openings.acquire(identity.userID.rawValue) { throw ServiceError.rateLimited(retryAfter: wait, .voteCreations) }
         let label = try await locator.whereabouts(of: location).label
         let hash = try await hasher.hash(draft.password.hashable)
         let now = clock.now
@@ -389,27 +390,44 @@ public struct VoteService<S: Stores>: Sendable {
     private func lookUp<Found>(
         _ id: VoteID, by identity: Identity, from address: ClientAddress, _ read: () async throws -> Found?
     ) async throws -> Found {
-        let person = unknownLookups.reserveNoting(identity.userID)
-        if let wait = person.wait { throw ServiceError.rateLimited(retryAfter: wait, .voteLookups) }
-        let addressWait = unknownLookupsFromAddress.reserve(address)
-        let addressReserved = addressWait == nil
-        if let addressWait, !person.wasClear {
-            unknownLookups.cancel(identity.userID)
-            throw ServiceError.rateLimited(retryAfter: addressWait, .voteLookupsFromAddress)
+        let (personPlace, personWasClear) = try await unknownLookups.reserve(identity.userID.rawValue)
+        let person: WindowReservation
+        switch personPlace {
+        case .success(let place): person = place
+        case .failure(let refusal): throw ServiceError.rateLimited(retryAfter: refusal.wait, .voteLookups)
+        }
+        let addressPlace: WindowReservation?, addressRefusal: WindowRefusal?
+        do {
+            switch try await unknownLookupsFromAddress.reserve(address.rawValue).reservation {
+            case .success(let place): (addressPlace, addressRefusal) = (place, nil)
+            case .failure(let refusal): (addressPlace, addressRefusal) = (nil, refusal)
+            }
+        } catch {
+            try? await unknownLookups.cancel(person)
+            throw error
+        }
+        if let addressRefusal, !personWasClear {
+            try await unknownLookups.cancel(person)
+            throw ServiceError.rateLimited(retryAfter: addressRefusal.wait, .voteLookupsFromAddress)
         }
         let found: Found?
         do { found = try await read() } catch {
-            unknownLookups.cancel(identity.userID)
-            if addressReserved { unknownLookupsFromAddress.cancel(address) }
+            // A place not given back (the store is down) stops counting after its lifetime.
+            try? await unknownLookups.cancel(person)
+            if let addressPlace { try? await unknownLookupsFromAddress.cancel(addressPlace) }
             throw error
         }
         guard let found else {
-            unknownLookups.commit(identity.userID)
-            if addressReserved { unknownLookupsFromAddress.commit(address) } else { unknownLookupsFromAddress.record(address) }
+            try await unknownLookups.commit(person)
+            if let addressPlace {
+                try await unknownLookupsFromAddress.commit(addressPlace)
+            } else {
+                try await unknownLookupsFromAddress.record(address.rawValue)
+            }
             throw ServiceError.notFound(.vote)
         }
-        unknownLookups.cancel(identity.userID)
-        if addressReserved { unknownLookupsFromAddress.cancel(address) }
+        try await unknownLookups.cancel(person)
+        if let addressPlace { try await unknownLookupsFromAddress.cancel(addressPlace) }
         return found
     }
 

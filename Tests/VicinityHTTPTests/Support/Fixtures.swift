@@ -117,6 +117,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var votes: InMemoryStore { rest }
     var changes: InMemoryStore { rest }
     var guesses: MemoryGuessingLedger { rest.guesses }
+    var limits: MemoryWindowLedger { rest.limits }
 }
 
 /// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10
