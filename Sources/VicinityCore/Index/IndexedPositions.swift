@@ -56,8 +56,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// Reads the users' positions again from the record, for the changes of the feed (one entry per change,
     /// a user once per change). The users' write lines are held from the read until memory has it, as a write
     /// of this process holds its user's from the record to memory: a write here either reached memory before
-    /// the read (and the read has it) or starts after memory has the read. The lines are taken in ascending
-    /// order, one follower at a time, and a writer holds only one, so none waits for another in a circle.
+    /// the read (and the read has it) or starts after memory has the read.
     ///
     /// A change this process made is not read again, and takes no line: each write here counts one change of
     /// its user to come before it writes (`OwnChanges`), and the changes of a user up to that count are passed
@@ -69,7 +68,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
         guard !users.isEmpty else { return }
         let stripes = Set(users.map(stripe(of:))).sorted()
         do {
-            try await holding(stripes[...]) {
+            try await holding(stripes) {
                 let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
                 held.write { grid in
                     for user in users {
@@ -123,14 +122,26 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     private let ownChanges = Mutex(OwnChanges())
 
-    private func holding(_ stripes: ArraySlice<Int>, _ body: () async throws -> Void) async throws {
-        guard let first = stripes.first else { return try await body() }
-        try await writes[first].run { try await holding(stripes.dropFirst(), body) }
+    /// Runs `body` holding the write lines of `stripes`, all asked for at once: the wait is the longest write
+    /// under way on them, not their sum, so following the feed does not hold writers up for one write per
+    /// line. One caller at a time holds several lines (`several`), and a writer waits for no line while it
+    /// holds its own, so no two wait for each other.
+    private func holding(_ stripes: [Int], _ body: () async throws -> Void) async throws {
+        try await several.run {
+            await withTaskGroup(of: Void.self) { group in
+                for stripe in stripes { group.addTask { await self.writes[stripe].enter() } }
+            }
+            defer { for stripe in stripes { writes[stripe].leave() } }
+            try await body()
+        }
     }
+
+    /// Taken by whoever holds several write lines, before them.
+    private let several = SerialGate()
 
     /// Loads every position again, every write line held meanwhile (see `refresh`).
     public func reload() async throws {
-        try await holding(Array(writes.indices)[...]) {
+        try await holding(Array(writes.indices)) {
             let grid = try await Self.load(record)
             held.write { $0 = grid }
             // Changes counted before the reload may have been pruned unread; the reload has their writes.

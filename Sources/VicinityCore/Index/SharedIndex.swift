@@ -56,7 +56,8 @@ public final class SerialGate: Sendable {
         return try await body()
     }
 
-    private func enter() async {
+    /// Waits for its turn; `leave()` ends it. For holding several gates at once (`run` holds one).
+    public func enter() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLock { state in
                 if state.busy {
@@ -70,7 +71,7 @@ public final class SerialGate: Sendable {
         }
     }
 
-    private func leave() {
+    public func leave() {
         let next = state.withLock { state in
             if state.waiting.isEmpty {
                 state.busy = false
