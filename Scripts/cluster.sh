@@ -23,7 +23,7 @@ usage() { echo "usage: $0 start [--port PORT] [--fronts N] | stop | status" >&2;
 
 nginx_bin() { command -v nginx || echo /usr/sbin/nginx; }
 
-healthy() { curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$1/health"; }
+healthy() { curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$1/health"; }
 
 wait_healthy() {
     local port="$1" what="$2" waited=0
@@ -40,7 +40,8 @@ wait_healthy() {
 # nginx: round robin over the fronts. Event streams pass through unbuffered, and a read timeout well above
 # the fronts' 25 s heartbeat keeps them open. A front that refuses connections, times out or answers 503
 # (its database out of reach, or behind the change feed) is passed over for 5 s, and an idempotent request
-# that met it is tried on the next front; a POST is never sent twice. The fronts trust X-Forwarded-For from
+# that met it is tried on the next front; a POST is never sent twice. When no front can answer, nginx answers
+# 503 problem+json with Retry-After itself, as a front would. The fronts trust X-Forwarded-For from
 # 127.0.0.1 only (--trusted-proxy), which is nginx.
 write_nginx_conf() {
     local port="$1" fronts="$2" servers="" index
@@ -49,7 +50,7 @@ write_nginx_conf() {
     done
     mkdir -p "$folder/nginx-temp"
     cat > "$folder/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes auto;
 pid $folder/nginx.pid;
 error_log $folder/nginx-error.log warn;
 events { worker_connections 4096; }
@@ -74,6 +75,14 @@ $servers        keepalive 64;
             proxy_buffering off;
             proxy_read_timeout 60s;
             proxy_next_upstream error timeout http_503;
+            error_page 502 504 = @unavailable;
+        }
+        # Every front down, or passed over after a 503: the clients' answer is the fronts' own 503, with the
+        # wait to retry after, instead of nginx's 502 page.
+        location @unavailable {
+            default_type application/problem+json;
+            add_header Retry-After 5 always;
+            return 503 '{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"no server can answer now; try again in a few seconds"}';
         }
     }
 }

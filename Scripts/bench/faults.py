@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""Faults under load, against a running cluster (Scripts/cluster.sh) seeded by vicinity-seed, as clients see them.
+
+    Scripts/bench/faults.py BASE_URL CLUSTER_FOLDER SEED_FOLDER [--streams 100] [--writers 8] [--readers 4]
+                            [--postgres-down 8]
+
+While position writers, readers and pokes run through the load balancer, and STREAMS people hold event streams
+through it (each reconnecting at once with its Last-Event-ID when its stream ends, as a browser's EventSource
+does):
+1. one front is killed with SIGKILL;
+2. PostgreSQL is stopped for POSTGRES_DOWN seconds and started again (Scripts/postgres.sh stop, start).
+Then it counts, and fails on any loss:
+- every poke acknowledged (201) is in its recipient's stream exactly once, each stream in order; a poke whose
+  answer was lost (the front died under it) may be there once or not at all;
+- every position acknowledged last for its user is what the surviving front's memory and a fresh read give,
+  unless a later write of that user was left without an answer (then either);
+- while PostgreSQL is down, every answer that is not a success is 503 with Retry-After, never a 500; afterwards
+  writes succeed again without restarting anything;
+- how long the killed front's stream clients took to be streaming again (p50, max).
+Prints the counts as lines "name: value" and exits non-zero on a loss.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("base")
+parser.add_argument("cluster_folder")
+parser.add_argument("seed_folder")
+parser.add_argument("--streams", type=int, default=100)
+parser.add_argument("--writers", type=int, default=8)
+parser.add_argument("--readers", type=int, default=4)
+parser.add_argument("--postgres-down", type=float, default=8.0)
+options = parser.parse_args()
+BASE = urllib.parse.urlparse(options.base)
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+class Client:
+    """One keep-alive connection, reopened after any failure; answers (status, headers, body) or None when the
+    request got no answer (the connection failed under it: the request may or may not have been done)."""
+
+    def __init__(self, host=BASE.hostname, port=BASE.port, timeout=30):
+        self.host, self.port, self.timeout, self.connection = host, port, timeout, None
+
+    def send(self, method, path, token=None, body=None):
+        headers = {"Authorization": "Bearer " + token} if token else {}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers["Content-Type"] = "application/json"
+        try:
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            self.connection.request(method, path, body=data, headers=headers)
+            response = self.connection.getresponse()
+            text = response.read().decode()
+            if response.getheader("Connection", "").lower() == "close":
+                self.close()
+            return response.status, dict(response.getheaders()), text
+        except (OSError, http.client.HTTPException):
+            self.close()
+            return None
+
+    def close(self):
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+class Tally:
+    """Answers by phase and status, and the failures that break a rule."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.phase = "before"
+        self.counts = {}
+        self.failures = []
+
+    def note(self, answer):
+        with self.lock:
+            key = (self.phase, "none" if answer is None else answer[0])
+            self.counts[key] = self.counts.get(key, 0) + 1
+            if answer is None:
+                return
+            status, headers, text = answer
+            if status >= 500 and status not in (502, 503, 504):
+                self.failures.append(f"{self.phase}: {status} {text[:200]}")
+            if status == 503 and "Retry-After" not in headers and self.phase == "postgres down":
+                self.failures.append(f"{self.phase}: 503 without Retry-After")
+
+
+TALLY = Tally()
+STOP = threading.Event()
+
+
+class Stream(threading.Thread):
+    """A person's event stream, reconnecting with Last-Event-ID whenever it ends; keeps the poke ids it read
+    and when it was cut off and streaming again."""
+
+    def __init__(self, token):
+        super().__init__(daemon=True)
+        self.token = token
+        self.pokes, self.last_id = [], None
+        self.cuts, self.resumes = [], []
+        self.connected = threading.Event()
+        self.connection = None
+        self.was_open = False
+
+    def run(self):
+        while not STOP.is_set():
+            try:
+                self.follow()
+            except (OSError, http.client.HTTPException):
+                pass
+            if STOP.is_set():
+                return
+            if not self.cuts or len(self.resumes) == len(self.cuts):
+                self.cuts.append(time.time())
+            # At once after a stream that was open; a second after a refused open (EventSource waits longer).
+            time.sleep(0.05 if self.was_open else 1.0)
+
+    def follow(self):
+        self.was_open = False
+        self.connection = http.client.HTTPConnection(BASE.hostname, BASE.port, timeout=120)
+        headers = {"Authorization": "Bearer " + self.token, "Accept": "text/event-stream"}
+        if self.last_id:
+            headers["Last-Event-ID"] = self.last_id
+        self.connection.request("GET", "/v1/events", headers=headers)
+        response = self.connection.getresponse()
+        if response.status != 200:
+            response.read()
+            raise OSError(f"stream answered {response.status}")
+        if self.cuts and len(self.resumes) < len(self.cuts):
+            self.resumes.append(time.time())
+        self.was_open = True
+        self.connected.set()
+        event_id = kind = None
+        while True:
+            line = response.readline()
+            if not line:
+                raise OSError("stream ended")
+            line = line.decode().rstrip("\n")
+            if line.startswith("id: "):
+                event_id = line[4:]
+            elif line.startswith("event: "):
+                kind = line[7:]
+            elif line == "" and event_id:
+                self.last_id = event_id
+                if kind == "poke":
+                    self.pokes.append(int(event_id))
+                event_id = kind = None
+
+    def stop(self):
+        if self.connection is not None and self.connection.sock is not None:
+            try:
+                self.connection.sock.shutdown(2)
+            except OSError:
+                pass
+
+
+def read_seeds():
+    lines = open(os.path.join(options.seed_folder, "sessions.txt")).read().split("\n")
+    sessions = [line.split() for line in lines if line]
+    poker = open(os.path.join(options.seed_folder, "friendly.txt")).read().strip()
+    return sessions, poker
+
+
+def writer(index, sessions, acknowledged, unanswered):
+    """Moves its own share of people, one write at a time, each to a new spot with a status saying which
+    write it is; keeps per person the last acknowledged status and the statuses sent after it that got no
+    answer."""
+    client = Client()
+    mine = sessions[index::options.writers]
+    generator = random.Random(index)
+    sequence = 0
+    while not STOP.is_set():
+        token, lat, lon = mine[generator.randrange(len(mine))]
+        sequence += 1
+        status = f"w{index}-{sequence}"
+        body = {"lat": float(lat) + generator.uniform(-5e-4, 5e-4), "lon": float(lon) + generator.uniform(-5e-4, 5e-4),
+                "status": status}
+        answer = client.send("PUT", "/v1/me/position", token, body)
+        TALLY.note(answer)
+        if answer is not None and answer[0] == 200:
+            acknowledged[token] = status
+            unanswered.pop(token, None)
+        elif answer is None or answer[0] in (502, 503, 504):
+            # No answer, or a 503 from a front whose connection closed under the statement: maybe written.
+            unanswered.setdefault(token, set()).add(status)
+            if answer is not None:
+                time.sleep(0.1)
+        else:
+            TALLY.failures.append(f"PUT position: {answer[0]} {answer[2][:200]}")
+
+
+def reader(index, token):
+    client = Client()
+    generator = random.Random(100 + index)
+    while not STOP.is_set():
+        if generator.random() < 0.5:
+            path = f"/v1/places/closest?lat={33.77 + generator.random() * 0.02:.6f}&lon={-118.12 + generator.random() * 0.02:.6f}"
+            answer = client.send("GET", path)
+        else:
+            answer = client.send("GET", "/v1/friends", token)
+        TALLY.note(answer)
+        if answer is not None and answer[0] == 503:
+            time.sleep(0.1)
+
+
+def poke_round(client, poker, recipients, acknowledged, unanswered):
+    """One poke to each recipient. A poke without an answer is not sent again (it may have been done); one
+    answered 503 is sent again after the wait it asks for, and counted as maybe done (the front's connection
+    may have closed under its commit)."""
+    for person, stream in recipients:
+        for _ in range(50):
+            answer = client.send("POST", f"/v1/friends/{person}/pokes", poker)
+            TALLY.note(answer)
+            if answer is None or answer[0] in (502, 504):
+                unanswered[person] = unanswered.get(person, 0) + 1
+                break
+            if answer[0] == 201:
+                acknowledged[person] = acknowledged.get(person, 0) + 1
+                break
+            if answer[0] == 429 and unanswered.get(person, 0):
+                break  # the pair's allowance, spent by a poke whose answer was lost
+            if answer[0] != 503:
+                TALLY.failures.append(f"poke: {answer[0]} {answer[2][:200]}")
+                break
+            unanswered[person] = unanswered.get(person, 0) + 1
+            time.sleep(float(answer[1].get("Retry-After", "1")))
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main():
+    sessions, poker = read_seeds()
+    client = Client()
+    answer = client.send("GET", "/v1/friends", poker)
+    if answer is None or answer[0] != 200:
+        sys.exit(f"the poker's friends: {answer}")
+    friends = json.loads(answer[2])["friends"]
+    if len(friends) < options.streams:
+        sys.exit(f"the poker has {len(friends)} friends, fewer than {options.streams} streams")
+    by_name = {f"user{index:05d}": line[0] for index, line in enumerate(sessions)}
+    recipients = []
+    for friend in friends[: options.streams]:
+        stream = Stream(by_name[friend["username"]])
+        stream.start()
+        recipients.append((friend["id"], stream))
+    for _, stream in recipients:
+        if not stream.connected.wait(30):
+            sys.exit("a stream did not open within 30 s")
+    # The recipients and the poker write no positions: their streams and pokes are counted on their own.
+    movers = [line for index, line in enumerate(sessions) if index > 200]
+    positions_acknowledged, positions_unanswered = {}, {}
+    threads = [threading.Thread(target=writer, args=(index, movers, positions_acknowledged, positions_unanswered), daemon=True)
+               for index in range(options.writers)]
+    threads += [threading.Thread(target=reader, args=(index, poker), daemon=True) for index in range(options.readers)]
+    for thread in threads:
+        thread.start()
+    pokes_acknowledged, pokes_unanswered = {}, {}
+    poke_client = Client()
+    fronts = [line.split() for line in open(os.path.join(options.cluster_folder, "fronts")).read().splitlines()]
+
+    TALLY.phase = "before"
+    poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
+    time.sleep(2)
+    TALLY.phase = "front killed"
+    killed_at = time.time()
+    os.kill(int(fronts[0][0]), signal.SIGKILL)
+    poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
+    time.sleep(3)
+    TALLY.phase = "postgres down"
+    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "stop"], check=True, stdout=subprocess.DEVNULL)
+    stopped_at = time.time()
+    time.sleep(options.postgres_down)
+    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
+    down_for = time.time() - stopped_at
+    TALLY.phase = "after"
+    # A write that succeeds through the load balancer, without restarting anything.
+    recovered_after = None
+    probe = Client()
+    token, lat, lon = sessions[150]  # neither a mover nor a stream's owner
+    while time.time() - stopped_at < down_for + 60:
+        answer = probe.send("PUT", "/v1/me/position", token, {"lat": float(lat), "lon": float(lon), "status": "back"})
+        if answer is not None and answer[0] == 200:
+            recovered_after = time.time() - stopped_at - down_for
+            break
+        time.sleep(0.1)
+    if recovered_after is None:
+        TALLY.failures.append("no write succeeded within 60 s of PostgreSQL starting again")
+    else:
+        positions_acknowledged[token] = "back"
+    poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
+    time.sleep(2)
+    STOP.set()
+    for thread in threads:
+        thread.join(60)
+
+    # --- Counting ---------------------------------------------------------------------------------------
+    # Streams get what was acknowledged: wait until each has its pokes (or the time runs out).
+    deadline = time.time() + 30
+    for person, stream in recipients:
+        while len(stream.pokes) < pokes_acknowledged.get(person, 0) and time.time() < deadline:
+            time.sleep(0.05)
+    lost, doubled, disordered = 0, 0, 0
+    for person, stream in recipients:
+        seen = stream.pokes
+        if len(set(seen)) != len(seen):
+            doubled += 1
+        if seen != sorted(seen):
+            disordered += 1
+        expected, maybe = pokes_acknowledged.get(person, 0), pokes_unanswered.get(person, 0)
+        if not expected <= len(set(seen)) <= expected + maybe:
+            lost += 1
+            TALLY.failures.append(f"stream of {person}: {len(set(seen))} pokes, {expected} acknowledged, {maybe} unanswered")
+        stream.stop()
+    if doubled:
+        TALLY.failures.append(f"{doubled} streams were given a poke twice")
+    if disordered:
+        TALLY.failures.append(f"{disordered} streams were given pokes out of order")
+    resumed = [stream.resumes[0] - killed_at for _, stream in recipients if stream.cuts and stream.cuts[0] < stopped_at and stream.resumes]
+    cut = [stream for _, stream in recipients if stream.cuts and stream.cuts[0] < stopped_at]
+    if len(resumed) != len(cut):
+        TALLY.failures.append(f"{len(cut) - len(resumed)} of {len(cut)} streams cut by the kill never resumed")
+
+    survivor = Client(BASE.hostname, int(fronts[1][1]))
+    positions_wrong = 0
+    for token, status in positions_acknowledged.items():
+        allowed = {status} | positions_unanswered.get(token, set())
+        answer = survivor.send("GET", "/v1/me/position", token)
+        shown = json.loads(answer[2]).get("status") if answer and answer[0] == 200 else None
+        if shown not in allowed:
+            positions_wrong += 1
+            if positions_wrong <= 5:
+                TALLY.failures.append(f"position: the surviving front shows {shown!r}, acknowledged last {status!r}")
+
+    print(f"streams: {len(recipients)}, cut by the kill: {len(cut)}")
+    if resumed:
+        print(f"stream resume after the kill: p50 {statistics.median(resumed) * 1000:.0f} ms, max {max(resumed) * 1000:.0f} ms")
+    print(f"pokes acknowledged: {sum(pokes_acknowledged.values())}, unanswered: {sum(pokes_unanswered.values())}, "
+          f"streams short of their acknowledged pokes: {lost}, doubled: {doubled}, out of order: {disordered}")
+    print(f"positions: {len(positions_acknowledged)} people's last acknowledged write checked on the surviving front, "
+          f"{sum(len(v) for v in positions_unanswered.values())} writes left unanswered, wrong: {positions_wrong}")
+    print(f"postgres down for {down_for:.1f} s; first write through the load balancer {recovered_after or 0:.1f} s after it was back")
+    for phase in ("before", "front killed", "postgres down", "after"):
+        counts = {status: count for (p, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
+        print(f"answers {phase}: {counts}")
+    if TALLY.failures:
+        print("FAILED:")
+        for failure in TALLY.failures[:30]:
+            print("  " + failure)
+        sys.exit(1)
+    print("faults: nothing acknowledged was lost")
+
+
+main()
