@@ -354,7 +354,7 @@ def main():
     print(f"pokes acknowledged: {sum(pokes_acknowledged.values())}, unanswered: {sum(pokes_unanswered.values())}, "
           f"streams short of their acknowledged pokes: {lost}, doubled: {doubled}, out of order: {disordered}")
     print(f"positions: {len(positions_acknowledged)} people's last acknowledged write checked on the surviving front, "
-          f"{sum(len(v) for v in positions_unanswered.values())} writes left unanswered, wrong: {positions_wrong}")
+          f"{sum(len(v) for v in positions_unanswered.values())} writes answered 503 or not at all (maybe written), wrong: {positions_wrong}")
     print(f"postgres down for {down_for:.1f} s; first write through the load balancer {recovered_after or 0:.1f} s after it was back")
     for phase in ("before", "front killed", "postgres down", "after"):
         counts = {status: count for (p, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
