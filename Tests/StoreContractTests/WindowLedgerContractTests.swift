@@ -45,44 +45,6 @@ struct WindowLedgerContractTests {
         }
     }
 
-    @Test("places held count until decided: committed they are events, cancelled they free their place; a lost one expires",
-          arguments: StoreKind.available)
-    func reservations(kind: StoreKind) async throws {
-        let subject = try await SocialSubject(kind)
-        defer { withExtendedLifetime(subject) {} }
-        try await ledgers(subject) { first, second in
-            let rule = RateLimit(limit: 3, window: .seconds(600))
-            var places: [WindowReservation] = []
-            for index in 0..<3 {
-                let (place, wasClear) = try await (index % 2 == 0 ? first : second).reserve(.voteLookups, key: "a", rule: rule, at: epoch)
-                #expect(wasClear == (index == 0))
-                places.append(try place.get())
-            }
-            let (refused, _) = try await second.reserve(.voteLookups, key: "a", rule: rule, at: epoch)
-            #expect(throws: WindowRefusal(wait: .seconds(1)), "three undecided fill the limit") { try refused.get() }
-            let wait9 = try await first.acquire(.voteLookups, key: "a", rule: rule, at: epoch)
-            #expect(wait9 == .seconds(1))
-            try await second.cancel(places[0], rule: rule, at: epoch)
-            let (again, _) = try await first.reserve(.voteLookups, key: "a", rule: rule, at: epoch)
-            places[0] = try again.get()
-            for place in places { try await second.commit(place, rule: rule, at: epoch + .seconds(100)) }
-            let wait10 = try await first.acquire(.voteLookups, key: "a", rule: rule, at: epoch + .seconds(100))
-            #expect(wait10 == .seconds(600))
-            // A place whose process died stops counting after its lifetime.
-            let (lost, _) = try await first.reserve(.voteLookups, key: "b", rule: rule, at: epoch)
-            _ = try lost.get()
-            for _ in 0..<2 {
-                let wait = try await second.acquire(.voteLookups, key: "b", rule: rule, at: epoch)
-                #expect(wait == nil)
-            }
-            let wait11 = try await second.acquire(.voteLookups, key: "b", rule: rule, at: epoch)
-            #expect(wait11 == .seconds(600), "two events and the lost place fill the limit")
-            let expired = epoch + WindowReservation.lifetime + .milliseconds(1)
-            let wait12 = try await second.acquire(.voteLookups, key: "b", rule: rule, at: expired)
-            #expect(wait12 == nil)
-        }
-    }
-
     @Test("sixty events at once through two processes against a limit of twenty: exactly twenty allowed",
           arguments: StoreKind.available)
     func concurrentEventsStopAtTheLimit(kind: StoreKind) async throws {
@@ -98,6 +60,37 @@ struct WindowLedgerContractTests {
                 return try await group.reduce(into: 0) { if $1 { $0 += 1 } }
             }
             #expect(allowed == 20)
+        }
+    }
+
+    @Test("steps on two keys at once, sixty through two processes, each counting on both while both allow it: twenty on each",
+          arguments: StoreKind.available)
+    func stepsOnTwoKeys(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await ledgers(subject) { first, second in
+            let rule = RateLimit(limit: 20, window: .seconds(3600))
+            let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<60 {
+                    let ledger = index % 2 == 0 ? first : second
+                    // Half name the keys in the other order: a ledger locks them in one order whatever it is given.
+                    let keys = [WindowKey(.voteLookups, "ana", window: rule.window), WindowKey(.voteLookupsFromAddress, "10.0.0.1", window: rule.window)]
+                    let given = index % 4 < 2 ? keys : keys.reversed()
+                    group.addTask {
+                        try await ledger.withWindows(given, at: epoch) { states in
+                            let full = states.contains { $0.events.count >= rule.limit }
+                            if !full { for index in states.indices { states[index].events.append(epoch.millisecondsSince1970) } }
+                            return !full
+                        }
+                    }
+                }
+                return try await group.reduce(into: 0) { if $1 { $0 += 1 } }
+            }
+            #expect(allowed == 20)
+            let counts = try await first.withWindows(
+                [WindowKey(.voteLookupsFromAddress, "10.0.0.1", window: rule.window), WindowKey(.voteLookups, "ana", window: rule.window)], at: epoch
+            ) { states in states.map(\.events.count) }
+            #expect(counts == [20, 20], "each key's state is its own, in the order asked")
         }
     }
 }

@@ -23,10 +23,6 @@ public struct RateLimit: Hashable, Sendable {
 
 /// One sliding-window limit (`rule`) per key, counted in a `WindowLedger`: the store's, so that several
 /// servers over one database share one count. Reads time from a `WallClock`.
-///
-/// A limit on something whose outcome comes later (a lookup: only misses count) is kept with `reserve`
-/// before the slow work and `commit` or `cancel` after it. Places held count against the limit while
-/// undecided, so concurrent attempts can never decide more than the limit allows between them.
 public struct WindowLimit<Ledger: WindowLedger>: Sendable {
     public let rule: RateLimit
     public let scope: WindowScope
@@ -44,26 +40,6 @@ public struct WindowLimit<Ledger: WindowLedger>: Sendable {
     /// returns how long until it would be allowed.
     public func acquire(_ key: String) async throws -> Duration? {
         try await ledger.acquire(scope, key: key, rule: rule, at: clock.now)
-    }
-
-    /// Holds a place for an event of `key` whose outcome is not known yet (see `WindowLedger.reserve`).
-    public func reserve(_ key: String) async throws -> (reservation: Result<WindowReservation, WindowRefusal>, wasClear: Bool) {
-        try await ledger.reserve(scope, key: key, rule: rule, at: clock.now)
-    }
-
-    /// The reserved event happened.
-    public func commit(_ reservation: WindowReservation) async throws {
-        try await ledger.commit(reservation, rule: rule, at: clock.now)
-    }
-
-    /// The reserved event did not happen.
-    public func cancel(_ reservation: WindowReservation) async throws {
-        try await ledger.cancel(reservation, rule: rule, at: clock.now)
-    }
-
-    /// Counts an event of `key` whatever the count, for an event let through without a place.
-    public func record(_ key: String) async throws {
-        try await ledger.record(scope, key: key, rule: rule, at: clock.now)
     }
 }
 

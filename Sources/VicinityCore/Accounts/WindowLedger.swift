@@ -9,26 +9,26 @@ public enum WindowScope: String, Hashable, Sendable, CaseIterable {
     case voteLookupsFromAddress = "vote-lookups-from-address"
 }
 
-/// What a ledger holds for one key of a window limit: the events within the window and the places held for
-/// events not decided yet. Times in milliseconds since 1970, as every time the ledger keeps.
+/// What a ledger holds for one key of a window limit: the events within the window, in milliseconds since
+/// 1970, as every time the ledger keeps.
 public struct WindowState: Codable, Hashable, Sendable {
     /// When each event within the window happened, oldest first.
     public var events: [Int64] = []
-    /// Places held (`WindowLedger.reserve`): when each stops counting.
-    public var pending: [String: Int64] = [:]
 
     public init() {}
 
-    /// Drops events older than the window and places whose time ran out.
+    /// No event within the window.
+    var isClear: Bool { events.isEmpty }
+
+    /// Drops events older than the window.
     public mutating func tidy(at now: Timestamp, window: Duration) {
         let cutoff = now.millisecondsSince1970 - window.wholeMilliseconds
         events.removeAll { $0 <= cutoff }
-        pending = pending.filter { $0.value > now.millisecondsSince1970 }
     }
 
     /// How long until the rule allows another event; nil when it does now.
     func wait(under rule: RateLimit, at now: Timestamp) -> Duration? {
-        rule.wait(after: events.map(Timestamp.init(millisecondsSince1970:)), reserved: pending.count, now: now)
+        rule.wait(after: events.map(Timestamp.init(millisecondsSince1970:)), now: now)
     }
 
     mutating func add(at now: Timestamp) {
@@ -39,20 +39,21 @@ public struct WindowState: Codable, Hashable, Sendable {
 
     /// When the state holds nothing a step would still read: a ledger may drop it after then.
     public func keptUntil(window: Duration) -> Int64 {
-        max(pending.values.max() ?? 0, (events.last ?? 0) + window.wholeMilliseconds)
+        (events.last ?? 0) + window.wholeMilliseconds
     }
 }
 
-/// A place held for an event whose outcome comes later: it counts against the limit until committed or
-/// cancelled, or for `lifetime` when its process dies first.
-public struct WindowReservation: Hashable, Sendable {
-    public let id: String
+/// One key of a window limit, with the window its events are kept for.
+public struct WindowKey: Hashable, Sendable {
     public let scope: WindowScope
     public let key: String
+    public let window: Duration
 
-    /// How long a place counts without an end: far longer than what it waits for (a store read), so that
-    /// only a process that died meanwhile leaves one to expire.
-    public static let lifetime: Duration = .seconds(60)
+    public init(_ scope: WindowScope, _ key: String, window: Duration) {
+        self.scope = scope
+        self.key = key
+        self.window = window
+    }
 }
 
 /// Where sliding-window limits count their events (at most `RateLimit.limit` in any `RateLimit.window` per
@@ -60,17 +61,24 @@ public struct WindowReservation: Hashable, Sendable {
 ///
 /// What a conforming ledger guarantees, however many processes share it: the steps on one key run one at a
 /// time, each on the state the one before left, so that events allowed at the same moment through different
-/// processes never pass the limit between them.
+/// processes never pass the limit between them. A step on several keys sees and leaves them all at once.
 public protocol WindowLedger: Sendable {
-    /// Runs `step` on the state of `key`, tidied for `now`, and keeps what it leaves; no other step on the
-    /// same key, in any process, runs between its read and its write.
-    func withWindow<Value: Sendable>(
-        _ scope: WindowScope, key: String, window: Duration, at now: Timestamp,
-        _ step: @escaping @Sendable (inout WindowState) -> Value
+    /// Runs `step` on the states of `keys` (distinct, in their order), each tidied for `now`, and keeps what
+    /// it leaves; no other step on any of the keys, in any process, runs between its read and its write.
+    func withWindows<Value: Sendable>(
+        _ keys: [WindowKey], at now: Timestamp, _ step: @escaping @Sendable (inout [WindowState]) -> Value
     ) async throws -> Value
 }
 
 extension WindowLedger {
+    /// `withWindows` for one key.
+    public func withWindow<Value: Sendable>(
+        _ scope: WindowScope, key: String, window: Duration, at now: Timestamp,
+        _ step: @escaping @Sendable (inout WindowState) -> Value
+    ) async throws -> Value {
+        try await withWindows([WindowKey(scope, key, window: window)], at: now) { states in step(&states[0]) }
+    }
+
     /// Counts an event of `key` and returns nil when the rule allows one now; otherwise counts nothing and
     /// returns how long until it would.
     public func acquire(_ scope: WindowScope, key: String, rule: RateLimit, at now: Timestamp) async throws -> Duration? {
@@ -80,49 +88,6 @@ extension WindowLedger {
             return nil
         }
     }
-
-    /// Holds a place for an event of `key` whose outcome is not known yet, or, when events and places already
-    /// fill the limit, holds none and says how long to wait; either way says whether the key held nothing
-    /// before, decided in the same step, so that concurrent callers cannot all find it clear.
-    public func reserve(
-        _ scope: WindowScope, key: String, rule: RateLimit, at now: Timestamp
-    ) async throws -> (reservation: Result<WindowReservation, WindowRefusal>, wasClear: Bool) {
-        let id = GuessingBook.newAttemptID()
-        let expires = (now + WindowReservation.lifetime).millisecondsSince1970
-        return try await withWindow(scope, key: key, window: rule.window, at: now) { state in
-            let wasClear = state.events.isEmpty && state.pending.isEmpty
-            if let wait = state.wait(under: rule, at: now) { return (.failure(WindowRefusal(wait: wait)), wasClear) }
-            state.pending[id] = expires
-            return (.success(WindowReservation(id: id, scope: scope, key: key)), wasClear)
-        }
-    }
-
-    /// The reserved event happened: it counts now, in place of its place.
-    public func commit(_ reservation: WindowReservation, rule: RateLimit, at now: Timestamp) async throws {
-        try await withWindow(reservation.scope, key: reservation.key, window: rule.window, at: now) { state in
-            state.pending[reservation.id] = nil
-            state.add(at: now)
-        }
-    }
-
-    /// The reserved event did not happen: its place is free again.
-    public func cancel(_ reservation: WindowReservation, rule: RateLimit, at now: Timestamp) async throws {
-        try await withWindow(reservation.scope, key: reservation.key, window: rule.window, at: now) { state in
-            state.pending[reservation.id] = nil
-        }
-    }
-
-    /// Counts an event of `key` whatever the count, for an event let through without a place.
-    public func record(_ scope: WindowScope, key: String, rule: RateLimit, at now: Timestamp) async throws {
-        try await withWindow(scope, key: key, window: rule.window, at: now) { state in state.add(at: now) }
-    }
-}
-
-/// A limit that refused: how long until it would not.
-public struct WindowRefusal: Error, Hashable, Sendable {
-    public let wait: Duration
-
-    public init(wait: Duration) { self.wait = wait }
 }
 
 /// A window ledger in this process's memory: what SQLite deployments (a single server) and tests use. A
@@ -138,9 +103,8 @@ public final class MemoryWindowLedger: WindowLedger {
 
     public init() {}
 
-    public func withWindow<Value: Sendable>(
-        _ scope: WindowScope, key: String, window: Duration, at now: Timestamp,
-        _ step: @escaping @Sendable (inout WindowState) -> Value
+    public func withWindows<Value: Sendable>(
+        _ keys: [WindowKey], at now: Timestamp, _ step: @escaping @Sendable (inout [WindowState]) -> Value
     ) async throws -> Value {
         book.withLock { book in
             book.sinceSweep += 1
@@ -149,10 +113,15 @@ public final class MemoryWindowLedger: WindowLedger {
                 let ms = now.millisecondsSince1970
                 for scope in book.states.keys { book.states[scope] = book.states[scope]?.filter { $0.value.keptUntil > ms } }
             }
-            var state = book.states[scope]?[key]?.state ?? WindowState()
-            state.tidy(at: now, window: window)
-            let value = step(&state)
-            book.states[scope, default: [:]][key] = (state, state.keptUntil(window: window))
+            var states = keys.map { key in
+                var state = book.states[key.scope]?[key.key]?.state ?? WindowState()
+                state.tidy(at: now, window: key.window)
+                return state
+            }
+            let value = step(&states)
+            for (key, state) in zip(keys, states) {
+                book.states[key.scope, default: [:]][key.key] = (state, state.keptUntil(window: key.window))
+            }
             return value
         }
     }

@@ -124,8 +124,7 @@ public struct VoteService<S: Stores>: Sendable {
     let positions: PositionRules
     private let passwordGuard: GuessingGuard<S.Guesses>
     private let openings: WindowLimit<S.Limits>
-    private let unknownLookups: WindowLimit<S.Limits>
-    private let unknownLookupsFromAddress: WindowLimit<S.Limits>
+    private let unknownLookups: UnknownLookups<S.Limits>
     private let memo = PasswordMemo()
 
     /// Finishes claimed per store call while announcing.
@@ -144,9 +143,8 @@ public struct VoteService<S: Stores>: Sendable {
         self.rules = rules
         passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock, ledger: stores.guesses)
         openings = WindowLimit(rules.openings, scope: .voteOpenings, clock: clock, ledger: stores.limits)
-        unknownLookups = WindowLimit(rules.unknownLookups, scope: .voteLookups, clock: clock, ledger: stores.limits)
-        unknownLookupsFromAddress = WindowLimit(
-            rules.unknownLookupsPerAddress, scope: .voteLookupsFromAddress, clock: clock, ledger: stores.limits)
+        unknownLookups = UnknownLookups(
+            perPerson: rules.unknownLookups, perAddress: rules.unknownLookupsPerAddress, clock: clock, ledger: stores.limits)
     }
 
     // MARK: Opening and finding
@@ -380,54 +378,14 @@ public struct VoteService<S: Stores>: Sendable {
     }
 
     /// What `read` finds for a vote id the caller gives. An id that names no vote counts against the caller's
-    /// and the address's lookups of unknown ids: reserved before the store is read and kept only for a miss,
-    /// so that concurrent lookups stop at the limit and ids cannot be scanned faster than it allows.
-    ///
-    /// An address that has used up its allowance stops only the accounts that have missed themselves: an
-    /// account's first lookup goes through (and counts, if it misses), so one person behind a campus NAT
-    /// cannot lock everyone else there out of voting, while every further probe costs a new account, of which
-    /// an address makes at most 100 an hour.
+    /// and the address's lookups of unknown ids, and a caller past either limit is refused whether or not the
+    /// id names a vote (`UnknownLookups`): ids cannot be scanned faster than the limits allow.
     private func lookUp<Found>(
         _ id: VoteID, by identity: Identity, from address: ClientAddress, _ read: () async throws -> Found?
     ) async throws -> Found {
-        let (personPlace, personWasClear) = try await unknownLookups.reserve(identity.userID.rawValue)
-        let person: WindowReservation
-        switch personPlace {
-        case .success(let place): person = place
-        case .failure(let refusal): throw ServiceError.rateLimited(retryAfter: refusal.wait, .voteLookups)
-        }
-        let addressPlace: WindowReservation?, addressRefusal: WindowRefusal?
-        do {
-            switch try await unknownLookupsFromAddress.reserve(address.rawValue).reservation {
-            case .success(let place): (addressPlace, addressRefusal) = (place, nil)
-            case .failure(let refusal): (addressPlace, addressRefusal) = (nil, refusal)
-            }
-        } catch {
-            try? await unknownLookups.cancel(person)
-            throw error
-        }
-        if let addressRefusal, !personWasClear {
-            try await unknownLookups.cancel(person)
-            throw ServiceError.rateLimited(retryAfter: addressRefusal.wait, .voteLookupsFromAddress)
-        }
-        let found: Found?
-        do { found = try await read() } catch {
-            // A place not given back (the store is down) stops counting after its lifetime.
-            try? await unknownLookups.cancel(person)
-            if let addressPlace { try? await unknownLookupsFromAddress.cancel(addressPlace) }
-            throw error
-        }
-        guard let found else {
-            try await unknownLookups.commit(person)
-            if let addressPlace {
-                try await unknownLookupsFromAddress.commit(addressPlace)
-            } else {
-                try await unknownLookupsFromAddress.record(address.rawValue)
-            }
-            throw ServiceError.notFound(.vote)
-        }
-        try await unknownLookups.cancel(person)
-        if let addressPlace { try await unknownLookupsFromAddress.cancel(addressPlace) }
+        let found = try await read()
+        try await unknownLookups.check(identity.userID, address, missed: found == nil)
+        guard let found else { throw ServiceError.notFound(.vote) }
         return found
     }
 
@@ -463,3 +421,53 @@ public struct VoteService<S: Stores>: Sendable {
 
 /// Eight random vote ids in a row were taken: the id space is nearly full, which no real use reaches.
 public struct VoteIDsExhausted: Error, Hashable, Sendable {}
+
+/// The limits on lookups of vote ids that name no vote, per person and per client address.
+///
+/// A lookup is checked after the store was read, in one step of the ledger that refuses a person past a limit
+/// (a found vote too) or counts a miss: however many lookups run at once, each step sees the misses counted
+/// before it, so no more misses are answered than the limits allow, and a vote found by a person past them is
+/// not told. A found vote costs one step on the person's own key, which no one else's lookups wait for.
+///
+/// An address that has used up its allowance stops only the people who have missed themselves: a person's
+/// first lookup goes through (and counts, if it misses), so one person behind a campus NAT cannot lock
+/// everyone else there out of voting, while every further probe costs a new account, of which an address
+/// makes at most 100 an hour.
+struct UnknownLookups<Ledger: WindowLedger>: Sendable {
+    let perPerson: RateLimit
+    let perAddress: RateLimit
+    let clock: any WallClock
+    let ledger: Ledger
+
+    /// Refuses the lookup (`ServiceError.rateLimited`) or lets it be answered, counting it when it `missed`.
+    func check(_ person: UserID, _ address: ClientAddress, missed: Bool) async throws {
+        let (perPerson, perAddress) = (perPerson, perAddress)
+        let now = clock.now
+        let personKey = WindowKey(.voteLookups, person.rawValue, window: perPerson.window)
+        let addressKey = WindowKey(.voteLookupsFromAddress, address.rawValue, window: perAddress.window)
+        // A person who has not missed within the hour: the address cannot refuse them, so only their own key
+        // is locked, and a miss is added to the address's afterwards.
+        let alone = try await ledger.withWindows([personKey], at: now) { states -> Result<Bool, ServiceError> in
+            if let wait = states[0].wait(under: perPerson, at: now) { return .failure(.rateLimited(retryAfter: wait, .voteLookups)) }
+            guard states[0].isClear else { return .success(false) }
+            if missed { states[0].add(at: now) }
+            return .success(true)
+        }
+        if try alone.get() {
+            if missed { try await ledger.withWindows([addressKey], at: now) { states in states[0].add(at: now) } }
+            return
+        }
+        let refusal = try await ledger.withWindows([personKey, addressKey], at: now) { states -> ServiceError? in
+            if let wait = states[0].wait(under: perPerson, at: now) { return .rateLimited(retryAfter: wait, .voteLookups) }
+            if !states[0].isClear, let wait = states[1].wait(under: perAddress, at: now) {
+                return .rateLimited(retryAfter: wait, .voteLookupsFromAddress)
+            }
+            if missed {
+                states[0].add(at: now)
+                states[1].add(at: now)
+            }
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+}
