@@ -38,10 +38,13 @@ wait_healthy() {
 }
 
 # nginx: round robin over the fronts. Event streams pass through unbuffered, and a read timeout well above
-# the fronts' 25 s heartbeat keeps them open. A front that refuses connections, times out or answers 503
-# (its database out of reach, or behind the change feed) is passed over for 5 s, and an idempotent request
-# that met it is tried on the next front; a POST is never sent twice. When no front can answer, nginx answers
-# 503 problem+json with Retry-After itself, as a front would. The fronts trust X-Forwarded-For from
+# the fronts' 25 s heartbeat keeps them open. A front that refuses connections or times out is passed over
+# for 5 s, and an idempotent request that met it is tried on the next front; nginx never sends a POST twice
+# (a client whose POST met a front dying under it cannot know whether it was done). A front's own 503 (its
+# database out of reach) reaches the client with its Retry-After, and the front goes on answering what it
+# holds in memory. When no front can answer, nginx answers 503 problem+json with Retry-After itself, as a
+# front would. Open-source nginx does not ask `/health`; a balancer that does can pass over a front behind
+# the change feed. The fronts trust X-Forwarded-For from
 # 127.0.0.1 only (--trusted-proxy), which is nginx.
 write_nginx_conf() {
     local port="$1" fronts="$2" servers="" index
@@ -74,7 +77,7 @@ $servers        keepalive 64;
             proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
             proxy_buffering off;
             proxy_read_timeout 60s;
-            proxy_next_upstream error timeout http_503;
+            proxy_next_upstream error timeout;
             error_page 502 504 = @unavailable;
         }
         # Every front down, or passed over after a 503: the clients' answer is the fronts' own 503, with the

@@ -12,8 +12,8 @@ does):
 Then it counts, and fails on any loss:
 - every poke acknowledged (201) is in its recipient's stream exactly once, each stream in order; a poke whose
   answer was lost (the front died under it) may be there once or not at all;
-- every position acknowledged last for its user is what the surviving front's memory and a fresh read give,
-  unless a later write of that user was left without an answer (then either);
+- every position acknowledged last for its user is what the surviving front's memory gives, unless a later
+  write of that user was answered 503 or not at all (then either);
 - while PostgreSQL is down, every answer that is not a success is 503 with Retry-After, never a 500; afterwards
   writes succeed again without restarting anything;
 - how long the killed front's stream clients took to be streaming again (p50, max).
@@ -86,16 +86,16 @@ class Tally:
         self.counts = {}
         self.failures = []
 
-    def note(self, answer):
+    def note(self, answer, kind):
         with self.lock:
-            key = (self.phase, "none" if answer is None else answer[0])
+            key = (self.phase, kind, "none" if answer is None else answer[0])
             self.counts[key] = self.counts.get(key, 0) + 1
             if answer is None:
                 return
             status, headers, text = answer
             if status >= 500 and status not in (502, 503, 504):
                 self.failures.append(f"{self.phase}: {status} {text[:200]}")
-            if status == 503 and "Retry-After" not in headers and self.phase == "postgres down":
+            if status == 503 and "Retry-After" not in headers:
                 self.failures.append(f"{self.phase}: 503 without Retry-After")
 
 
@@ -190,7 +190,7 @@ def writer(index, sessions, acknowledged, unanswered):
         body = {"lat": float(lat) + generator.uniform(-5e-4, 5e-4), "lon": float(lon) + generator.uniform(-5e-4, 5e-4),
                 "status": status}
         answer = client.send("PUT", "/v1/me/position", token, body)
-        TALLY.note(answer)
+        TALLY.note(answer, "write")
         if answer is not None and answer[0] == 200:
             acknowledged[token] = status
             unanswered.pop(token, None)
@@ -212,7 +212,7 @@ def reader(index, token):
             answer = client.send("GET", path)
         else:
             answer = client.send("GET", "/v1/friends", token)
-        TALLY.note(answer)
+        TALLY.note(answer, "read")
         if answer is not None and answer[0] == 503:
             time.sleep(0.1)
 
@@ -224,7 +224,7 @@ def poke_round(client, poker, recipients, acknowledged, unanswered):
     for person, stream in recipients:
         for _ in range(50):
             answer = client.send("POST", f"/v1/friends/{person}/pokes", poker)
-            TALLY.note(answer)
+            TALLY.note(answer, "poke")
             if answer is None or answer[0] in (502, 504):
                 unanswered[person] = unanswered.get(person, 0) + 1
                 break
@@ -283,8 +283,9 @@ def main():
     os.kill(int(fronts[0][0]), signal.SIGKILL)
     poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
     time.sleep(3)
-    TALLY.phase = "postgres down"
+    TALLY.phase = "postgres stopping"
     subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "stop"], check=True, stdout=subprocess.DEVNULL)
+    TALLY.phase = "postgres down"
     stopped_at = time.time()
     time.sleep(options.postgres_down)
     subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
@@ -356,8 +357,8 @@ def main():
     print(f"positions: {len(positions_acknowledged)} people's last acknowledged write checked on the surviving front, "
           f"{sum(len(v) for v in positions_unanswered.values())} writes answered 503 or not at all (maybe written), wrong: {positions_wrong}")
     print(f"postgres down for {down_for:.1f} s; first write through the load balancer {recovered_after or 0:.1f} s after it was back")
-    for phase in ("before", "front killed", "postgres down", "after"):
-        counts = {status: count for (p, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
+    for phase in ("before", "front killed", "postgres stopping", "postgres down", "after"):
+        counts = {f"{kind} {status}": count for (p, kind, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
         print(f"answers {phase}: {counts}")
     if TALLY.failures:
         print("FAILED:")

@@ -49,7 +49,7 @@ extension PostGISStore: WindowLedger {
             }
             let before = states
             let value = step(&states)
-            // A step that only looked (a lookup that found its vote) writes nothing.
+            // A step that only looked (a lookup that found its vote) writes no state back.
             guard states != before else { return value }
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys

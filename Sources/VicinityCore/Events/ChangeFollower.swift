@@ -107,7 +107,8 @@ public final class ChangeFollower<S: Stores>: Sendable {
     }
 
     private func apply(_ changes: [Change]) async throws {
-        guard !changes.isEmpty else { return }
+        // Also without changes: memory may have rows to read again whatever the feed brings (a position that
+        // a failed write of this process had passed another's change over for).
         try await stores.follow(changes, at: clock.now)
         let recipients = Set(changes.compactMap { change -> UserID? in
             if case .event(_, let recipient) = change { recipient } else { nil }

@@ -62,7 +62,8 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// its user to come before it writes (`OwnChanges`), and the changes of a user up to that count are passed
     /// over. A change passed over in place of another process's is one the feed gave before this process's
     /// own, which commits later than it and puts its own value in memory; when that write fails instead, it
-    /// marks its user to be read again.
+    /// marks its user to be read again at the next refresh, which the follower makes after every read of the
+    /// feed, changes or not.
     public func refresh(_ changes: [UserID]) async throws {
         let users = ownChanges.withLock { $0.unread(changes) }
         guard !users.isEmpty else { return }

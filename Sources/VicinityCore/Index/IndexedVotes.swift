@@ -50,6 +50,7 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
     /// Reads the votes again from the record, for changes made by another process: a vote no longer open
     /// leaves memory for good; an open one is kept by the same rule as this process's own changes.
     public func refresh(_ ids: Set<VoteID>, at now: Timestamp) async throws {
+        guard !ids.isEmpty else { return }
         var fresh: [VoteID: Vote] = [:]
         for id in ids { fresh[id] = try await record.vote(id: id) }
         held.write { held in

@@ -425,9 +425,11 @@ public struct VoteIDsExhausted: Error, Hashable, Sendable {}
 /// The limits on lookups of vote ids that name no vote, per person and per client address.
 ///
 /// A lookup is checked after the store was read, in one step of the ledger that refuses a person past a limit
-/// (a found vote too) or counts a miss: however many lookups run at once, each step sees the misses counted
-/// before it, so no more misses are answered than the limits allow, and a vote found by a person past them is
-/// not told. A found vote costs one step on the person's own key, which no one else's lookups wait for.
+/// (a found vote too) or counts a miss against both limits at once: however many lookups run at once, each
+/// step sees the misses counted before it, so no more misses are answered than the limits allow, and a vote
+/// found by a person past them is not told. A found vote by a person without a miss in the window locks only
+/// that person's key, which no one else's lookups wait for; misses, and lookups by people who have missed,
+/// lock the address's key too.
 ///
 /// An address that has used up its allowance stops only the people who have missed themselves: a person's
 /// first lookup goes through (and counts, if it misses), so one person behind a campus NAT cannot lock
@@ -445,17 +447,14 @@ struct UnknownLookups<Ledger: WindowLedger>: Sendable {
         let now = clock.now
         let personKey = WindowKey(.voteLookups, person.rawValue, window: perPerson.window)
         let addressKey = WindowKey(.voteLookupsFromAddress, address.rawValue, window: perAddress.window)
-        // A person who has not missed within the hour: the address cannot refuse them, so only their own key
-        // is locked, and a miss is added to the address's afterwards.
-        let alone = try await ledger.withWindows([personKey], at: now) { states -> Result<Bool, ServiceError> in
-            if let wait = states[0].wait(under: perPerson, at: now) { return .failure(.rateLimited(retryAfter: wait, .voteLookups)) }
-            guard states[0].isClear else { return .success(false) }
-            if missed { states[0].add(at: now) }
-            return .success(true)
-        }
-        if try alone.get() {
-            if missed { try await ledger.withWindows([addressKey], at: now) { states in states[0].add(at: now) } }
-            return
+        if !missed {
+            // A found vote: a person who has not missed within the window passes whatever the address's count,
+            // and nothing is counted, so only their own key is locked.
+            let passed = try await ledger.withWindows([personKey], at: now) { states -> Result<Bool, ServiceError> in
+                if let wait = states[0].wait(under: perPerson, at: now) { return .failure(.rateLimited(retryAfter: wait, .voteLookups)) }
+                return .success(states[0].isClear)
+            }
+            if try passed.get() { return }
         }
         let refusal = try await ledger.withWindows([personKey, addressKey], at: now) { states -> ServiceError? in
             if let wait = states[0].wait(under: perPerson, at: now) { return .rateLimited(retryAfter: wait, .voteLookups) }
