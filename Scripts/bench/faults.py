@@ -288,6 +288,7 @@ def main():
     TALLY.phase = "postgres down"
     stopped_at = time.time()
     time.sleep(options.postgres_down)
+    TALLY.phase = "postgres starting"
     subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
     down_for = time.time() - stopped_at
     TALLY.phase = "after"
@@ -357,7 +358,7 @@ def main():
     print(f"positions: {len(positions_acknowledged)} people's last acknowledged write checked on the surviving front, "
           f"{sum(len(v) for v in positions_unanswered.values())} writes answered 503 or not at all (maybe written), wrong: {positions_wrong}")
     print(f"postgres down for {down_for:.1f} s; first write through the load balancer {recovered_after or 0:.1f} s after it was back")
-    for phase in ("before", "front killed", "postgres stopping", "postgres down", "after"):
+    for phase in ("before", "front killed", "postgres stopping", "postgres down", "postgres starting", "after"):
         counts = {f"{kind} {status}": count for (p, kind, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
         print(f"answers {phase}: {counts}")
     if TALLY.failures:

@@ -16,19 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-points=1000000
-users=10000
-seconds=10
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --quick) points=100000; users=1000; seconds=3 ;;
-        --points) points="$2"; shift ;;
-        --users) users="$2"; shift ;;
-        --seconds) seconds="$2"; shift ;;
-        *) echo "usage: $0 [--quick] [--points N] [--users N] [--seconds S]" >&2; exit 64 ;;
-    esac
-    shift
-done
+source Scripts/lib/bench-size.sh "$@"
 
 source Scripts/lib/packages.sh
 source Scripts/lib/wrk-run.sh
@@ -53,16 +41,6 @@ echo "data: $points uniform points around CSULB and the shipped data; $users use
 # The loads move everyone but user00000 and its first 200 friends, whom the lag probe and the fault run use.
 tail -n +202 "$work/seed/sessions.txt" > "$work/load-sessions.txt"
 
-cat > "$work/random-centre.lua" <<'LUA'
-local counter = 0
-setup = function(thread) counter = counter + 1; thread:set("seed", counter) end
-init = function() math.randomseed(2026 + seed) end
-request = function()
-  local lat = 33.7 + math.random() * 0.1
-  local lon = -118.2 + math.random() * 0.1
-  return wrk.format("GET", string.format(os.getenv("VICINITY_PATH"), lat, lon))
-end
-LUA
 duration="$seconds"
 declare -A figure
 measure() {
@@ -76,8 +54,8 @@ measure() {
 # The three workloads against BASE, their figures under KEY.
 workloads() {
     local key="$1" base="$2"
-    VICINITY_PATH="/v1/distance?from=%.7f,-118.1&to=33.78,%.7f" measure "floor_$key" "/v1/distance (floor)" "$base/" -s "$work/random-centre.lua"
-    VICINITY_PATH="/v1/places/closest?lat=%.7f&lon=%.7f" measure "w1_$key" "W1 closest" "$base/" -s "$work/random-centre.lua"
+    VICINITY_PATH="/v1/distance?from=%.7f,-118.1&to=33.78,%.7f" measure "floor_$key" "/v1/distance (floor)" "$base/" -s Scripts/lib/random-centre.lua
+    VICINITY_PATH="/v1/places/closest?lat=%.7f&lon=%.7f" measure "w1_$key" "W1 closest" "$base/" -s Scripts/lib/random-centre.lua
     SESSIONS="$work/load-sessions.txt" measure "positions_$key" "PUT /v1/me/position" "$base/v1/me/position" -s Scripts/lib/position-updates.lua
 }
 peak_memory() {

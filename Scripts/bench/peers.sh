@@ -111,16 +111,6 @@ start_server "$vicinity_port" "$work/vicinity.sqlite" 120
 echo "Vicinity: $(head -1 "$work/server.log")"
 
 # --- Workloads ---------------------------------------------------------------------------------------------
-cat > "$work/random-centre.lua" <<'LUA'
-local counter = 0
-setup = function(thread) counter = counter + 1; thread:set("seed", counter) end
-init = function() math.randomseed(2026 + seed) end
-request = function()
-  local lat = 33.7 + math.random() * 0.1
-  local lon = -118.2 + math.random() * 0.1
-  return wrk.format("GET", string.format(os.getenv("VICINITY_PATH"), lat, lon))
-end
-LUA
 
 # W3 pages: for 300 fixed centres, the first page and every `next` after it, fetched now, replayed by wrk.
 pages_per_traversal=$(python3 - "$vicinity_port" "$work/pages.lua" <<'PY'
@@ -205,14 +195,14 @@ floors="$work/floors.txt"
 : > "$floors"
 for connections in $connection_counts; do
     # The HTTP floor of this run: a trivial endpoint through the same front, with the same random centres.
-    floor=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/distance?from=%.7f,-118.1&to=33.78,%.7f")
+    floor=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/distance?from=%.7f,-118.1&to=33.78,%.7f")
     echo "floor $connections $floor" | tee -a "$floors" >&2
     for workload in W1 W2 W3 W4; do
         case "$workload" in
-            W1) v=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/places/closest?lat=%.7f&lon=%.7f")
+            W1) v=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/places/closest?lat=%.7f&lon=%.7f")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC COUNT 1 WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w1") ;;
-            W2) v=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/places/nearby?lat=%.7f&lon=%.7f&radius=1000&limit=20")
+            W2) v=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/places/nearby?lat=%.7f&lon=%.7f&radius=1000&limit=20")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC COUNT 20 WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w2") ;;
             W3) v=$(wrk_run "$connections" "$work/pages.lua")
@@ -220,7 +210,7 @@ for connections in $connection_counts; do
                 v=$(awk -v pages="$pages_per_traversal" '{ printf "%.0f %s %s\n", $1 / pages, $2, $3 }' <<<"$v")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w3") ;;
-            W4) v=$(wrk_run "$connections" "$work/random-centre.lua" "/v1/places/nearby?lat=%.7f&lon=%.7f&radius=100&limit=500")
+            W4) v=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/places/nearby?lat=%.7f&lon=%.7f&radius=100&limit=500")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 100 m ASC WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w4") ;;
         esac

@@ -18,19 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-points=1000000
-users=10000
-seconds=10
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --quick) points=100000; users=1000; seconds=3 ;;
-        --points) points="$2"; shift ;;
-        --users) users="$2"; shift ;;
-        --seconds) seconds="$2"; shift ;;
-        *) echo "usage: $0 [--quick] [--points N] [--users N] [--seconds S]" >&2; exit 64 ;;
-    esac
-    shift
-done
+source Scripts/lib/bench-size.sh "$@"
 
 source Scripts/lib/packages.sh
 source Scripts/lib/wrk-run.sh
@@ -86,16 +74,6 @@ start=$(now)
 echo "seeded PostGIS in $(elapsed "$start") s"
 
 # --- Servers -------------------------------------------------------------------------------------------------
-cat > "$work/random-centre.lua" <<'LUA'
-local counter = 0
-setup = function(thread) counter = counter + 1; thread:set("seed", counter) end
-init = function() math.randomseed(2026 + seed) end
-request = function()
-  local lat = 33.7 + math.random() * 0.1
-  local lon = -118.2 + math.random() * 0.1
-  return wrk.format("GET", string.format(os.getenv("VICINITY_PATH"), lat, lon))
-end
-LUA
 duration="$seconds"
 # One wrk run at 64 connections: a line on standard error, "requests/s p50 p99" on standard output.
 measure() {
@@ -115,9 +93,9 @@ run_store() {
     line="$(grep -m1 'Vicinity serving' "$work/server-$name.log")"
     echo "$name: ${line#*from }"
     figure[startup_$name]="$(grep -o 'loaded in [0-9.]* m\?s' <<<"$line" | sed 's/loaded in //')"
-    figure[floor_$name]=$(VICINITY_PATH="/v1/distance?from=%.7f,-118.1&to=33.78,%.7f" measure "/v1/distance (floor)" "$base/" -s "$work/random-centre.lua")
-    figure[w1_$name]=$(VICINITY_PATH="/v1/places/closest?lat=%.7f&lon=%.7f" measure "W1 closest" "$base/" -s "$work/random-centre.lua")
-    figure[w2_$name]=$(VICINITY_PATH="/v1/places/nearby?lat=%.7f&lon=%.7f&radius=1000&limit=20" measure "W2 20 nearest in 1000 m" "$base/" -s "$work/random-centre.lua")
+    figure[floor_$name]=$(VICINITY_PATH="/v1/distance?from=%.7f,-118.1&to=33.78,%.7f" measure "/v1/distance (floor)" "$base/" -s Scripts/lib/random-centre.lua)
+    figure[w1_$name]=$(VICINITY_PATH="/v1/places/closest?lat=%.7f&lon=%.7f" measure "W1 closest" "$base/" -s Scripts/lib/random-centre.lua)
+    figure[w2_$name]=$(VICINITY_PATH="/v1/places/nearby?lat=%.7f&lon=%.7f&radius=1000&limit=20" measure "W2 20 nearest in 1000 m" "$base/" -s Scripts/lib/random-centre.lua)
     figure[positions_$name]=$(SESSIONS="$seeds/sessions.txt" measure "PUT /v1/me/position" "$base/v1/me/position" -s Scripts/lib/position-updates.lua)
     figure[memory_$name]="$(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$server/status")"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
