@@ -67,7 +67,7 @@ front_a="http://127.0.0.1:$VICINITY_CLUSTER_FRONT_PORT"
 front_b="http://127.0.0.1:$((VICINITY_CLUSTER_FRONT_PORT + 1))"
 
 # --- One front --------------------------------------------------------------------------------------------
-Scripts/cluster.sh start --port "$balancer" --fronts 1 | head -1
+Scripts/cluster.sh start --port "$balancer" --fronts 1 | sed -n 1p
 echo "one front, asked directly:"
 workloads one "$front_a"
 echo "one front, through nginx:"
@@ -76,7 +76,7 @@ figure[memory_one]="$(peak_memory)"
 Scripts/cluster.sh stop >/dev/null
 
 # --- Two fronts -------------------------------------------------------------------------------------------
-Scripts/cluster.sh start --port "$balancer" --fronts 2 | head -1
+Scripts/cluster.sh start --port "$balancer" --fronts 2 | sed -n 1p
 echo "two fronts, through nginx:"
 workloads two "http://127.0.0.1:$balancer"
 echo "change feed lag, front A to front B:"
