@@ -7,15 +7,16 @@
 While position writers, readers and pokes run through the load balancer, and STREAMS people hold event streams
 through it (each reconnecting at once with its Last-Event-ID when its stream ends, as a browser's EventSource
 does):
-1. one front is killed with SIGKILL;
-2. PostgreSQL is stopped for POSTGRES_DOWN seconds and started again (Scripts/postgres.sh stop, start).
+1. PostgreSQL is stopped for POSTGRES_DOWN seconds and started again (Scripts/postgres.sh stop, start), both
+   fronts up, and each is asked directly for a write meanwhile and after;
+2. one front is killed with SIGKILL.
 Then it counts, and fails on any loss:
 - every poke acknowledged (201) is in its recipient's stream exactly once, each stream in order; a poke whose
   answer was lost (the front died under it) may be there once or not at all;
 - every position acknowledged last for its user is what the surviving front's memory gives, unless a later
   write of that user was answered 503 or not at all (then either);
-- while PostgreSQL is down, every answer that is not a success is 503 with Retry-After, never a 500; afterwards
-  writes succeed again without restarting anything;
+- while PostgreSQL is down, every answer that is not a success is 503 with Retry-After, never a 500, and each
+  front asked directly answers a write so; afterwards each takes writes again without a restart;
 - how long the killed front's stream clients took to be streaming again (p50, max).
 Prints the counts as lines "name: value" and exits non-zero on a loss.
 """
@@ -278,36 +279,47 @@ def main():
     TALLY.phase = "before"
     poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
     time.sleep(2)
+
+    # PostgreSQL stopped and started under load, both fronts up: each, asked directly, answers a write 503
+    # with Retry-After while it is down, and takes one again afterwards without a restart.
+    TALLY.phase = "postgres stopping"
+    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "stop"], check=True, stdout=subprocess.DEVNULL)
+    TALLY.phase = "postgres down"
+    stopped_at = time.time()
+    token, lat, lon = sessions[150]  # neither a mover nor a stream's owner
+    direct = {port: Client(BASE.hostname, int(port)) for _, port in fronts}
+    body = {"lat": float(lat), "lon": float(lon), "status": "down"}
+    while_down = {}
+    for port, client in direct.items():
+        answer = client.send("PUT", "/v1/me/position", token, body)
+        while_down[port] = None if answer is None else (answer[0], answer[1].get("Retry-After"))
+        if answer is None or answer[0] != 503 or "Retry-After" not in answer[1]:
+            TALLY.failures.append(f"front {port} with PostgreSQL down answered {while_down[port]}, not 503 with Retry-After")
+    time.sleep(max(0.0, options.postgres_down - (time.time() - stopped_at)))
+    TALLY.phase = "postgres starting"
+    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
+    down_for = time.time() - stopped_at
+    TALLY.phase = "recovered"
+    recovered_after = {}
+    for port, client in direct.items():
+        while time.time() - stopped_at < down_for + 60:
+            answer = client.send("PUT", "/v1/me/position", token, {"lat": float(lat), "lon": float(lon), "status": f"back {port}"})
+            if answer is not None and answer[0] == 200:
+                recovered_after[port] = time.time() - stopped_at - down_for
+                positions_acknowledged[token] = f"back {port}"
+                break
+            time.sleep(0.1)
+        else:
+            TALLY.failures.append(f"front {port}: no write succeeded within 60 s of PostgreSQL starting again")
+    poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
+    time.sleep(2)
+
+    # One front killed with SIGKILL under load: its clients go to the other.
     TALLY.phase = "front killed"
     killed_at = time.time()
     os.kill(int(fronts[0][0]), signal.SIGKILL)
     poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
     time.sleep(3)
-    TALLY.phase = "postgres stopping"
-    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "stop"], check=True, stdout=subprocess.DEVNULL)
-    TALLY.phase = "postgres down"
-    stopped_at = time.time()
-    time.sleep(options.postgres_down)
-    TALLY.phase = "postgres starting"
-    subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
-    down_for = time.time() - stopped_at
-    TALLY.phase = "after"
-    # A write that succeeds through the load balancer, without restarting anything.
-    recovered_after = None
-    probe = Client()
-    token, lat, lon = sessions[150]  # neither a mover nor a stream's owner
-    while time.time() - stopped_at < down_for + 60:
-        answer = probe.send("PUT", "/v1/me/position", token, {"lat": float(lat), "lon": float(lon), "status": "back"})
-        if answer is not None and answer[0] == 200:
-            recovered_after = time.time() - stopped_at - down_for
-            break
-        time.sleep(0.1)
-    if recovered_after is None:
-        TALLY.failures.append("no write succeeded within 60 s of PostgreSQL starting again")
-    else:
-        positions_acknowledged[token] = "back"
-    poke_round(poke_client, poker, recipients, pokes_acknowledged, pokes_unanswered)
-    time.sleep(2)
     STOP.set()
     for thread in threads:
         thread.join(60)
@@ -334,8 +346,14 @@ def main():
         TALLY.failures.append(f"{doubled} streams were given a poke twice")
     if disordered:
         TALLY.failures.append(f"{disordered} streams were given pokes out of order")
-    resumed = [stream.resumes[0] - killed_at for _, stream in recipients if stream.cuts and stream.cuts[0] < stopped_at and stream.resumes]
-    cut = [stream for _, stream in recipients if stream.cuts and stream.cuts[0] < stopped_at]
+    # A stream's cut by the kill is its first at or after it; its resume is the one that ends that cut.
+    cut, resumed = [], []
+    for _, stream in recipients:
+        after = [index for index, at in enumerate(stream.cuts) if at >= killed_at]
+        if after:
+            cut.append(stream)
+            if after[0] < len(stream.resumes):
+                resumed.append(stream.resumes[after[0]] - killed_at)
     if len(resumed) != len(cut):
         TALLY.failures.append(f"{len(cut) - len(resumed)} of {len(cut)} streams cut by the kill never resumed")
 
@@ -357,8 +375,9 @@ def main():
           f"streams short of their acknowledged pokes: {lost}, doubled: {doubled}, out of order: {disordered}")
     print(f"positions: {len(positions_acknowledged)} people's last acknowledged write checked on the surviving front, "
           f"{sum(len(v) for v in positions_unanswered.values())} writes answered 503 or not at all (maybe written), wrong: {positions_wrong}")
-    print(f"postgres down for {down_for:.1f} s; first write through the load balancer {recovered_after or 0:.1f} s after it was back")
-    for phase in ("before", "front killed", "postgres stopping", "postgres down", "postgres starting", "after"):
+    print(f"postgres down for {down_for:.1f} s; each front, asked directly meanwhile: {while_down}; "
+          f"first write on each after it was back: " + ", ".join(f"{port} {after:.1f} s" for port, after in recovered_after.items()))
+    for phase in ("before", "postgres stopping", "postgres down", "postgres starting", "recovered", "front killed"):
         counts = {f"{kind} {status}": count for (p, kind, status), count in sorted(TALLY.counts.items(), key=str) if p == phase}
         print(f"answers {phase}: {counts}")
     if TALLY.failures:
