@@ -10,7 +10,7 @@
 #    (each request a different user), and each front's peak memory.
 # 3. The change feed's lag (Scripts/bench/feed_lag.py): a position written through front A, asked for
 #    through front B, idle and under 64 connections of position updates through nginx.
-# 4. The fault run on the two fronts: 100 event streams, SIGKILL of one front, PostgreSQL stopped and started.
+# 4. The fault run on the two fronts: 100 event streams, PostgreSQL stopped and started, then SIGKILL of one front.
 # Prints the figures and a Markdown table; saves it under docs/results/. --quick: 100,000 points, 1,000 users,
 # 3 s per run.
 set -euo pipefail
@@ -92,7 +92,7 @@ wait "$load"
 figure[lag_load_rps]="$(awk '/Requests\/sec/ { print $2 }' "$work/lag-load.txt")"
 echo "  under 64 connections of position updates through nginx (${figure[lag_load_rps]} req/s): ${figure[lag_load]}"
 figure[memory_two]="$(peak_memory)"
-echo "fault run (100 streams, SIGKILL of front A, PostgreSQL stopped 8 s):"
+echo "fault run (100 streams, PostgreSQL stopped 8 s, then SIGKILL of front A):"
 python3 Scripts/bench/faults.py "http://127.0.0.1:$balancer" "$VICINITY_CLUSTER_DIR" "$work/seed" | tee "$work/faults.txt" | sed 's/^/  /'
 Scripts/cluster.sh stop >/dev/null
 
@@ -118,7 +118,7 @@ report="docs/results/fronts-$(date -u +%Y%m%dT%H%M%SZ).md"
     echo "- under 64 connections of position updates through nginx (${figure[lag_load_rps]} req/s): ${figure[lag_load]}"
     echo
     echo "Fault run (Scripts/bench/faults.py: 100 event streams, position writers, readers and pokes through nginx;"
-    echo "front A killed with SIGKILL, then PostgreSQL stopped 8 s and started):"
+    echo "PostgreSQL stopped 8 s and started with both fronts up, then front A killed with SIGKILL):"
     echo
     sed 's/^/    /' "$work/faults.txt"
 } > "$report"
