@@ -67,21 +67,15 @@ extension PostGISStore: GuessingLedger {
             var key = GuessingKeyState(), address = GuessingAddressState()
             for row in rows {
                 let text: String = try row.decode("state")
-                guard text != "{}" else { continue }
-                do {
-                    switch try row.decode("kind", as: String.self) {
-                    case "address": address = try JSONDecoder().decode(GuessingAddressState.self, from: Data(text.utf8))
-                    default: key = try JSONDecoder().decode(GuessingKeyState.self, from: Data(text.utf8))
-                    }
-                } catch {
-                    throw StoreError.corrupt("a guessing state of \(scope) is not readable: \(error)")
+                let what = "a guessing state of \(scope)"
+                switch try row.decode("kind", as: String.self) {
+                case "address": address = try LedgerStateText.decode(text, empty: address, what: what)
+                default: key = try LedgerStateText.decode(text, empty: key, what: what)
                 }
             }
             let value = step(&key, &address)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            let keyText = String(decoding: try encoder.encode(key), as: UTF8.self)
-            let addressText = String(decoding: try encoder.encode(address), as: UTF8.self)
+            let keyText = try LedgerStateText.encode(key)
+            let addressText = try LedgerStateText.encode(address)
             try await transaction.execute("""
                 UPDATE guessing SET state = \(keyText)::jsonb, kept_until = \(GuessingBook.keptUntil(key, rules: rules))
                 WHERE scope = \(scope) AND kind = 'key' AND name = \(attempt.key)

@@ -32,15 +32,7 @@ extension PostGISStore: WindowLedger {
             var found: [String: [String: WindowState]] = [:]
             for row in rows {
                 let scope: String = try row.decode("scope"), name: String = try row.decode("name"), text: String = try row.decode("state")
-                var state = WindowState()
-                if text != "{}" {
-                    do {
-                        state = try JSONDecoder().decode(WindowState.self, from: Data(text.utf8))
-                    } catch {
-                        throw StoreError.corrupt("a window limit state of \(scope) is not readable: \(error)")
-                    }
-                }
-                found[scope, default: [:]][name] = state
+                found[scope, default: [:]][name] = try LedgerStateText.decode(text, empty: WindowState(), what: "a window limit state of \(scope)")
             }
             var states = keys.map { key in
                 var state = found[key.scope.rawValue]?[key.key] ?? WindowState()
@@ -51,9 +43,7 @@ extension PostGISStore: WindowLedger {
             let value = step(&states)
             // A step that only looked (a lookup that found its vote) writes no state back.
             guard states != before else { return value }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            let texts = try order.map { String(decoding: try encoder.encode(states[$0]), as: UTF8.self) }
+            let texts = try order.map { try LedgerStateText.encode(states[$0]) }
             let kept = order.map { states[$0].keptUntil(window: keys[$0].window) }
             try await transaction.execute("""
                 UPDATE window_limit SET state = k.state::jsonb, kept_until = k.kept_until

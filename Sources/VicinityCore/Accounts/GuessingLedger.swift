@@ -120,8 +120,7 @@ public enum GuessingBook {
         let ms = now.millisecondsSince1970
         let counted = key.pending.removeValue(forKey: id) != nil
         address.pending[id] = nil
-        // Sorted, for `RateLimit.wait`: processes whose clocks disagree may add out of order.
-        address.failures.insert(ms, at: address.failures.firstIndex { $0 > ms } ?? address.failures.endIndex)
+        address.failures.insertInOrder(ms)
         key.failures += 1
         key.lastFailure = ms
         if let lock = rules.lock(afterFailures: key.failures) { key.lockedUntil = (now + lock).millisecondsSince1970 }

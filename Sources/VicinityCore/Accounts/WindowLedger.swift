@@ -32,14 +32,20 @@ public struct WindowState: Codable, Hashable, Sendable {
     }
 
     mutating func add(at now: Timestamp) {
-        let ms = now.millisecondsSince1970
-        // Sorted, for `RateLimit.wait`: processes whose clocks disagree may add out of order.
-        events.insert(ms, at: events.firstIndex { $0 > ms } ?? events.endIndex)
+        events.insertInOrder(now.millisecondsSince1970)
     }
 
     /// When the state holds nothing a step would still read: a ledger may drop it after then.
     public func keptUntil(window: Duration) -> Int64 {
         (events.last ?? 0) + window.wholeMilliseconds
+    }
+}
+
+extension Array where Element == Int64 {
+    /// Inserts a time keeping the times sorted, as `RateLimit.wait` reads them: processes whose clocks
+    /// disagree may add out of order.
+    mutating func insertInOrder(_ ms: Int64) {
+        insert(ms, at: firstIndex { $0 > ms } ?? endIndex)
     }
 }
 

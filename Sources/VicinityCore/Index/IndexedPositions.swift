@@ -67,7 +67,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     public func refresh(_ changes: [UserID]) async throws {
         let users = ownChanges.withLock { $0.unread(changes) }
         guard !users.isEmpty else { return }
-        let stripes = Set(users.map(stripe(of:))).sorted()
+        let stripes = Array(Set(users.map(stripe(of:))))
         do {
             try await holding(stripes) {
                 let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
