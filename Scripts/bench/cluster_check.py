@@ -11,7 +11,6 @@
    Last-Event-ID and gets the pokes sent meanwhile, none lost, none twice; requests keep being answered.
 Exits non-zero on any failure, printing what it saw.
 """
-import http.client
 import json
 import os
 import signal
@@ -20,6 +19,8 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+
+import sse
 
 BASE, FOLDER = sys.argv[1], sys.argv[2]
 PARSED = urllib.parse.urlparse(BASE)
@@ -77,27 +78,11 @@ class Stream(threading.Thread):
 
     def run(self):
         try:
-            self.connection = http.client.HTTPConnection(PARSED.hostname, PARSED.port, timeout=90)
-            headers = {"Authorization": "Bearer " + self.token, "Accept": "text/event-stream"}
-            if self.last_event_id:
-                headers["Last-Event-ID"] = self.last_event_id
-            self.connection.request("GET", "/v1/events", headers=headers)
-            response = self.connection.getresponse()
+            self.connection, response = sse.open_stream(PARSED.hostname, PARSED.port, self.token, self.last_event_id, timeout=90)
             if response.status != 200:
                 return
-            event_id = event_type = None
-            while True:
-                line = response.readline()
-                if not line:
-                    return
-                line = line.decode().rstrip("\n")
-                if line.startswith("id: "):
-                    event_id = line[4:]
-                elif line.startswith("event: "):
-                    event_type = line[7:]
-                elif line == "" and event_id:
-                    self.events.append((event_id, event_type))
-                    event_id = event_type = None
+            for event in sse.events(response):
+                self.events.append(event)
         except OSError:
             return
         finally:

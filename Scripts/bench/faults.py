@@ -33,6 +33,8 @@ import threading
 import time
 import urllib.parse
 
+import sse
+
 parser = argparse.ArgumentParser()
 parser.add_argument("base")
 parser.add_argument("cluster_folder")
@@ -132,12 +134,7 @@ class Stream(threading.Thread):
 
     def follow(self):
         self.was_open = False
-        self.connection = http.client.HTTPConnection(BASE.hostname, BASE.port, timeout=120)
-        headers = {"Authorization": "Bearer " + self.token, "Accept": "text/event-stream"}
-        if self.last_id:
-            headers["Last-Event-ID"] = self.last_id
-        self.connection.request("GET", "/v1/events", headers=headers)
-        response = self.connection.getresponse()
+        self.connection, response = sse.open_stream(BASE.hostname, BASE.port, self.token, self.last_id)
         if response.status != 200:
             response.read()
             raise OSError(f"stream answered {response.status}")
@@ -145,21 +142,11 @@ class Stream(threading.Thread):
             self.resumes.append(time.time())
         self.was_open = True
         self.connected.set()
-        event_id = kind = None
-        while True:
-            line = response.readline()
-            if not line:
-                raise OSError("stream ended")
-            line = line.decode().rstrip("\n")
-            if line.startswith("id: "):
-                event_id = line[4:]
-            elif line.startswith("event: "):
-                kind = line[7:]
-            elif line == "" and event_id:
-                self.last_id = event_id
-                if kind == "poke":
-                    self.pokes.append(int(event_id))
-                event_id = kind = None
+        for event_id, kind in sse.events(response):
+            self.last_id = event_id
+            if kind == "poke":
+                self.pokes.append(int(event_id))
+        raise OSError("stream ended")
 
     def stop(self):
         if self.connection is not None and self.connection.sock is not None:

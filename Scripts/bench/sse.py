@@ -1,0 +1,30 @@
+"""The event stream of /v1/events as the cluster checks read it (Scripts/bench/cluster_check.py, faults.py)."""
+import http.client
+
+
+def open_stream(host, port, token, last_event_id=None, timeout=120):
+    """Asks for the stream with the person's token, resuming after LAST_EVENT_ID when given; returns the
+    connection and its response (whatever its status)."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    headers = {"Authorization": "Bearer " + token, "Accept": "text/event-stream"}
+    if last_event_id:
+        headers["Last-Event-ID"] = last_event_id
+    connection.request("GET", "/v1/events", headers=headers)
+    return connection, connection.getresponse()
+
+
+def events(response):
+    """The id and type of each event of the stream as it arrives, until the stream ends."""
+    event_id = kind = None
+    while True:
+        line = response.readline()
+        if not line:
+            return
+        line = line.decode().rstrip("\n")
+        if line.startswith("id: "):
+            event_id = line[4:]
+        elif line.startswith("event: "):
+            kind = line[7:]
+        elif line == "" and event_id:
+            yield event_id, kind
+            event_id = kind = None
