@@ -6,11 +6,13 @@
 #   pkg-config         lets the Swift build find them
 #   spatialite-bin     the `spatialite` shell, to open the database by hand
 #   wrk                HTTP load generator used by Scripts/benchmark-http.sh
-# Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself.
+#   libjs-leaflet      Leaflet, the map library the page at / loads (the server serves it from its folder)
+# Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself, and
+# Scripts/check-browser.sh what the browser tests need (Chromium, chromedriver, Selenium, Thai fonts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 
-packages=(libspatialite-dev libproj-dev libsqlite3-dev zlib1g-dev pkg-config spatialite-bin wrk)
+packages=(libspatialite-dev libproj-dev libsqlite3-dev zlib1g-dev pkg-config spatialite-bin wrk libjs-leaflet)
 ensure_packages "${packages[@]}"
 echo "setup: system packages present (${packages[*]})"

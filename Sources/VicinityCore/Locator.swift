@@ -99,6 +99,11 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
     public func placeCount() async throws -> Int {
         try await places.count()
     }
+
+    /// Every loaded campus, by id: what a map draws as boundaries.
+    public func allCampuses() async throws -> [Campus] {
+        try await campuses.campuses()
+    }
 }
 
 /// Which places count as temples for the horoscope flow's "go and remove the bad luck" advice.

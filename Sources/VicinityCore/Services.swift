@@ -9,6 +9,8 @@ public struct Services<S: Stores>: Sendable {
     /// Keeps memory and the open event streams in step with the record: run it for as long as the services
     /// serve (the HTTP front runs it with the server).
     public let follower: ChangeFollower<S>
+    /// Works out the `friend_moved` notices of the positions the follower reads: run it beside the follower.
+    public let moves: FriendMoves<S>
 
     public init(
         stores: S,
@@ -18,9 +20,10 @@ public struct Services<S: Stores>: Sendable {
     ) {
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
-        follower = ChangeFollower(stores: stores, hub: events.hub, clock: clock, rules: settings.following)
         accounts = AccountService(stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
+        moves = FriendMoves(friends: friends, hub: events.hub)
+        follower = ChangeFollower(stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following)
         votes = VoteService(
             stores: stores, clock: clock, hasher: hasher, locator: places, events: events,
             positions: settings.friends.positions, rules: settings.votes)

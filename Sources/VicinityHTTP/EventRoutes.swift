@@ -50,7 +50,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
             let items = AsyncChannel<Item>()
             let forward = Task {
                 do {
-                    for try await event in events.stream(for: identity, after: lastEventID) { await items.send(.event(event)) }
+                    for try await delivery in events.stream(for: identity, after: lastEventID) { await items.send(.delivery(delivery)) }
                 } catch is CancellationError {
                 } catch {
                     // The client reconnects with its last id; the cause stays in the log.
@@ -93,15 +93,24 @@ struct EventRoutes<S: Stores>: RouteGroup {
     }
 
     enum Item: Sendable {
-        case event(Event)
+        case delivery(Delivery)
         case heartbeat
 
-        /// The event in SSE framing; its JSON is one line, so one `data:` field carries it.
+        /// The type of the notice of a friend's move, which is not recorded.
+        static var friendMoved: String { "friend_moved" }
+
+        /// The event in SSE framing; its JSON is one line, so one `data:` field carries it. A notice has no
+        /// `id:`, so that a client's `Last-Event-ID` stays the last recorded event's.
         var buffer: ByteBuffer {
             switch self {
-            case .event(let event):
+            case .delivery(.event(let event)):
                 var bytes = Array("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ".utf8)
                 event.jsonValue.write(to: &bytes)
+                bytes += "\n\n".utf8
+                return ByteBuffer(bytes: bytes)
+            case .delivery(.friendMoved(let view)):
+                var bytes = Array("event: \(Self.friendMoved)\ndata: ".utf8)
+                JSONValue.object(Wire.friend(view)).write(to: &bytes)
                 bytes += "\n\n".utf8
                 return ByteBuffer(bytes: bytes)
             case .heartbeat:

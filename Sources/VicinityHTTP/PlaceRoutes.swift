@@ -14,6 +14,13 @@ enum DistanceMethod: String, CaseIterable {
     case geodesic
 }
 
+/// Whether a list of places carries each place's footprint: maps draw them, other clients need not pay for
+/// them.
+enum Outlines: String, CaseIterable {
+    case `true`
+    case `false`
+}
+
 /// Places, temples and distances: what guests may ask.
 struct PlaceRoutes<S: Stores>: RouteGroup {
     let places: Locator<S.Places, S.Campuses>
@@ -25,6 +32,18 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         table.add(.get, "/v1/places/{id}", .anyone) { request, context in try await place(request, context: context) }
         table.add(.get, "/v1/temples/recommended", .anyone) { request, _ in try await recommendedTemples(request) }
         table.add(.get, "/v1/distance", .anyone) { request, _ in try distance(request) }
+        table.add(.get, "/v1/campuses", .anyone) { request, _ in try await campuses(request) }
+    }
+
+    /// Every campus boundary, for maps: few enough to send in one answer.
+    func campuses(_ request: Request) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let collection = GeoJSONFeatureCollection(features: try await places.allCampuses().map { campus in
+            GeoJSONFeature(
+                id: campus.id.rawValue, geometry: .multiPolygon(campus.boundary),
+                properties: ["id": .string(campus.id.rawValue), "name": .string(campus.name)])
+        })
+        return WireEncoding.response(json: collection.jsonValue, contentType: Representation.geoJSONMediaType)
     }
 
     func nearbyPlaces(_ request: Request) async throws -> Response {
@@ -34,10 +53,11 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let categories = query.categories()
         let limit = query.limit()
         let cursor = query.cursor()
+        let outlines = query.choice("footprint", default: Outlines.false)
         try query.finish()
         let page = try await places.nearby(
             NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor))
-        return Wire.hits("places", page, directions: false, request: request)
+        return Wire.hits("places", page, directions: false, footprints: outlines == .true, request: request)
     }
 
     func closestPlace(_ request: Request) async throws -> Response {

@@ -12,6 +12,8 @@ enum APIError: Error, Sendable {
     /// Every bad field of the request.
     case invalidInput([ValidationError])
     case placeNotFound
+    /// No file of the map page, or of Leaflet, has this name (Leaflet is missing when not installed).
+    case pageFileNotFound
     /// The store holds no place (of the requested categories) to be closest to.
     case noPlaceToBeClosestTo
     case storeUnavailable
@@ -142,6 +144,8 @@ extension Problem {
             self.init(status: .badRequest, detail: "Invalid request parameters: \(names).", errors: fields)
         case .placeNotFound:
             self.init(status: .notFound, detail: "No place has this id.")
+        case .pageFileNotFound:
+            self.init(status: .notFound, detail: "No file of the map page has this name.")
         case .noPlaceToBeClosestTo:
             self.init(status: .notFound, detail: "The store holds no place of the requested categories to be closest to.")
         case .storeUnavailable:

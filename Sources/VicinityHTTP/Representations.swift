@@ -85,11 +85,18 @@ enum Wire {
     }
 
     /// A place with the distance and bearing GeoCore computed from the query's centre.
-    static func hit(_ hit: PlaceHit) -> [String: JSONValue] {
-        place(hit.place).merging([
+    static func hit(_ hit: PlaceHit, footprint: Bool = false) -> [String: JSONValue] {
+        var fields = place(hit.place).merging([
             "distance_m": .number(hit.distance.meters),
             "bearing_deg": .number(hit.bearing.degrees),
         ]) { _, new in new }
+        if footprint { fields["footprint"] = Self.footprint(hit.place) }
+        return fields
+    }
+
+    /// The place's outline as a GeoJSON geometry, or null when it has none.
+    static func footprint(_ place: Place) -> JSONValue {
+        place.footprint.map { GeoJSONGeometry.multiPolygon($0).jsonValue } ?? .null
     }
 
     static func temple(_ hit: PlaceHit) -> [String: JSONValue] {
@@ -119,7 +126,7 @@ enum Wire {
     /// One page of hits in JSON, written straight to bytes: the same bytes as `page` writes through JSON values
     /// (sorted keys, same numbers and escapes), without building a dictionary per hit, which was most of the
     /// cost of a long answer.
-    static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, directions: Bool) -> [UInt8] {
+    static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, directions: Bool, footprints: Bool = false) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + hits.count * 200)
         bytes += #"{"next":"#.utf8
@@ -129,14 +136,14 @@ enum Wire {
         bytes += ":[".utf8
         for (index, hit) in hits.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            writeHit(hit, directions: directions, to: &bytes)
+            writeHit(hit, directions: directions, footprint: footprints, to: &bytes)
         }
         bytes += "]}".utf8
         return bytes
     }
 
     /// One hit's object, its keys in sorted order as `JSONValue` writes them.
-    private static func writeHit(_ hit: PlaceHit, directions: Bool, to bytes: inout [UInt8]) {
+    private static func writeHit(_ hit: PlaceHit, directions: Bool, footprint: Bool, to bytes: inout [UInt8]) {
         let place = hit.place
         bytes += #"{"aliases":["#.utf8
         for (index, alias) in place.aliases.enumerated() {
@@ -160,6 +167,10 @@ enum Wire {
         }
         bytes += #","distance_m":"#.utf8
         bytes += JSONValue.numberText(hit.distance.meters).utf8
+        if footprint {
+            bytes += #","footprint":"#.utf8
+            Self.footprint(place).write(to: &bytes)
+        }
         bytes += #","id":"#.utf8
         JSONValue.writeString(place.id.rawValue, to: &bytes)
         bytes += #","lat":"#.utf8
@@ -232,14 +243,14 @@ enum DirectionsURL {
 
 extension Wire {
     /// A page of nearby places or temples in the form the request asked for, with its `next` link.
-    static func hits(_ key: String, _ page: NearbyPage, directions: Bool, request: Request) -> Response {
+    static func hits(_ key: String, _ page: NearbyPage, directions: Bool, footprints: Bool = false, request: Request) -> Response {
         let next = nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next)
         switch Representation(accept: request.headers[.accept]) {
         case .json:
-            let bytes = hitsJSON(key, page.hits, next: next, directions: directions)
+            let bytes = hitsJSON(key, page.hits, next: next, directions: directions, footprints: footprints)
             return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
         case .geoJSON:
-            let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0)) }
+            let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0, footprint: footprints)) }
             return geoJSONPage(items, next: next)
         }
     }

@@ -42,6 +42,8 @@ public struct HTTPOptions: Sendable {
     /// as nginx's `send_timeout`: a phone in a tunnel recovers within it, and an event stream cut after it is
     /// resumed with `Last-Event-ID`.
     public var stalledReaderTimeout: Duration
+    /// The map page at `/`: where Leaflet is, tiles, where the map opens.
+    public var page: PageOptions
 
     public static let standard = HTTPOptions()
 
@@ -55,7 +57,8 @@ public struct HTTPOptions: Sendable {
         maximumConnections: Int = 10_000,
         maximumConnectionsPerClient: Int = 256,
         addressGroups: AddressGroups = .standard,
-        stalledReaderTimeout: Duration = .seconds(60)
+        stalledReaderTimeout: Duration = .seconds(60),
+        page: PageOptions = .standard
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
@@ -67,6 +70,7 @@ public struct HTTPOptions: Sendable {
         self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.addressGroups = addressGroups
         self.stalledReaderTimeout = stalledReaderTimeout
+        self.page = page
     }
 }
 
@@ -83,6 +87,7 @@ public func routeTable<S: Stores>(
         VoteRoutes(votes: services.votes, options: options),
         OperationRoutes<S>(
             places: services.places, follower: services.follower, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
+        PageRoutes(options: options.page),
     ]
     var table = RouteTable()
     for group in groups { group.register(in: &table) }
@@ -166,7 +171,7 @@ public func buildApplication<S: Stores>(
         router: buildRouter(services: services, options: options, metrics: metrics),
         server: server,
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
-        services: [ChangeFollowing(follower: services.follower, logger: logger), VoteAnnouncer(votes: services.votes, logger: logger)]
+        services: [ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger), VoteAnnouncer(votes: services.votes, logger: logger)]
             + background,
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger

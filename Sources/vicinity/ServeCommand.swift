@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GeoCore
 import Hummingbird
 import Logging
 import Metrics
@@ -18,7 +19,8 @@ struct Serve: AsyncParsableCommand {
             VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
             VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL, VICINITY_DB_READERS, \
             VICINITY_DB_CACHE_MIB, VICINITY_DB_MMAP_MIB, VICINITY_REQUEST_TIMEOUT, VICINITY_MAX_CONNECTIONS, \
-            VICINITY_MAX_CONNECTIONS_PER_CLIENT, VICINITY_IPV6_PREFIX. A command-line option wins \
+            VICINITY_MAX_CONNECTIONS_PER_CLIENT, VICINITY_IPV6_PREFIX, VICINITY_LEAFLET_DIR, VICINITY_PAGE_DIR, \
+            VICINITY_MAP_TILES, VICINITY_MAP_ATTRIBUTION, VICINITY_MAP_START. A command-line option wins \
             over the environment. \
             SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
             """
@@ -103,6 +105,35 @@ struct Serve: AsyncParsableCommand {
         valueName: "bits"))
     var ipv6Prefix: Int?
 
+    @Option(name: .customLong("leaflet-dir"), help: ArgumentHelp(
+        "Folder holding Leaflet (leaflet.js, leaflet.css, images/) for the map page at /.",
+        discussion: "Default: $VICINITY_LEAFLET_DIR, else \(PageOptions.debianLeafletDirectory) (Debian's libjs-leaflet). Without it the page says the map library is missing.",
+        valueName: "folder"))
+    var leafletDirectory: String?
+
+    @Option(name: .customLong("page-dir"), help: ArgumentHelp(
+        "Serve the map page's own files from this folder, read at every request, instead of the built-in copy.",
+        discussion: "Default: $VICINITY_PAGE_DIR, else the built-in copy. For editing the page (Sources/VicinityHTTP/Resources/web) without rebuilding.",
+        valueName: "folder"))
+    var pageDirectory: String?
+
+    @Option(name: .customLong("map-tiles"), help: ArgumentHelp(
+        "A raster tile server's URL template for the map page, with {z}, {x} and {y} (and {s} for subdomains).",
+        discussion: "Default: $VICINITY_MAP_TILES, else none: the map draws only campuses and places, on a plain background. Needs --map-attribution.",
+        valueName: "url-template"))
+    var mapTiles: String?
+
+    @Option(name: .customLong("map-attribution"), help: ArgumentHelp(
+        "The attribution the tile server's licence asks the map to show, such as \"© OpenStreetMap contributors\".",
+        discussion: "Default: $VICINITY_MAP_ATTRIBUTION.", valueName: "text"))
+    var mapAttribution: String?
+
+    @Option(name: .customLong("map-start"), help: ArgumentHelp(
+        "Where the map page opens: LAT,LON,ZOOM.",
+        discussion: "Default: $VICINITY_MAP_START, else \(MapView.standard.centre.latitude),\(MapView.standard.centre.longitude),\(MapView.standard.zoom) (Hall of Science, CSULB).",
+        valueName: "lat,lon,zoom"))
+    var mapStart: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "trace, debug, info, notice, warning, error or critical.",
         discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
@@ -126,6 +157,7 @@ struct Serve: AsyncParsableCommand {
         var maximumConnections: Int?
         var maximumConnectionsPerClient: Int
         var addressGroups: AddressGroups
+        var page: PageOptions
 
         /// The connection cap under the descriptor limit in force: the one given, checked against it, or
         /// the standard one lowered to fit.
@@ -242,6 +274,28 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--ipv6-prefix (or VICINITY_IPV6_PREFIX) \(error.message), not \(prefix)")
         }
 
+        var page = PageOptions(
+            leafletDirectory: leafletDirectory ?? environment["VICINITY_LEAFLET_DIR"] ?? PageOptions.debianLeafletDirectory,
+            pageDirectory: pageDirectory ?? environment["VICINITY_PAGE_DIR"])
+        let tiles = mapTiles ?? environment["VICINITY_MAP_TILES"]
+        let attribution = mapAttribution ?? environment["VICINITY_MAP_ATTRIBUTION"]
+        switch (tiles, attribution) {
+        case (let template?, let attribution):
+            do { page.tiles = try TileLayer(template: template, attribution: attribution ?? "") } catch {
+                let option = error.field == "map tiles" ? "--map-tiles (or VICINITY_MAP_TILES)" : "--map-attribution (or VICINITY_MAP_ATTRIBUTION)"
+                throw ValidationError("\(option) \(error.message)")
+            }
+        case (nil, _?):
+            throw ValidationError("--map-attribution (or VICINITY_MAP_ATTRIBUTION) goes with --map-tiles, which is not given")
+        case (nil, nil):
+            break
+        }
+        if let text = mapStart ?? environment["VICINITY_MAP_START"] {
+            do { page.start = try MapView(text) } catch {
+                throw ValidationError("--map-start (or VICINITY_MAP_START) \(error.message), not \"\(text)\"")
+            }
+        }
+
         let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("unknown log level \"\(levelText)\"")
@@ -249,7 +303,7 @@ struct Serve: AsyncParsableCommand {
         return Settings(
             host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level,
             storage: storage, requestTimeout: timeout, maximumConnections: maximumConnections,
-            maximumConnectionsPerClient: perClient, addressGroups: groups)
+            maximumConnectionsPerClient: perClient, addressGroups: groups, page: page)
     }
 
     /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
@@ -311,6 +365,11 @@ struct Serve: AsyncParsableCommand {
         let users = try await record.accountCount()
         let location = record.location
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
+        if !FileManager.default.fileExists(atPath: settings.page.leafletDirectory + "/leaflet.js") {
+            logger.warning(
+                "Leaflet is not in its folder: the map page at / will say the map library is missing",
+                metadata: ["folder": "\(settings.page.leafletDirectory)", "remedy": "apt-get install libjs-leaflet, or --leaflet-dir"])
+        }
         let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
         // Before the first request, so that nothing written through this front is missed by its streams.
         services.follower.prepare(loadedAfter: loadedAfter)
@@ -319,7 +378,7 @@ struct Serve: AsyncParsableCommand {
             options: HTTPOptions(
                 trustedProxies: settings.trustedProxies, requestTimeout: settings.requestTimeout,
                 maximumConnections: connectionCap, maximumConnectionsPerClient: settings.maximumConnectionsPerClient,
-                addressGroups: settings.addressGroups),
+                addressGroups: settings.addressGroups, page: settings.page),
             host: settings.host,
             port: settings.port,
             metrics: registry,

@@ -143,6 +143,39 @@ struct FriendServiceTests {
         #expect(toStale.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.pyramid))
     }
 
+    @Test("a move is told to the listening friends who may see it, as their friend list shows it, and to nobody else")
+    func movesReachOnlyThoseWhoMaySee() async throws {
+        let world = try await World()
+        let mover = try await world.person("mover")
+        let friend = try await world.person("friend")
+        let hiddenFrom = try await world.person("hiddenfrom")
+        let away = try await world.person("away")
+        let stranger = try await world.person("stranger")
+        for other in [friend, hiddenFrom, away] { try await world.befriend(mover, other) }
+        _ = try await world.services.friends.setSharing(false, with: hiddenFrom.userID, of: mover)
+        _ = try await world.services.friends.sharePosition(friend, at: Spot.hallOfScience, accuracy: nil, status: nil)
+        _ = try await world.services.friends.sharePosition(mover, at: Spot.library, accuracy: nil, status: try StatusText("Reading"))
+        let everyone: Set<UserID> = [friend.userID, hiddenFrom.userID, stranger.userID]
+        let friends = world.services.friends
+
+        // `away` is a friend who may see the move but has no stream here: not asked for.
+        let seen = try await friends.moved(mover.userID) { $0.intersection(everyone) }
+        #expect(seen.map(\.viewer) == [friend.userID])
+        #expect(seen.first?.view == (try await friends.friend(mover.userID, of: friend)))
+        #expect(seen.first?.view.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.library))
+
+        // In privacy mode the friend sees `hidden`, which no move changes: nothing is told.
+        _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: true), from: ClientAddress(nil))
+        _ = try await world.services.friends.sharePosition(mover, at: Spot.pyramid, accuracy: nil, status: nil)
+        #expect(try await friends.moved(mover.userID) { $0.intersection(everyone) }.isEmpty)
+
+        // A position past its age is where the mover was: still shown, as the list shows it.
+        _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: false), from: ClientAddress(nil))
+        world.clock.advance(by: .seconds(24 * 3600 + 1))
+        let stale = try await friends.moved(mover.userID) { $0.intersection(everyone) }
+        #expect(stale.map(\.view.presence) == [.lastSeen])
+    }
+
     @Test("without a current position of my own, distances are absent and nearby needs a centre")
     func withoutMyPosition() async throws {
         let world = try await World()
@@ -288,9 +321,9 @@ struct EventRuleTests {
             let stream = world.services.events.stream(for: b, after: EventID(0))
             var iterator = stream.makeAsyncIterator()
             // The friend request and the first poke are older than a day: gone. The second poke is replayed.
-            #expect(try await iterator.next()?.id == second.eventID)
+            #expect(try await iterator.next()?.event?.id == second.eventID)
             let third = try await world.services.friends.poke(b.userID, by: a)
-            #expect(try await iterator.next()?.id == third.eventID)
+            #expect(try await iterator.next()?.event?.id == third.eventID)
         }
         #expect(first.eventID < second.eventID)
     }
@@ -315,8 +348,8 @@ struct EventRuleTests {
             let poke = try await world.services.friends.poke(b.userID, by: a)
             var second = middle.makeAsyncIterator()
             var third = newest.makeAsyncIterator()
-            #expect(await second.next()?.id == poke.eventID)
-            #expect(await third.next()?.id == poke.eventID)
+            #expect(await second.next()?.event?.id == poke.eventID)
+            #expect(await third.next()?.event?.id == poke.eventID)
         }
     }
 
@@ -330,7 +363,7 @@ struct EventRuleTests {
         }
         hub.publish(events)
         var received: [EventID] = []
-        for await event in stream { received.append(event.id) }
+        for await delivery in stream { received.append(try #require(delivery.event).id) }
         #expect(received == events.prefix(EventHub.bufferedEvents).map(\.id))
         #expect(hub.openStreams == 0)
     }

@@ -90,7 +90,7 @@ struct ErrorResponseTests {
     @Test("an unknown route is a 404 problem")
     func unknownRoute() async throws {
         try await withApp(InMemoryStore()) { client in
-            for uri in ["/v1/nowhere", "/", "/v1/places/csulb-hsci/extra"] {
+            for uri in ["/v1/nowhere", "/index.html", "/v1/places/csulb-hsci/extra"] {
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .notFound, "\(uri)")
                 #expect(response.headers[.contentType] == "application/problem+json")

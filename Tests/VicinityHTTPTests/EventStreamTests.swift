@@ -96,6 +96,36 @@ struct EventStreamTests {
         }
     }
 
+    @Test("a friend's move reaches the open stream as friend_moved without an event number, as the friend list shows them")
+    func friendMoved() async throws {
+        try await withLiveApp(InMemoryStore()) { client, port in
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
+            try await client.befriend(tess, ana)
+            try await client.share(ana, 33.777267, -118.114777)
+            let stream = try await EventStreamConnection.open(port: port, token: ana.token)
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            try await client.share(tess, 33.779842, -118.112526, status: "in the lab")
+            let moved = try #require(await nextEvent(&items))
+            #expect(moved.type == "friend_moved")
+            #expect(moved.id.isEmpty)
+            let listed = try await client.call(.get, "/v1/friends/\(tess.id)", as: ana)
+            let shown = try #require(listed.object)
+            let canonical = { (object: [String: Any]) in
+                String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+            }
+            #expect(try canonical(moved.data) == canonical(shown))
+            let position = moved.data["position"] as? [String: Any]
+            #expect(position?["lat"] as? Double == 33.779842 && moved.data["status"] as? String == "in the lab")
+
+            // Recorded events keep their numbers around the notices.
+            #expect(try await client.call(.post, "/v1/friends/\(ana.id)/pokes", as: tess).status == .created)
+            let poke = try #require(await nextEvent(&items))
+            #expect(poke.type == "poke" && number(poke.id) > 0)
+        }
+    }
+
     @Test("friend requests and acceptances arrive as events too")
     func friendEvents() async throws {
         try await withLiveApp(InMemoryStore()) { client, port in

@@ -7,7 +7,8 @@ import VicinityCore
 
 @Suite("Wire forms")
 struct WireTests {
-    /// Places whose text needs every kind of escape, with and without aliases and attributes.
+    /// Places whose text needs every kind of escape, with and without aliases and attributes, and one with a
+    /// footprint.
     static func places() throws -> [Place] {
         let hall = try Coordinate(latitude: 33.779842, longitude: -118.112526)
         let watPho = try Coordinate(latitude: 13.746549, longitude: 100.492766)
@@ -17,6 +18,7 @@ struct WireTests {
             try Place(id: PlaceID("wat-pho/1"), name: "วัดโพธิ์", category: "buddhist_temple", coordinate: watPho),
             try Place(id: PlaceID("zero"), name: "Null Island", category: "shrine",
                       coordinate: Coordinate(latitude: 0, longitude: 0)),
+            try Footprints.pavilionGym().place,
         ]
     }
 
@@ -25,15 +27,15 @@ struct WireTests {
         let centre = try Coordinate(latitude: 33.78, longitude: -118.11)
         let hits = try Self.places().map { PlaceHit(place: $0, from: centre) }
         for next in [nil, "/v1/places/nearby?lat=1&lon=2&cursor=abc"] as [String?] {
-            for directions in [false, true] {
+            for (directions, footprints) in [(false, false), (true, false), (false, true)] {
                 let key = directions ? "temples" : "places"
-                let direct = Wire.hitsJSON(key, hits, next: next, directions: directions)
+                let direct = Wire.hitsJSON(key, hits, next: next, directions: directions, footprints: footprints)
                 let viaValues = JSONValue.object([
-                    key: .array(hits.map { .object(directions ? Wire.temple($0) : Wire.hit($0)) }),
+                    key: .array(hits.map { .object(directions ? Wire.temple($0) : Wire.hit($0, footprint: footprints)) }),
                     "next": next.map(JSONValue.string) ?? .null,
                 ]).jsonBytes
                 #expect(String(decoding: direct, as: UTF8.self) == String(decoding: viaValues, as: UTF8.self),
-                        "directions \(directions), next \(next ?? "none")")
+                        "directions \(directions), footprints \(footprints), next \(next ?? "none")")
             }
         }
         #expect(Wire.hitsJSON("places", [], next: nil, directions: false) == Array(#"{"next":null,"places":[]}"#.utf8))

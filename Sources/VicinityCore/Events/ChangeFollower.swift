@@ -11,6 +11,8 @@ import Synchronization
 public final class ChangeFollower<S: Stores>: Sendable {
     let stores: S
     let hub: EventHub
+    /// Told who moved, for the `friend_moved` notices of the streams open here.
+    let moves: FriendMoves<S>
     let clock: any WallClock
     public let rules: FollowRules
     /// The cursor `prepare()` took, for `run()` to start from.
@@ -18,9 +20,10 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// When the feed was last read whole, on this machine's monotonic clock.
     private let lastRead = Mutex<ContinuousClock.Instant?>(nil)
 
-    public init(stores: S, hub: EventHub, clock: any WallClock, rules: FollowRules = .standard) {
+    public init(stores: S, hub: EventHub, moves: FriendMoves<S>, clock: any WallClock, rules: FollowRules = .standard) {
         self.stores = stores
         self.hub = hub
+        self.moves = moves
         self.clock = clock
         self.rules = rules
     }
@@ -110,6 +113,9 @@ public final class ChangeFollower<S: Stores>: Sendable {
         // Also without changes: memory may have rows to read again whatever the feed brings (a position that
         // a failed write of this process had passed another's change over for).
         try await stores.follow(changes, at: clock.now)
+        moves.moved(changes.compactMap { change -> UserID? in
+            if case .position(let user) = change { user } else { nil }
+        })
         let recipients = Set(changes.compactMap { change -> UserID? in
             if case .event(_, let recipient) = change { recipient } else { nil }
         })

@@ -8,7 +8,20 @@ public enum EndedSessions: Hashable, Sendable {
     case allBut(TokenDigest)
 }
 
-/// Live delivery of recorded events to the streams open in this process.
+/// What a stream delivers: a recorded event, or a notice that is not recorded (a friend's move), which is
+/// live only: a client that reconnects reads the lists again rather than replaying notices.
+public enum Delivery: Hashable, Sendable {
+    case event(Event)
+    /// A friend the recipient may see has moved: the friend as the recipient sees them now.
+    case friendMoved(FriendView)
+
+    /// The recorded event; nil for a notice.
+    public var event: Event? {
+        if case .event(let event) = self { event } else { nil }
+    }
+}
+
+/// Live delivery of recorded events, and of notices, to the streams open in this process.
 ///
 /// Each stream has a bounded buffer: a client too slow to keep up loses its stream, reconnects with the last
 /// event id it read, and the store replays the rest, so nothing is lost for good. Opening more than
@@ -25,7 +38,7 @@ public final class EventHub: Sendable {
     private struct Subscriber {
         var id: Int
         var session: TokenDigest
-        var continuation: AsyncStream<Event>.Continuation
+        var continuation: AsyncStream<Delivery>.Continuation
     }
 
     private struct State {
@@ -40,10 +53,10 @@ public final class EventHub: Sendable {
 
     /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, when
     /// a newer stream pushes it out, or when its session ends.
-    public func subscribe(_ identity: Identity) -> AsyncStream<Event> {
+    public func subscribe(_ identity: Identity) -> AsyncStream<Delivery> {
         let user = identity.userID
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
-        let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
+        let (stream, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
+        let ended: [AsyncStream<Delivery>.Continuation] = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             var list = state.streams[user] ?? []
@@ -62,11 +75,20 @@ public final class EventHub: Sendable {
 
     /// Hands each event to every open stream of its recipient; a stream whose buffer is full is ended.
     public func publish(_ events: [Event]) {
-        let overflowing: [AsyncStream<Event>.Continuation] = state.withLock { state in
-            var overflowing: [AsyncStream<Event>.Continuation] = []
-            for event in events {
-                for subscriber in state.streams[event.recipient] ?? [] {
-                    if case .dropped = subscriber.continuation.yield(event) { overflowing.append(subscriber.continuation) }
+        deliver(events.map { ($0.recipient, .event($0)) })
+    }
+
+    /// Hands each notice to every open stream of its recipient, as `publish` does events.
+    public func notify(_ moves: [(recipient: UserID, friend: FriendView)]) {
+        deliver(moves.map { ($0.recipient, .friendMoved($0.friend)) })
+    }
+
+    private func deliver(_ deliveries: [(recipient: UserID, delivery: Delivery)]) {
+        let overflowing: [AsyncStream<Delivery>.Continuation] = state.withLock { state in
+            var overflowing: [AsyncStream<Delivery>.Continuation] = []
+            for (recipient, delivery) in deliveries {
+                for subscriber in state.streams[recipient] ?? [] {
+                    if case .dropped = subscriber.continuation.yield(delivery) { overflowing.append(subscriber.continuation) }
                 }
             }
             return overflowing
@@ -76,7 +98,7 @@ public final class EventHub: Sendable {
 
     /// Ends the streams of the user's ended sessions, at once.
     public func endStreams(of user: UserID, sessions: EndedSessions) {
-        let ended: [AsyncStream<Event>.Continuation] = state.withLock { state in
+        let ended: [AsyncStream<Delivery>.Continuation] = state.withLock { state in
             (state.streams[user] ?? []).filter { subscriber in
                 switch sessions {
                 case .only(let session): subscriber.session == session
@@ -99,6 +121,9 @@ public final class EventHub: Sendable {
         let ended = state.withLock { state in state.streams.values.flatMap { $0.map(\.continuation) } }
         for continuation in ended { continuation.finish() }
     }
+
+    /// Whether any stream is open here: without one, no notice needs working out.
+    public var isAnyoneListening: Bool { state.withLock { !$0.streams.isEmpty } }
 
     /// Open streams, over all users.
     public var openStreams: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.count } } }
@@ -173,11 +198,12 @@ extension EventService {
     }
 }
 
-/// A user's events: a replay from the store, then the live ones, each once and in order.
+/// A user's events: a replay from the store, then the live ones, each once and in order, with live notices
+/// among the live ones.
 public struct EventStream: AsyncSequence, Sendable {
-    public typealias Element = Event
+    public typealias Element = Delivery
 
-    let live: AsyncStream<Event>
+    let live: AsyncStream<Delivery>
     let start: EventID?
     let pageSize: Int
     let page: @Sendable (_ after: EventID, _ limit: Int) async throws -> [Event]
@@ -187,7 +213,7 @@ public struct EventStream: AsyncSequence, Sendable {
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        var live: AsyncStream<Event>.Iterator
+        var live: AsyncStream<Delivery>.Iterator
         var last: EventID?
         var replaying: Bool
         let pageSize: Int
@@ -196,13 +222,13 @@ public struct EventStream: AsyncSequence, Sendable {
         var position = 0
         var exhausted = false
 
-        public mutating func next() async throws -> Event? {
+        public mutating func next() async throws -> Delivery? {
             while replaying {
                 if position < buffered.count {
                     let event = buffered[position]
                     position += 1
                     last = event.id
-                    return event
+                    return .event(event)
                 }
                 guard !exhausted, let after = last else {
                     replaying = false
@@ -213,10 +239,11 @@ public struct EventStream: AsyncSequence, Sendable {
                 position = 0
                 exhausted = buffered.count < pageSize
             }
-            while let event = await live.next() {
+            while let delivery = await live.next() {
+                guard case .event(let event) = delivery else { return delivery }
                 if let last, event.id <= last { continue }
                 last = event.id
-                return event
+                return delivery
             }
             return nil
         }

@@ -258,6 +258,29 @@ public struct FriendService<S: Stores>: Sendable {
         return Poke(to: them, at: now, eventID: event.id)
     }
 
+    /// How `mover`'s friends among those `listening` picks see them now, for each who may see where they are
+    /// (current or last seen): what a `friend_moved` notice carries. A friend the mover hides from, or who
+    /// sees them hidden, gets nothing, exactly as when the mover has not moved.
+    public func moved(
+        _ mover: UserID, seenBy listening: (Set<UserID>) -> Set<UserID>
+    ) async throws -> [(viewer: UserID, view: FriendView)] {
+        let all = try await stores.friends.friendships(of: mover)
+        let listeners = listening(Set(all.map(\.friend)))
+        let sides = all.filter { listeners.contains($0.friend) }
+        var seen: [(viewer: UserID, view: FriendView)] = []
+        for side in sides {
+            // The same friendship from the viewer's side: what the mover shares is what the viewer is shared.
+            let viewerSide = Friendship(
+                friend: mover, since: side.since, sharesWithFriend: side.friendSharesWithMe, friendSharesWithMe: side.sharesWithFriend)
+            let origin = try await currentPosition(of: side.friend)
+            guard let view = try await views([viewerSide], origin: origin).first,
+                view.presence == .current || view.presence == .lastSeen
+            else { continue }
+            seen.append((side.friend, view))
+        }
+        return seen
+    }
+
     // MARK: Helpers
 
     /// The given centre, else the user's current position.

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The map page in a real browser: Selenium drives headless Chromium (both from Debian) through what people do
+# on it, against a server over the shipped data on loopback:
+#   Scripts/check-browser.sh [-k PATTERN]            release build
+#   Scripts/check-browser.sh --quick [-k PATTERN]    the debug build
+# Tests/Browser/test_map_page.py: two students sign up in two browsers, befriend each other through the page,
+# share positions at CSULB buildings, and one's pin follows the other's move within 2 s, without reload; a
+# guest finds Wat Pho and gets temples with distances and directions links; a vote opened by one is found
+# nearby by the other and its result shows on both pages when both have voted; a status written as HTML
+# shows as text and never runs; a poke shows as a notice; a 375 px phone gets no sideways scroll and sees the
+# map; GET / has a Content-Security-Policy without 'unsafe-inline', and no session logged a CSP violation or
+# a script error. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints the page weight
+# and the time to first map. Fails when any test fails. -k runs only the tests whose names hold PATTERN.
+# VICINITY_BROWSER_PORT picks the port (default 18085); each browser session's last screenshot and HTML are
+# left in $VICINITY_BROWSER_ARTIFACTS (default /tmp/vicinity-browser-artifacts) for a failure to be looked at.
+# With VICINITY_PAGE_DIR=Sources/VicinityHTTP/Resources/web the server reads the page from disk rather than
+# its built-in copy (`vicinity serve --page-dir`), so page edits are checked without a rebuild.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+configuration=release
+if [ "${1:-}" = "--quick" ]; then configuration=debug; shift; fi
+port="${VICINITY_BROWSER_PORT:-18085}"
+source Scripts/lib/packages.sh
+# Thai fonts, so that Thai names are drawn in the screenshots rather than boxes.
+ensure_packages chromium chromium-driver python3-selenium libjs-leaflet fonts-thai-tlwg
+source Scripts/lib/shipped-server.sh
+start_shipped_server "$port" "$configuration"
+
+# Debian's Python, whose path holds Debian's python3-selenium (a pyenv or venv python3 may not). Every wait in
+# the tests has its own bound; the timeout is for a browser that stops answering altogether.
+VICINITY_BROWSER_URL="$shipped_server" PYTHONDONTWRITEBYTECODE=1 \
+    timeout --kill-after=30 1200 /usr/bin/python3 -m unittest discover -s Tests/Browser -p 'test_*.py' -v "$@"

@@ -1,0 +1,177 @@
+// The friends list and the friends' pins: where each is in words, how far and which way, their status,
+// poking, per-friend hiding, and live moves from the event stream (friend_moved) without reloading.
+import { get, patch, post } from './api.js';
+import { emit, on } from './bus.js';
+import { byId, el, emptyItem } from './dom.js';
+import { formatDistanceBearing, formatTime, fullName } from './format.js';
+import { showDirection } from './direction.js';
+import { layerGroup, makeMarker, moveMarker, relabelMarker } from './map.js';
+import { reporting, showError, showOk } from './messages.js';
+import { isSignedIn } from './session.js';
+import { selectTab } from './tabs.js';
+
+const LOCATED = new Set(['current', 'last_seen']);
+// Moves arrive live, but hiding is never announced (that would tell the friend) and a position turns
+// last seen by age alone, so the list is also read again this often.
+const REFRESH_MS = 60000;
+const entries = new Map(); // user id → { friend, item, parts, marker }
+let loading = null;
+let loadAgain = false;
+
+export function initFriends() {
+  on('session', (account) => (account ? load() : show([])));
+  // Moves are not replayed after a reconnection, so the list is read again.
+  on('stream-open', load);
+  on('stream:friend_accepted', load);
+  on('stream:friend_moved', moved);
+  on('friends-changed', load);
+  // Distances are measured from one's own position.
+  on('own-position', () => {
+    if (isSignedIn()) load();
+  });
+  setInterval(() => {
+    if (isSignedIn() && !document.hidden) load();
+  }, REFRESH_MS);
+}
+
+// Several reasons to reload often come together (signing in opens the stream and reads one's position):
+// they share one request, plus one more if a reason came while it was under way.
+async function load() {
+  if (loading) {
+    loadAgain = true;
+    return loading;
+  }
+  loading = (async () => {
+    do {
+      loadAgain = false;
+      try {
+        const answer = await get('/v1/friends', { auth: true });
+        if (isSignedIn()) show(answer.friends); // not after signing out meanwhile
+      } catch (error) {
+        showError(error);
+      }
+    } while (loadAgain && isSignedIn());
+  })();
+  await loading;
+  loading = null;
+}
+
+// Items already shown are kept and updated, so that focus and the map's pins stay where they are.
+function show(friends) {
+  const list = byId('friends-list');
+  const wanted = new Set(friends.map((friend) => friend.id));
+  for (const [id, entry] of entries) {
+    if (wanted.has(id)) continue;
+    if (entry.marker) layerGroup('friends')?.removeLayer(entry.marker);
+    entry.item.remove();
+    entries.delete(id);
+  }
+  list.querySelector('li.empty')?.remove();
+  if (friends.length === 0) list.append(emptyItem('No friends yet: find people above and ask them.'));
+  friends.forEach((friend, index) => {
+    let entry = entries.get(friend.id);
+    if (!entry) {
+      entry = build(friend);
+      entries.set(friend.id, entry);
+    }
+    update(entry, friend);
+    if (list.children[index] !== entry.item) list.insertBefore(entry.item, list.children[index] ?? null);
+  });
+}
+
+function moved(friend) {
+  const entry = entries.get(friend.id);
+  if (!entry) {
+    load(); // someone new: the list is read again
+    return;
+  }
+  update(entry, friend);
+  emit('friend-updated', friend);
+}
+
+function build(friend) {
+  const parts = {
+    name: el('span', { class: 'friend-name' }),
+    label: el('span', { class: 'friend-label' }),
+    status: el('span', { class: 'friend-status' }),
+    distance: el('span', { class: 'friend-distance' }),
+    seen: el('span', { class: 'friend-seen' }),
+  };
+  const poke = el('button', { class: 'poke', text: 'Poke', attrs: { type: 'button' } });
+  const direction = el('button', { class: 'show-direction', text: 'Direction', attrs: { type: 'button' } });
+  const shareId = `share-with-${friend.id}`;
+  const share = el('input', { class: 'share-with', id: shareId, attrs: { type: 'checkbox' } });
+  parts.shareLabel = el('label', { attrs: { for: shareId } });
+  const item = el('li', { class: 'friend', data: { userId: friend.id } },
+    el('div', { class: 'friend-head' }, parts.name, parts.distance),
+    el('div', { class: 'friend-where' }, parts.label, parts.seen),
+    parts.status,
+    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'check' }, share, parts.shareLabel)));
+  const entry = { friend, item, parts, share, marker: null };
+  poke.addEventListener('click', reporting(() => pokeFriend(entry)));
+  direction.addEventListener('click', reporting(() => showDirection(entry.friend)));
+  share.addEventListener('change', () => setSharing(entry, share.checked));
+  return entry;
+}
+
+function update(entry, friend) {
+  entry.friend = friend;
+  const { parts } = entry;
+  const located = LOCATED.has(friend.presence);
+  parts.name.textContent = fullName(friend);
+  parts.label.textContent = located ? friend.label
+    : friend.presence === 'hidden' ? 'Hidden (privacy mode)' : 'No position shared with you';
+  parts.seen.textContent = friend.presence === 'last_seen' ? `last seen ${formatTime(friend.updated_at)}` : '';
+  parts.status.textContent = located && friend.status ? friend.status : '';
+  parts.distance.textContent = located && friend.distance_m !== null
+    ? formatDistanceBearing(friend.distance_m, friend.bearing_deg)
+    : '';
+  entry.share.checked = friend.sharing_my_position;
+  parts.shareLabel.textContent = `Share my position with ${friend.first_name}`;
+  entry.item.classList.toggle('stale', friend.presence === 'last_seen');
+  pin(entry);
+}
+
+function pin(entry) {
+  const group = layerGroup('friends');
+  if (!group) return;
+  const { friend } = entry;
+  if (!LOCATED.has(friend.presence) || !friend.position) {
+    if (entry.marker) group.removeLayer(entry.marker);
+    entry.marker = null;
+    return;
+  }
+  const label = `${friend.first_name} — ${friend.label}`;
+  const { lat, lon } = friend.position;
+  if (entry.marker) {
+    moveMarker(entry.marker, lat, lon);
+    relabelMarker(entry.marker, label);
+  } else {
+    entry.marker = makeMarker({
+      kind: 'friend', id: friend.id, lat, lon, label,
+      onClick: () => {
+        selectTab('friends');
+        entry.item.scrollIntoView({ block: 'nearest' });
+        entry.item.querySelector('button.poke')?.focus();
+      },
+    });
+    group.addLayer(entry.marker);
+  }
+  entry.marker.getElement()?.classList.toggle('pin-stale', friend.presence === 'last_seen');
+}
+
+async function pokeFriend(entry) {
+  await post(`/v1/friends/${encodeURIComponent(entry.friend.id)}/pokes`, { auth: true });
+  showOk(`You poked ${fullName(entry.friend)}.`);
+}
+
+async function setSharing(entry, share) {
+  try {
+    const friend = await patch(`/v1/friends/${encodeURIComponent(entry.friend.id)}`, { auth: true, body: { share_position: share } });
+    update(entry, friend);
+    showOk(share ? `${fullName(friend)} sees your position again.` : `${fullName(friend)} no longer sees your position.`);
+  } catch (error) {
+    entry.share.checked = !share;
+    showError(error);
+  }
+}

@@ -1,0 +1,113 @@
+// The Leaflet map: its base (a tile layer when the server names one, else a plain background), the current
+// point's marker, and the one way markers are made, so that every marker's element carries data-kind,
+// data-id, data-lat and data-lon.
+import { on } from './bus.js';
+import { el } from './dom.js';
+import { setPoint } from './point.js';
+
+// Tile servers commonly stop at 19 (OpenStreetMap's do); the plain map stops there too.
+const MAX_ZOOM = 19;
+// Moving to a point found far away zooms in at least this far, to read the buildings around it.
+const FOCUS_ZOOM = 16;
+// Small enough that a campus block's dots stay apart at the opening zoom.
+const PIN_SIZE_PX = 14;
+// zIndexOffset adds to Leaflet's order by pixel row, so steps far above any map's height in pixels keep
+// each kind above the ones before it: people over votes and temples over places.
+const STACKING = { place: 0, temple: 100000, vote: 100000, point: 200000, friend: 300000, me: 400000 };
+
+let map = null;
+let pointMarker = null;
+
+export function mapReady() {
+  return map !== null;
+}
+
+export function leafletMap() {
+  return map;
+}
+
+export function createMap(config) {
+  const { start, tiles } = config;
+  map = L.map('map', { center: [start.lat, start.lon], zoom: start.zoom, maxZoom: MAX_ZOOM });
+  if (tiles) {
+    // The attribution is text from the server's settings; Leaflet writes it as markup, so it is escaped.
+    L.tileLayer(tiles.url, { attribution: escapeMarkup(tiles.attribution), maxZoom: MAX_ZOOM }).addTo(map);
+  } else {
+    map.getContainer().classList.add('no-tiles');
+  }
+  map.on('click', (event) => {
+    const where = event.latlng.wrap();
+    setPoint(where.lat, where.lng, { source: 'map' });
+  });
+  on('point', drawPoint);
+}
+
+export function centreOn(lat, lon) {
+  if (!map) return;
+  map.setView([lat, lon], Math.max(map.getZoom(), FOCUS_ZOOM));
+}
+
+// A layer group on the map, made when first asked for.
+const groups = new Map();
+export function layerGroup(name) {
+  if (!map) return null;
+  if (!groups.has(name)) groups.set(name, L.layerGroup().addTo(map));
+  return groups.get(name);
+}
+
+// kind: place, friend, me, point, vote or temple; label: text shown beside the dot (or null).
+export function makeMarker({ kind, id, lat, lon, label = null, title = null, onClick = null }) {
+  const labelNode = label === null ? null : el('span', { class: 'pin-label', text: label });
+  const body = el('span', { class: 'pin-body' }, el('span', { class: 'pin-dot', attrs: { 'aria-hidden': 'true' } }), labelNode);
+  const icon = L.divIcon({ className: `pin pin-${kind}`, html: body, iconSize: [PIN_SIZE_PX, PIN_SIZE_PX] });
+  const interactive = onClick !== null;
+  const marker = L.marker([lat, lon], {
+    icon,
+    interactive,
+    // Hundreds of places as tab stops would bury the panel; they are reached through its lists instead.
+    keyboard: interactive && kind !== 'place',
+    title: title ?? label ?? '',
+    zIndexOffset: STACKING[kind] ?? 0,
+  });
+  marker.vicinity = { kind, id, labelNode };
+  if (onClick) marker.on('click', onClick);
+  marker.on('add', () => stamp(marker));
+  return marker;
+}
+
+export function moveMarker(marker, lat, lon) {
+  marker.setLatLng([lat, lon]);
+  stamp(marker);
+}
+
+export function relabelMarker(marker, label) {
+  if (marker.vicinity.labelNode) marker.vicinity.labelNode.textContent = label;
+  const element = marker.getElement();
+  if (element) element.title = label;
+}
+
+function stamp(marker) {
+  const element = marker.getElement();
+  if (!element) return;
+  const { lat, lng } = marker.getLatLng();
+  element.dataset.kind = marker.vicinity.kind;
+  element.dataset.id = marker.vicinity.id;
+  element.dataset.lat = String(lat);
+  element.dataset.lon = String(lng);
+}
+
+function drawPoint(point) {
+  if (!map) return;
+  if (pointMarker) {
+    moveMarker(pointMarker, point.lat, point.lon);
+  } else {
+    pointMarker = makeMarker({ kind: 'point', id: 'point', lat: point.lat, lon: point.lon, title: 'Current point' });
+    pointMarker.addTo(map);
+  }
+  if (point.centre) centreOn(point.lat, point.lon);
+}
+
+const MARKUP_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+function escapeMarkup(text) {
+  return String(text).replace(/[&<>"']/g, (character) => MARKUP_ESCAPES[character]);
+}

@@ -1,0 +1,125 @@
+// The signed-in person's live events (GET /v1/events). EventSource cannot send the Authorization header,
+// so the stream is read with fetch and parsed here as Server-Sent Events; each event is announced on the
+// page's bus as "stream:<type>", and every (re)connection as "stream-open".
+import { emit, on } from './bus.js';
+import { bearer, endSession } from './session.js';
+
+// Until the stream's own "retry:" line says otherwise; the server sends 3000.
+const DEFAULT_RETRY_MS = 3000;
+
+let controller = null;
+let lastEventId = null;
+let retryMs = DEFAULT_RETRY_MS;
+let retryTimer = null;
+
+export function initStream() {
+  on('session', (account) => (account ? start() : stop()));
+}
+
+function start() {
+  stop();
+  controller = new AbortController();
+  connect(controller.signal);
+}
+
+function stop() {
+  controller?.abort();
+  controller = null;
+  clearTimeout(retryTimer);
+  // A new sign-in starts from now, not from another person's last event.
+  lastEventId = null;
+}
+
+async function connect(signal) {
+  try {
+    const token = bearer();
+    if (!token) return;
+    const headers = { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' };
+    if (lastEventId !== null) headers['Last-Event-ID'] = lastEventId;
+    const response = await fetch('/v1/events', { headers, signal, cache: 'no-store' });
+    if (response.status === 401) {
+      endSession();
+      return;
+    }
+    if (response.ok && response.body) {
+      emit('stream-open');
+      await read(response.body, signal);
+    }
+  } catch {
+    // A dropped connection, or the server going away: retried below, as SSE clients do.
+  }
+  if (!signal.aborted) retryTimer = setTimeout(() => connect(signal), retryMs);
+}
+
+async function read(body, signal) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  signal.addEventListener('abort', () => reader.cancel().catch(() => {}));
+  const parser = new EventParser();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done || signal.aborted) return;
+    parser.feed(value);
+  }
+}
+
+// The event stream format of the WHATWG HTML standard: lines of "field: value", an event ending at a blank
+// line, comments starting with ":".
+class EventParser {
+  constructor() {
+    this.buffer = '';
+    this.reset();
+  }
+
+  reset() {
+    this.type = '';
+    this.data = [];
+    this.id = null;
+  }
+
+  feed(text) {
+    this.buffer += text;
+    let start = 0;
+    for (let index = 0; index < this.buffer.length; index += 1) {
+      const character = this.buffer[index];
+      if (character !== '\n' && character !== '\r') continue;
+      // A CR at the end of what has come so far may be the first half of a CRLF: wait for the rest.
+      if (character === '\r' && index + 1 === this.buffer.length) break;
+      this.line(this.buffer.slice(start, index));
+      if (character === '\r' && this.buffer[index + 1] === '\n') index += 1;
+      start = index + 1;
+    }
+    this.buffer = this.buffer.slice(start);
+  }
+
+  line(text) {
+    if (text === '') {
+      this.dispatch();
+      return;
+    }
+    if (text.startsWith(':')) return; // ": connected", ": heartbeat"
+    const colon = text.indexOf(':');
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.type = value;
+    else if (field === 'data') this.data.push(value);
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) retryMs = Number(value);
+  }
+
+  dispatch() {
+    // An event without an id line (friend_moved) leaves the last id as it was, so a reconnection still
+    // resumes after the last recorded event.
+    if (this.id !== null) lastEventId = this.id;
+    if (this.data.length > 0) {
+      let payload = null;
+      try {
+        payload = JSON.parse(this.data.join('\n'));
+      } catch {
+        payload = null; // not one of Vicinity's events
+      }
+      if (payload !== null) emit(`stream:${this.type || 'message'}`, payload);
+    }
+    this.reset();
+  }
+}

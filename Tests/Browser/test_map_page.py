@@ -1,0 +1,478 @@
+"""The map page in a real browser: headless Chromium, driven by Selenium, against a running server over the
+shipped data (VICINITY_BROWSER_URL). Scripts/check-browser.sh starts such a server and runs these:
+
+    VICINITY_BROWSER_URL=http://127.0.0.1:18085 /usr/bin/python3 -m unittest discover -s Tests/Browser -v
+
+Every coordinate comes from Data/*.csv; every username is new for the run. The tests run in the order of
+ORDER below: the flows first, then the measurements and screenshots, then the check of every session's log.
+"""
+
+import collections
+import html.parser
+import pathlib
+import os
+import random
+import re
+import string
+import sys
+import time
+import unittest
+import urllib.parse
+
+from selenium.webdriver.common.by import By
+
+from vicinity_browser import (BROWSER_LOG, ROOT, RUN, SERVER, WAIT, Account, ApiError, Browser, api, building,
+                              distance_in_metres, png_size, query, temple_named)
+
+SCREENSHOTS = pathlib.Path(os.environ.get("VICINITY_BROWSER_SCREENSHOTS", ROOT / "docs" / "screenshots"))
+VOTE_ID = re.compile(r"[2-9A-HJKMNP-TV-Z]{6}")
+DIRECTIONS = "https://www.google.com/maps/dir/?api=1&destination="
+MOVE_BOUND_MS = 2000
+MEASUREMENTS = []
+
+
+def measured(line):
+    MEASUREMENTS.append(line)
+    print(f"\n    {line}", file=sys.stderr, flush=True)
+
+
+def setUpModule():
+    try:
+        api("GET", "/health")
+    except (ApiError, OSError) as error:
+        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+
+
+def tearDownModule():
+    if MEASUREMENTS:
+        print("\n" + "\n".join(MEASUREMENTS), file=sys.stderr, flush=True)
+
+
+class PageTest(unittest.TestCase):
+    maxDiff = None
+
+    def browser(self, width=1280, height=800, mobile=False):
+        browser = Browser(self, width, height, mobile)
+        self.addCleanup(browser.close)
+        return browser
+
+    def within(self, browser, css, selector):
+        """The first element matching `selector` inside the element `css`."""
+        return browser.find(css).find_element(By.CSS_SELECTOR, selector)
+
+    def button_of(self, item):
+        """A list item's button, or the item itself when it is the button."""
+        buttons = item.find_elements(By.CSS_SELECTOR, "button")
+        return buttons[0] if buttons else item
+
+
+class SecurityTest(PageTest):
+    def test_the_page_is_served_with_a_content_security_policy_without_unsafe_inline(self):
+        status, headers, _ = api("GET", "/", raw=True)
+        self.assertEqual(status, 200)
+        policy = headers.get("Content-Security-Policy")
+        self.assertIsNotNone(policy, "GET / has no Content-Security-Policy header")
+        self.assertNotIn("'unsafe-inline'", policy)
+        self.assertNotIn("'unsafe-eval'", policy)
+        self.assertRegex(policy, r"(^|;)\s*script-src 'self'\s*(;|$)")
+        self.assertRegex(policy, r"(^|;)\s*default-src 'none'")
+
+    def test_the_page_html_has_no_inline_script_style_or_event_handler(self):
+        _, headers, body = api("GET", "/", raw=True)
+        self.assertTrue(headers.get("Content-Type", "").startswith("text/html"), headers.get("Content-Type"))
+        finder = InlineFinder()
+        finder.feed(body.decode("utf-8"))
+        self.assertEqual(finder.found, [], "index.html has what the CSP blocks")
+
+
+class InlineFinder(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "script" and "src" not in attributes:
+            self.found.append("an inline <script>")
+        if tag == "style":
+            self.found.append("a <style> element")
+        for name, value in attrs:
+            if name == "style":
+                self.found.append(f"a style attribute on <{tag}>")
+            if name.startswith("on"):
+                self.found.append(f"an {name} handler on <{tag}>")
+            if name in ("href", "src", "action") and (value or "").strip().lower().startswith("javascript:"):
+                self.found.append(f"a javascript: URL on <{tag}>")
+
+
+class GuestTest(PageTest):
+    def test_a_guest_finds_wat_pho_and_gets_temples_with_distances_and_directions_links(self):
+        wat_pho = temple_named("Wat Pho")
+        browser = self.browser()
+        browser.open("/")
+        self.assertIsNone(browser.js("return sessionStorage.getItem('vicinity.token')"), "a new visitor is a guest")
+        browser.tab("places")
+        browser.fill("#place-search", "Wat Pho")
+        browser.submit("#place-search-form")
+        result = browser.visible(f'#place-results li[data-place-id="{wat_pho.id}"]',
+                                 "the search for 'Wat Pho' lists Wat Pho")
+        browser.click(self.button_of(result))
+        browser.wait(lambda driver: "Wat Pho" in browser.text("#point-info"),
+                     "#point-info names Wat Pho once it is picked")
+
+        browser.click("#temples-button")
+        items = browser.wait(lambda driver: browser.find_all("#temple-results li[data-place-id]"),
+                             "#temple-results lists temples")
+        answer = api("GET", f"/v1/temples/recommended?{query(lat=wat_pho.lat_text, lon=wat_pho.lon_text, limit=500, radius=50000)}")
+        expected = {temple["id"]: temple for temple in answer["temples"]}
+        shown = [item.get_attribute("data-place-id") for item in items]
+        self.assertEqual(shown[0], wat_pho.id, "the nearest temple to Wat Pho is Wat Pho")
+        self.assertGreater(len(shown), 1, "more temples than Wat Pho itself are within reach of it")
+        self.assertEqual(shown, [temple["id"] for temple in answer["temples"]][:len(shown)],
+                         "temples are listed nearest first, as the service answers")
+        for item, temple_id in zip(items, shown):
+            temple = expected[temple_id]
+            self.assertEqual(browser.text(item.find_element(By.CSS_SELECTOR, ".temple-name")), temple["name"])
+            distance_text = browser.text(item.find_element(By.CSS_SELECTOR, ".temple-distance"))
+            distance = distance_in_metres(distance_text)
+            self.assertIsNotNone(distance, f"{temple['name']}: {distance_text!r} is no distance")
+            slack = 50 if "km" in distance_text else max(1, 0.01 * temple["distance_m"])
+            self.assertLessEqual(abs(distance - temple["distance_m"]), slack,
+                                 f"{temple['name']}: {distance_text!r} against {temple['distance_m']:.1f} m")
+            link = item.find_element(By.CSS_SELECTOR, "a.directions")
+            href = link.get_attribute("href")
+            self.assertTrue(href.startswith(DIRECTIONS), href)
+            self.assertEqual(href, temple["directions_url"])
+            self.assertEqual(link.get_attribute("target"), "_blank")
+            self.assertIn("noopener", (link.get_attribute("rel") or "").split())
+        self.assertEqual(distance_in_metres(browser.text(items[0].find_element(By.CSS_SELECTOR, ".temple-distance"))), 0)
+        browser.assert_not_reloaded()
+
+
+class StudentsTest(PageTest):
+    def test_a_friend_who_moves_shows_at_the_new_place_within_two_seconds(self):
+        nok, pim = Account("Nok", "Srisuk", "nok"), Account("Pim", "Chaiyo", "pim")
+        hall_of_science, library, student_union = (building("csulb-hsci"), building("csulb-lib"),
+                                                   building("csulb-usu"))
+        seen_by_nok, seen_by_pim = self.browser(), self.browser()
+        seen_by_nok.open("/")
+        seen_by_pim.open("/")
+        seen_by_nok.sign_up(nok)
+        seen_by_pim.sign_up(pim)
+
+        # Nok finds Pim and asks; Pim accepts; both lists show the other, without reload.
+        seen_by_nok.tab("friends")
+        seen_by_nok.fill("#people-search", pim.username)
+        seen_by_nok.submit("#people-form")
+        found = seen_by_nok.wait(
+            lambda driver: [item for item in seen_by_nok.find_all("#people-results li[data-user-id]")
+                            if pim.username in item.get_attribute("textContent")],
+            f"#people-results lists @{pim.username}")[0]
+        pim.id = found.get_attribute("data-user-id")
+        seen_by_nok.click(found.find_element(By.CSS_SELECTOR, "button.send-request"))
+        seen_by_pim.tab("friends")
+        request = seen_by_pim.visible("#friend-requests li[data-request-id]",
+                                      "Pim's #friend-requests shows Nok's request without reload")
+        self.assertIn("Nok", request.get_attribute("textContent"))
+        seen_by_pim.click(request.find_element(By.CSS_SELECTOR, "button.accept-request"))
+        nok.id = seen_by_pim.visible("#friends-list li[data-user-id]",
+                                     "Pim's #friends-list shows Nok once accepted").get_attribute("data-user-id")
+        seen_by_nok.visible(seen_by_nok.friend_item(pim), "Nok's #friends-list shows Pim once Pim accepted, without reload")
+
+        # Both share where they are; Nok sees Pim's pin and label.
+        seen_by_nok.set_point(hall_of_science)
+        seen_by_nok.share("In the lab")
+        library_label = seen_by_pim.set_point(library)
+        seen_by_pim.share("Studying")
+        seen_by_nok.wait(lambda driver: seen_by_nok.pin_at("friend", pim.id, library),
+                         f"Nok's map shows Pim's pin at {library}")
+        label = seen_by_nok.friend_item(pim) + " .friend-label"
+        seen_by_nok.wait(lambda driver: library_label in seen_by_nok.text(label),
+                         lambda: f"Nok's list says Pim is {library_label!r} (it says {seen_by_nok.text_of(label)!r})")
+
+        # Pim moves: the pin on Nok's map follows within two seconds of the moment Pim's share was answered.
+        union_label = seen_by_pim.set_point(student_union)
+        seen_by_nok.watch_pin("friend", pim.id, student_union)
+        answered_at = seen_by_pim.share("Lunch")
+        try:
+            seen_by_nok.wait(lambda driver: seen_by_nok.js("return window.__vicinityPinAt") is not None,
+                             "the pin moves at all", timeout=max(WAIT, 10))
+        except AssertionError:
+            self.fail(f"Pim's pin on Nok's map never moved to {student_union}; it is at "
+                      f"{seen_by_nok.pin_coordinates('friend', pim.id)}")
+        moved_ms = seen_by_nok.js("return window.__vicinityPinAt") - answered_at
+        measured(f"friend pin moved: {moved_ms:.0f} ms after the mover's share was answered (bound {MOVE_BOUND_MS} ms)")
+        self.assertLessEqual(moved_ms, MOVE_BOUND_MS, "Pim's pin moved on Nok's map, but late")
+        self.assertEqual(len(seen_by_nok.find_all(seen_by_nok.pin("friend", pim.id))), 1,
+                        f"one pin for Pim, at the new place: {seen_by_nok.pin_coordinates('friend', pim.id)}")
+        seen_by_nok.wait(lambda driver: union_label in seen_by_nok.text(label),
+                         lambda: f"Nok's list says Pim is {union_label!r} after the move (it says {seen_by_nok.text_of(label)!r})")
+        seen_by_nok.wait(lambda driver: "Pim" in seen_by_nok.text("#map") and union_label in seen_by_nok.text("#map"),
+                         lambda: f"the pin carries 'Pim' and {union_label!r} as its label (the map says {seen_by_nok.text('#map')[:300]!r})")
+        seen_by_nok.assert_not_reloaded()
+        seen_by_pim.assert_not_reloaded()
+
+    def test_a_vote_opened_by_one_student_is_found_nearby_by_the_other_and_both_see_the_result(self):
+        tess = Account("Tess", "Ward", "tess").sign_up_through_api()
+        ana = Account("Ana", "Lima", "ana").sign_up_through_api()
+        initiator, voter = self.browser(), self.browser()
+        initiator.open("/")
+        voter.open("/")
+        initiator.sign_in(tess)
+        voter.sign_in(ana)
+        subject, options = f"Lunch after the lab? ({RUN})", ["Pizza", "Tacos"]
+        password = "".join(random.choices(string.digits, k=6))
+
+        initiator.set_point(building("csulb-hsci"))
+        initiator.tab("votes")
+        initiator.fill("#vote-subject", subject)
+        initiator.fill("#vote-options", "\n".join(options))
+        initiator.fill("#vote-participants", "2")
+        initiator.fill("#vote-password", password)
+        initiator.select("#vote-duration", "15m")
+        initiator.select("#vote-visibility", "public")
+        initiator.submit("#vote-open-form")
+        vote_id = initiator.wait(lambda driver: VOTE_ID.fullmatch(initiator.text("#vote-created .vote-id"))
+                                 and initiator.text("#vote-created .vote-id"),
+                                 lambda: f"#vote-created names the new vote (#message says {initiator.message()!r})")
+        self.assertIn(f"Vote {vote_id} is open", initiator.text("#vote-created"))
+
+        # The other student, 50 m away, finds it in #votes-nearby and votes with the password.
+        voter.set_point(building("csulb-sssc"))
+        voter.tab("votes")
+        listed = voter.visible(f'#votes-nearby li[data-vote-id="{vote_id}"]', f"#votes-nearby lists vote {vote_id}")
+        voter.click(self.button_of(listed))
+        self.cast(voter, vote_id, subject, 1, password)
+        voter.wait(lambda driver: "You voted for Tacos" in voter.text("#panel-votes"), "the voter is told 'You voted for Tacos'")
+
+        # The initiator opens it by id and casts the last ballot: the vote finishes on both pages.
+        initiator.fill("#vote-find-id", vote_id)
+        initiator.submit("#vote-find-form")
+        self.cast(initiator, vote_id, subject, 1, password)
+        for browser, who in ((voter, "the voter"), (initiator, "the initiator")):
+            browser.visible("#vote-result", f"#vote-result shows on the page of {who} without reload")
+            browser.wait(lambda driver: self.result(browser) == {"Pizza": 0, "Tacos": 2},
+                         lambda: f"#vote-result on the page of {who} says Pizza 0, Tacos 2 (it says {self.result(browser)})")
+            browser.assert_not_reloaded()
+
+    def cast(self, browser, vote_id, subject, option, password):
+        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
+                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
+                     f"#vote-detail shows vote {vote_id}")
+        self.assertEqual(browser.text("#vote-detail .vote-subject"), subject)
+        radio = browser.find(f'input[name="vote-option"][value="{option}"]')
+        browser.click(radio)
+        self.assertTrue(radio.is_selected(), f"option {option} is chosen")
+        browser.fill("#ballot-password", password)
+        browser.click("#cast-ballot")
+
+    def result(self, browser):
+        counts = {}
+        for item in browser.find_all("#vote-result li"):
+            names = item.find_elements(By.CSS_SELECTOR, ".option-name")
+            numbers = re.findall(r"\d+", browser.text(item.find_element(By.CSS_SELECTOR, ".option-count"))) if names else []
+            if names and numbers:
+                counts[browser.text(names[0])] = int(numbers[0])
+        return counts
+
+    def test_a_status_written_as_html_is_shown_as_text_and_never_run(self):
+        markup = "<img src=x onerror=alert(1)>"
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        pim.befriend_through_api(nok)
+        seen_by_nok, seen_by_pim = self.browser(), self.browser()
+        seen_by_nok.open("/")
+        seen_by_pim.open("/")
+        seen_by_nok.sign_in(nok)
+        seen_by_pim.sign_in(pim)
+        library = building("csulb-lib")
+        seen_by_pim.set_point(library)
+        seen_by_pim.share(markup)
+
+        seen_by_nok.tab("friends")
+        status = seen_by_nok.friend_item(pim) + " .friend-status"
+        seen_by_nok.wait(lambda driver: seen_by_nok.text(status) == markup,
+                         lambda: f"Nok's list shows Pim's status as typed (it shows {seen_by_nok.text_of(status)!r})")
+        seen_by_nok.wait(lambda driver: seen_by_nok.pin_at("friend", pim.id, library), "Pim's pin is on Nok's map")
+        self.assertEqual(seen_by_nok.find(status).get_attribute("textContent"), markup)
+        self.assertEqual(seen_by_nok.find_all("#friends-list img"), [], "an img element inside #friends-list")
+        for browser, whose in ((seen_by_nok, "Nok's"), (seen_by_pim, "Pim's")):
+            self.assertEqual(browser.images_outside_leaflet("#map"), [], f"an img element on {whose} map")
+            self.assertEqual(browser.js("return [...document.querySelectorAll('img[src=\"x\"], [onerror]')].map(e => e.outerHTML)"),
+                             [], f"the status became markup on {whose} page")
+            self.assertIsNone(browser.open_dialog(), f"an alert is open on {whose} page")
+            probe = browser.js("return window.__vicinityProbe")
+            self.assertEqual(probe["dialogs"], [], f"{whose} page opened a dialog")
+            self.assertEqual([load for load in probe["failedLoads"] if load.endswith("/x")], [],
+                             f"{whose} page tried to load the status's image")
+
+    def test_a_poke_shows_as_a_visible_notice(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        nok.befriend_through_api(pim)
+        poked, poking = self.browser(), self.browser()
+        # The one poked signs in first, so that their event stream is open before the poke.
+        poked.open("/")
+        poked.sign_in(pim)
+        poking.open("/")
+        poking.sign_in(nok)
+        poking.tab("friends")
+        poking.click(poking.visible(poking.friend_item(pim) + " button.poke", "Nok's list has a poke button for Pim"))
+        notice = poked.wait(lambda driver: [item for item in poked.find_all("#notices li")
+                                            if item.is_displayed() and "Nok" in item.text],
+                            "a visible notice in #notices says Nok poked")[0]
+        self.assertGreater(notice.size["height"], 0)
+        self.assertGreater(notice.size["width"], 0)
+        poked.assert_not_reloaded()
+
+
+class PhoneTest(PageTest):
+    def test_the_page_fits_a_375_px_phone_without_horizontal_scroll_and_shows_the_map(self):
+        account = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        phone = self.browser(375, 812, mobile=True)
+        phone.open("/")
+        self.assertEqual(phone.js("return [window.innerWidth, window.innerHeight]"), [375, 812])
+        self.assert_fits(phone, "a guest on the places tab")
+        phone.sign_in(account)
+        phone.set_point(building("csulb-hsci"))
+        for name in ("places", "friends", "votes", "account"):
+            phone.tab(name)
+            self.assert_fits(phone, f"signed in, on the {name} tab")
+
+    def assert_fits(self, phone, where):
+        width = phone.js("return document.documentElement.scrollWidth")
+        self.assertLessEqual(width, 375, f"{where}: the page scrolls sideways ({width} px wide)")
+        map_element = phone.find("#map")
+        self.assertTrue(map_element.is_displayed(), f"{where}: #map is hidden")
+        self.assertIn("leaflet-container", map_element.get_attribute("class"), f"{where}: #map is not a Leaflet map")
+        box = phone.js("const box = arguments[0].getBoundingClientRect();"
+                       "return {top: box.top + scrollY, left: box.left, right: box.right, height: box.height}", map_element)
+        self.assertGreaterEqual(box["left"], 0, where)
+        self.assertLessEqual(box["right"], 375, where)
+        self.assertGreaterEqual(box["height"], 200, f"{where}: the map is {box['height']} px high")
+        self.assertLess(box["top"], 812 - 200, f"{where}: the map is not on the first screen")
+
+
+class OutputsTest(PageTest):
+    def test_page_weight_and_time_to_first_map_are_measured(self):
+        browser = self.browser()
+        browser.open("/")
+        try:
+            first_map = browser.wait(lambda driver: browser.js(
+                "const marks = performance.getEntriesByName('vicinity-first-map'); return marks.length ? marks[0].startTime : null"),
+                "the page marks 'vicinity-first-map'")
+        except AssertionError:
+            first_map = None
+        # Until no request has been added for a second (at most WAIT), so that late files count too.
+        count, settled_at, deadline = -1, time.monotonic(), time.monotonic() + WAIT
+        while time.monotonic() < deadline and time.monotonic() - settled_at < 1:
+            now = browser.js("return performance.getEntriesByType('resource').length")
+            if now != count:
+                count, settled_at = now, time.monotonic()
+            time.sleep(0.1)
+        entries = browser.js("""
+            return [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
+                .map(entry => ({name: entry.name, transfer: entry.transferSize || 0, encoded: entry.encodedBodySize || 0}));""")
+        groups = {"page files": [], "Leaflet": [], "API answers": [], "elsewhere (tiles)": []}
+        for entry in entries:
+            if not entry["name"].startswith(SERVER):
+                groups["elsewhere (tiles)"].append(entry)
+                continue
+            path = entry["name"][len(SERVER):].split("?")[0] or "/"
+            groups["Leaflet" if path.startswith("/leaflet/") else
+                   "API answers" if path.startswith("/v1/") or path == "/health" else "page files"].append(entry)
+
+        def kib(group, field):
+            return sum(entry[field] for entry in groups[group]) / 1024
+
+        page = kib("page files", "transfer") + kib("Leaflet", "transfer")
+        measured(f"page weight: {page:.1f} KiB transferred on a first visit "
+                 f"(page files {kib('page files', 'transfer'):.1f} KiB in {len(groups['page files'])} files, "
+                 f"{kib('page files', 'encoded'):.1f} KiB of bodies; "
+                 f"Leaflet {kib('Leaflet', 'transfer'):.1f} KiB in {len(groups['Leaflet'])} files, "
+                 f"{kib('Leaflet', 'encoded'):.1f} KiB of bodies); "
+                 f"besides, API answers {kib('API answers', 'transfer'):.1f} KiB in {len(groups['API answers'])}, "
+                 f"{len(groups['elsewhere (tiles)'])} requests elsewhere")
+        if first_map is None:
+            measured(f"time to first map: not measured, the page made no mark 'vicinity-first-map' within {WAIT:g} s")
+        else:
+            measured(f"time to first map: {first_map:.0f} ms from navigation start (mark 'vicinity-first-map')")
+
+    def test_screenshots_show_a_signed_in_student_with_a_friend_and_places(self):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("พิมพ์", "ใจดี", "pim").sign_up_through_api()
+        pim.befriend_through_api(nok)
+        library = building("csulb-lib")
+        pim.share_through_api(library, "อ่านหนังสือ (reading)")
+        for width, height, mobile in ((1280, 800, False), (375, 812, True)):
+            browser = self.browser(width, height, mobile)
+            browser.open("/")
+            browser.sign_in(nok)
+            browser.set_point(building("csulb-hsci"))
+            browser.share("In the lab")
+            browser.tab("friends")
+            browser.visible(browser.friend_item(pim), "the friend is listed")
+            browser.wait(lambda driver: browser.pin_at("friend", pim.id, library), "the friend's pin is on the map")
+            browser.wait(lambda driver: browser.find_all('#map [data-kind="place"]'), "places are on the map")
+            browser.wait(lambda driver: not browser.find_all(".leaflet-zoom-anim, .leaflet-pan-anim"), "the map is still")
+            browser.js("window.scrollTo(0, 0)")
+            time.sleep(0.5)  # CSS fades end before the picture is taken
+            path = SCREENSHOTS / f"map-{width}x{height}.png"
+            self.assertTrue(browser.driver.save_screenshot(str(path)), f"no screenshot written to {path}")
+            self.assertEqual(png_size(path), (width, height), f"{path} is not {width}x{height}")
+            measured(f"screenshot: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({width}x{height})")
+            browser.close()
+
+
+class LogTest(PageTest):
+    def test_the_browser_logged_no_csp_violation_or_script_error_during_the_flows(self):
+        if not BROWSER_LOG:
+            self.skipTest("no browser session ran before this test")
+        problems, refused = [], collections.Counter()
+        for session in BROWSER_LOG:
+            for entry in session["problems"]:
+                problems.append(f"{session['test']}: {entry['level']} {entry.get('source')}: {entry['message']}")
+            for entry in session["entries"]:
+                failed = re.match(r"(\S+) - Failed to load resource: .*status of (\d+)", entry["message"])
+                if entry.get("source") == "network" and failed:
+                    refused[f"{failed.group(2)} {urllib.parse.urlparse(failed.group(1)).path}"] += 1
+            for kind in ("csp", "errors", "dialogs"):
+                for text in session["probe"].get(kind, []):
+                    problems.append(f"{session['test']}: {kind}: {text}")
+        measured(f"browser logs: {len(BROWSER_LOG)} sessions, {sum(len(s['entries']) for s in BROWSER_LOG)} entries, "
+                 f"{len(problems)} problems; refused requests (not counted as problems when to the API): "
+                 + (", ".join(f"{line} x{count}" for line, count in sorted(refused.items())) or "none"))
+        self.assertEqual(problems, [], "CSP violations or script errors in the browser")
+
+
+ORDER = [
+    "test_the_page_is_served_with_a_content_security_policy_without_unsafe_inline",
+    "test_the_page_html_has_no_inline_script_style_or_event_handler",
+    "test_a_guest_finds_wat_pho_and_gets_temples_with_distances_and_directions_links",
+    "test_a_friend_who_moves_shows_at_the_new_place_within_two_seconds",
+    "test_a_vote_opened_by_one_student_is_found_nearby_by_the_other_and_both_see_the_result",
+    "test_a_status_written_as_html_is_shown_as_text_and_never_run",
+    "test_a_poke_shows_as_a_visible_notice",
+    "test_the_page_fits_a_375_px_phone_without_horizontal_scroll_and_shows_the_map",
+    "test_page_weight_and_time_to_first_map_are_measured",
+    "test_screenshots_show_a_signed_in_student_with_a_friend_and_places",
+    "test_the_browser_logged_no_csp_violation_or_script_error_during_the_flows",
+]
+
+
+def load_tests(loader, tests, pattern):
+    """The tests in ORDER (the log test last, after every session has ended), whatever -k kept."""
+    def flatten(suite):
+        for test in suite:
+            yield from flatten(test) if isinstance(test, unittest.TestSuite) else [test]
+    found = {test.id().rsplit(".", 1)[-1]: test for test in flatten(tests)}
+    ordered = unittest.TestSuite()
+    for name in ORDER + sorted(set(found) - set(ORDER)):
+        if name in found:
+            ordered.addTest(found[name])
+    return ordered
+
+
+if __name__ == "__main__":
+    unittest.main()

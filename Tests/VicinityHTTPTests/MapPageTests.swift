@@ -1,0 +1,175 @@
+import Foundation
+import GeoCore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VicinityCore
+@testable import VicinityHTTP
+
+/// A folder standing in for Debian's Leaflet: a script, a style sheet and one image, with known contents.
+private func leafletFolder() throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("leaflet-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
+    try Data("/* the map library */".utf8).write(to: folder.appendingPathComponent("leaflet.js"))
+    try Data(".leaflet-container {}".utf8).write(to: folder.appendingPathComponent("leaflet.css"))
+    try Data([0x89, 0x50, 0x4E, 0x47]).write(to: folder.appendingPathComponent("images/layers.png"))
+    return folder
+}
+
+private func options(leaflet: URL? = nil, tiles: TileLayer? = nil) -> HTTPOptions {
+    var options = HTTPOptions()
+    options.page = PageOptions(leafletDirectory: leaflet?.path ?? "/nonexistent/leaflet", tiles: tiles)
+    return options
+}
+
+@Suite("The map page")
+struct MapPageTests {
+    @Test("the page is served at / as HTML with a policy that runs only this server's scripts, never inline ones")
+    func pageAndPolicy() async throws {
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let page = try await client.call(.get, "/")
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(page.text.contains("<script type=\"module\" src=\"/app/"), "the page loads its own modules")
+            #expect(!page.text.contains("<script>"), "no inline script")
+            let policy = try #require(page.headers[.contentSecurityPolicy])
+            #expect(policy.contains("script-src 'self'") && policy.contains("default-src 'none'"))
+            #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
+            #expect(policy.contains("img-src 'self' data:;"), "no tile origin without tiles: \(policy)")
+            #expect(page.headers[.xContentTypeOptions] == "nosniff")
+            // A query string a link may carry does not change the page.
+            #expect(try await client.call(.get, "/?from=poster").status == .ok)
+        }
+    }
+
+    @Test("the page's files are served by name with their media type, and nothing outside the folder is")
+    func pageFiles() async throws {
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let script = try await client.call(.get, "/app/app.js")
+            #expect(script.status == .ok)
+            #expect(script.headers[.contentType] == "text/javascript; charset=utf-8")
+            #expect(try await client.call(.get, "/app/app.css").headers[.contentType] == "text/css; charset=utf-8")
+            for uri in ["/app/..%2Fopenapi.yaml", "/app/.hidden.js", "/app/index", "/app/APP.JS", "/app/missing.js",
+                        "/app/..", "/app/%2e%2e", "/leaflet/../index.html"] {
+                let response = try await client.call(.get, uri)
+                #expect(response.status == .notFound, "\(uri)")
+                #expect(response.headers[.contentType] == "application/problem+json", "\(uri)")
+            }
+            #expect(try await client.call(.post, "/app/app.js").status == .methodNotAllowed)
+        }
+    }
+
+    @Test("an unchanged file is answered 304 to a client that holds it")
+    func revalidation() async throws {
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let first = try await client.call(.get, "/app/app.js")
+            let tag = try #require(first.headers[.eTag])
+            let again = try await client.call(.get, "/app/app.js", headers: [.ifNoneMatch: tag])
+            #expect(again.status == .notModified)
+            #expect(again.body.readableBytes == 0)
+            #expect(try await client.call(.get, "/app/app.js", headers: [.ifNoneMatch: "\"other\""]).status == .ok)
+        }
+    }
+
+    @Test("Leaflet is served from the folder it is configured with, and is a 404 problem when it is not there")
+    func leaflet() async throws {
+        let folder = try leafletFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withApp(InMemoryStore(), options: options(leaflet: folder)) { client in
+            let script = try await client.call(.get, "/leaflet/leaflet.js")
+            #expect(script.status == .ok && script.text == "/* the map library */")
+            #expect(try await client.call(.get, "/leaflet/leaflet.css").headers[.contentType] == "text/css; charset=utf-8")
+            let image = try await client.call(.get, "/leaflet/images/layers.png")
+            #expect(image.status == .ok && image.headers[.contentType] == "image/png")
+            #expect(try await client.call(.get, "/leaflet/images/../leaflet.js").status == .notFound)
+        }
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let missing = try await client.call(.get, "/leaflet/leaflet.js")
+            #expect(missing.status == .notFound)
+            #expect(missing.headers[.contentType] == "application/problem+json")
+        }
+    }
+
+    @Test("the page's settings give the tile layer and where the map opens, and the tiles' origin may serve images")
+    func settings() async throws {
+        let tiles = try TileLayer(template: "https://{s}.tiles.example.org/{z}/{x}/{y}.png", attribution: " © Example contributors ")
+        try await withApp(InMemoryStore(), options: options(tiles: tiles)) { client in
+            let answer = try await client.call(.get, "/app/config.json")
+            #expect(answer.status == .ok)
+            let body = try #require(answer.object)
+            let layer = try #require(body["tiles"] as? [String: Any])
+            #expect(layer["url"] as? String == "https://{s}.tiles.example.org/{z}/{x}/{y}.png")
+            #expect(layer["attribution"] as? String == "© Example contributors")
+            let start = try #require(body["start"] as? [String: Any])
+            #expect(start["lat"] as? Double == 33.779842 && start["lon"] as? Double == -118.112526 && start["zoom"] as? Int == 16)
+            let policy = try #require(try await client.call(.get, "/").headers[.contentSecurityPolicy])
+            #expect(policy.contains("img-src 'self' data: https://*.tiles.example.org;"), "\(policy)")
+        }
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let settings = try await client.call(.get, "/app/config.json")
+            #expect(settings.object?["tiles"] is NSNull)
+        }
+    }
+
+    @Test("a tile layer needs an http(s) template with {z}, {x} and {y} and an attribution; a start needs LAT,LON,ZOOM")
+    func tileAndStartRules() throws {
+        for template in ["javascript:alert(1)//{z}/{x}/{y}", "ftp://tiles.example.org/{z}/{x}/{y}.png",
+                         "https://tiles.example.org/{z}/{x}.png", "https://user:secret@tiles.example.org/{z}/{x}/{y}.png",
+                         "https://tiles.example.org';script-src *;/{z}/{x}/{y}.png", "tiles.example.org/{z}/{x}/{y}.png"] {
+            #expect(throws: ValidationError.self, "\(template)") { try TileLayer(template: template, attribution: "© Example") }
+        }
+        #expect(throws: ValidationError.self) { try TileLayer(template: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "  ") }
+        let plain = try TileLayer(template: "http://127.0.0.1:8081/{z}/{x}/{y}.png", attribution: "© Campus GIS")
+        #expect(plain.origin == "http://127.0.0.1:8081")
+
+        let view = try MapView("13.746549, 100.492766, 17")
+        let watPho = try Coordinate(latitude: 13.746549, longitude: 100.492766)
+        #expect(view.centre == watPho && view.zoom == 17)
+        for text in ["13.7,100.4", "91,0,10", "13.7,100.4,20", "13.7,100.4,x", ""] {
+            #expect(throws: ValidationError.self, "\(text)") { try MapView(text) }
+        }
+    }
+
+    @Test("campuses come as a GeoJSON FeatureCollection of their boundaries, empty when none is loaded")
+    func campuses() async throws {
+        let store = InMemoryStore()
+        try await withApp(store) { client in
+            let none = try await client.call(.get, "/v1/campuses")
+            #expect(none.status == .ok && none.headers[.contentType] == "application/geo+json")
+            #expect((none.object?["features"] as? [Any])?.isEmpty == true)
+        }
+        let gym = try Footprints.pavilionGym()
+        _ = try await store.upsert([try Campus(id: PlaceID("ucsb-gym-area"), name: "Gym area", boundary: gym.outline)])
+        try await withApp(store) { client in
+            let collection: GeoJSONFeatureCollection = try await client.call(.get, "/v1/campuses").decoded()
+            #expect(collection.features.map(\.id) == ["ucsb-gym-area"])
+            #expect(collection.features.first?.geometry == .multiPolygon(gym.outline))
+            #expect(collection.features.first?.properties["name"] == .string("Gym area"))
+            #expect(try await client.call(.get, "/v1/campuses?limit=1").status == .badRequest)
+        }
+    }
+
+    @Test("nearby places carry their footprints when asked, null for those without, and none otherwise")
+    func footprints() async throws {
+        let store = try await store(csulbRows)
+        let gym = try Footprints.pavilionGym()
+        _ = try await store.upsert([gym.place])
+        try await withApp(store) { client in
+            let centre = gym.place.coordinate
+            let asked = try await client.call(
+                .get, "/v1/places/nearby?lat=\(centre.latitude)&lon=\(centre.longitude)&radius=1000&footprint=true")
+            #expect(asked.status == .ok)
+            let places = asked.list("places")
+            #expect(places.map { $0["id"] as? String } == ["way/32274168"])
+            let data = try JSONSerialization.data(withJSONObject: try #require(places.first?["footprint"]))
+            #expect(try JSONDecoder().decode(GeoJSONGeometry.self, from: data) == .multiPolygon(gym.outline))
+
+            let hall = try await client.call(.get, "/v1/places/nearby?lat=33.779842&lon=-118.112526&limit=1&footprint=true")
+            #expect(hall.list("places").first?["footprint"] is NSNull)
+            let plain = try await client.call(.get, "/v1/places/nearby?lat=33.779842&lon=-118.112526&limit=1")
+            #expect(plain.list("places").first?.keys.contains("footprint") == false)
+            #expect(try await client.call(.get, "/v1/places/nearby?lat=33.779842&lon=-118.112526&footprint=yes").status == .badRequest)
+        }
+    }
+}
