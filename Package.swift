@@ -121,6 +121,7 @@ let package = Package(
             name: "VicinityHTTP",
             dependencies: [
                 "GeoCore",
+                "CZlib",
                 "VicinityCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),

@@ -86,6 +86,11 @@ public struct TileLayer: Hashable, Sendable {
         guard ["{z}", "{x}", "{y}"].allSatisfy(template.contains) else {
             throw ValidationError(field: "map tiles", message: "must contain {z}, {x} and {y}")
         }
+        // `{s}` stands for a subdomain: a host that is nothing else would let images come from anywhere.
+        let name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard !name.replacingOccurrences(of: "{s}", with: "").allSatisfy({ !$0.isLetter && !$0.isNumber }) else {
+            throw ValidationError(field: "map tiles", message: "must name a host, not only {s}")
+        }
         let text = attribution.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else {
             throw ValidationError(field: "map attribution", message: "is required with tiles: the tile server's licence asks for it")

@@ -54,13 +54,33 @@ struct PageRoutes: RouteGroup {
     func serve(_ folder: StaticFolder, _ name: String?, _ request: Request) throws -> Response {
         guard let name, let file = try folder.file(named: name) else { throw APIError.pageFileNotFound }
         var headers = pageHeaders(contentType: file.contentType)
-        headers[.eTag] = file.entityTag
         // Revalidated at every load, so that a new server's page is used at once; an unchanged file costs a 304.
         headers[.cacheControl] = "no-cache"
-        if request.headers[values: .ifNoneMatch].contains(where: { $0.split(separator: ",").contains { HTTPText.trimmed($0) == file.entityTag } }) {
+        var body = file.bytes
+        var entityTag = file.entityTag
+        if let gzipped = file.gzipped {
+            headers[.vary] = "Accept-Encoding"
+            if GzipEncoding.isAccepted(by: request.headers[values: .acceptEncoding].joined(separator: ",")) {
+                headers[.contentEncoding] = "gzip"
+                body = gzipped
+                // Another representation, so another tag (RFC 9110 §8.8.3).
+                entityTag = String(entityTag.dropLast()) + "-gzip\""
+            }
+        }
+        headers[.eTag] = entityTag
+        if Self.matches(request.headers[values: .ifNoneMatch], entityTag) {
             return Response(status: .notModified, headers: headers)
         }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: file.bytes))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// `If-None-Match` by weak comparison (RFC 9110 §13.1.2): a proxy that compressed the file marks its tag
+    /// weak (`W/"…"`), and the file is still the same.
+    static func matches(_ fields: [String], _ entityTag: String) -> Bool {
+        fields.flatMap { $0.split(separator: ",") }.contains { candidate in
+            let tag = HTTPText.trimmed(candidate)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == entityTag
+        }
     }
 
     /// What the page cannot know by itself: the tile layer, if any, and where the map opens.
@@ -98,9 +118,14 @@ struct PageRoutes: RouteGroup {
 struct StaticFolder: Sendable {
     struct File: Sendable {
         var bytes: ByteBuffer
+        /// The same bytes gzipped, for text that shrinks; nil otherwise.
+        var gzipped: ByteBuffer?
         var contentType: String
         var entityTag: String
     }
+
+    /// The kinds worth compressing: text. PNG is compressed already.
+    static let compressible: Set<String> = ["html", "js", "css", "svg", "json"]
 
     static let mediaTypes: [String: String] = [
         "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
@@ -129,6 +154,7 @@ struct StaticFolder: Sendable {
     /// A lower-case name beginning with a letter or digit, of letters, digits, `-`, `_` and `.`, with a known
     /// extension: never `..`, a hidden file or a path.
     static func isServable(_ name: String) -> Bool {
+        // The page's names are short; the cap keeps a hostile name from costing more than a glance.
         guard let first = name.unicodeScalars.first, name.utf8.count <= 100,
             CharacterSet.lowercaseLetters.union(.decimalDigits).contains(first),
             name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isLowercase || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }),
@@ -141,8 +167,10 @@ struct StaticFolder: Sendable {
         guard let data = try? Data(contentsOf: url), let kind = name.split(separator: ".").last,
             let contentType = mediaTypes[String(kind)]
         else { return nil }
+        // 96 bits of the file's SHA-256: no two versions of a file share a tag by chance.
         let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
-        return File(bytes: ByteBuffer(bytes: data), contentType: contentType, entityTag: "\"\(digest)\"")
+        let gzipped = compressible.contains(String(kind)) ? GzipEncoding.compress(data).map { ByteBuffer(bytes: $0) } : nil
+        return File(bytes: ByteBuffer(bytes: data), gzipped: gzipped, contentType: contentType, entityTag: "\"\(digest)\"")
     }
 }
 

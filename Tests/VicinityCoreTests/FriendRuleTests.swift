@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Synchronization
 import Testing
 import VicinityCore
 
@@ -151,18 +152,28 @@ struct FriendServiceTests {
         let hiddenFrom = try await world.person("hiddenfrom")
         let away = try await world.person("away")
         let stranger = try await world.person("stranger")
-        for other in [friend, hiddenFrom, away] { try await world.befriend(mover, other) }
+        let hider = try await world.person("hider")
+        for other in [friend, hiddenFrom, away, hider] { try await world.befriend(mover, other) }
         _ = try await world.services.friends.setSharing(false, with: hiddenFrom.userID, of: mover)
+        // Hiding one's own position from the mover hides nothing of the mover's.
+        _ = try await world.services.friends.setSharing(false, with: mover.userID, of: hider)
         _ = try await world.services.friends.sharePosition(friend, at: Spot.hallOfScience, accuracy: nil, status: nil)
         _ = try await world.services.friends.sharePosition(mover, at: Spot.library, accuracy: nil, status: try StatusText("Reading"))
-        let everyone: Set<UserID> = [friend.userID, hiddenFrom.userID, stranger.userID]
+        let everyone: Set<UserID> = [friend.userID, hiddenFrom.userID, hider.userID, stranger.userID]
         let friends = world.services.friends
 
-        // `away` is a friend who may see the move but has no stream here: not asked for.
-        let seen = try await friends.moved(mover.userID) { $0.intersection(everyone) }
-        #expect(seen.map(\.viewer) == [friend.userID])
-        #expect(seen.first?.view == (try await friends.friend(mover.userID, of: friend)))
-        #expect(seen.first?.view.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.library))
+        // Only the mover's friends are asked about; `away` is one who may see the move but has no stream here.
+        let asked = Mutex<Set<UserID>>([])
+        let seen = try await friends.moved(mover.userID) { candidates in
+            asked.withLock { $0 = candidates }
+            return candidates.intersection(everyone)
+        }
+        #expect(asked.withLock { $0 } == [friend.userID, hiddenFrom.userID, away.userID, hider.userID])
+        #expect(Set(seen.map(\.viewer)) == [friend.userID, hider.userID])
+        let toFriend = try #require(seen.first { $0.viewer == friend.userID }?.view)
+        #expect(toFriend == (try await friends.friend(mover.userID, of: friend)))
+        #expect(toFriend.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.library))
+        #expect(seen.first { $0.viewer == hider.userID }?.view == (try await friends.friend(mover.userID, of: hider)))
 
         // In privacy mode the friend sees `hidden`, which no move changes: nothing is told.
         _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: true), from: ClientAddress(nil))
@@ -173,7 +184,7 @@ struct FriendServiceTests {
         _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: false), from: ClientAddress(nil))
         world.clock.advance(by: .seconds(24 * 3600 + 1))
         let stale = try await friends.moved(mover.userID) { $0.intersection(everyone) }
-        #expect(stale.map(\.view.presence) == [.lastSeen])
+        #expect(stale.map(\.view.presence) == [.lastSeen, .lastSeen])
     }
 
     @Test("without a current position of my own, distances are absent and nearby needs a centre")

@@ -123,6 +123,12 @@ struct EventStreamTests {
             #expect(try await client.call(.post, "/v1/friends/\(ana.id)/pokes", as: tess).status == .created)
             let poke = try #require(await nextEvent(&items))
             #expect(poke.type == "poke" && number(poke.id) > 0)
+            // Notices are not replayed: a client resuming from before the poke gets the poke alone.
+            let resumed = try await EventStreamConnection.open(port: port, token: ana.token, lastEventID: String(number(poke.id) - 1))
+            defer { resumed.close() }
+            var replay = resumed.items.makeAsyncIterator()
+            let replayed = try #require(await nextEvent(&replay))
+            #expect(replayed.type == "poke" && replayed.id == poke.id)
         }
     }
 

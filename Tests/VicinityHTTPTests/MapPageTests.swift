@@ -69,7 +69,41 @@ struct MapPageTests {
             #expect(again.status == .notModified)
             #expect(again.body.readableBytes == 0)
             #expect(try await client.call(.get, "/app/app.js", headers: [.ifNoneMatch: "\"other\""]).status == .ok)
+            // Weak comparison: a proxy that compressed the file marks the tag weak; any version is `*`.
+            #expect(try await client.call(.get, "/app/app.js", headers: [.ifNoneMatch: "\"other\", W/\(tag)"]).status == .notModified)
+            #expect(try await client.call(.get, "/app/app.js", headers: [.ifNoneMatch: "*"]).status == .notModified)
         }
+    }
+
+    @Test("text files go gzipped to clients that take gzip, with their own tag, and as they are to others")
+    func compression() async throws {
+        let folder = try leafletFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = String(repeating: "L.marker([33.779842, -118.112526]).addTo(map);\n", count: 200)
+        try Data(script.utf8).write(to: folder.appendingPathComponent("leaflet.js"))
+        try await withApp(InMemoryStore(), options: options(leaflet: folder)) { client in
+            let plain = try await client.call(.get, "/leaflet/leaflet.js")
+            #expect(plain.text == script && plain.headers[.contentEncoding] == nil)
+            #expect(plain.headers[.vary] == "Accept-Encoding")
+            let gzipped = try await client.call(.get, "/leaflet/leaflet.js", headers: [.acceptEncoding: "br;q=1, gzip;q=0.8"])
+            #expect(gzipped.headers[.contentEncoding] == "gzip")
+            let bytes = Array(gzipped.body.readableBytesView)
+            #expect(bytes.prefix(2) == [0x1f, 0x8b], "a gzip member")
+            #expect(bytes.count < script.utf8.count / 10)
+            let tag = try #require(gzipped.headers[.eTag])
+            #expect(tag != plain.headers[.eTag])
+            let again = try await client.call(.get, "/leaflet/leaflet.js", headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
+            #expect(again.status == .notModified)
+            // An image is compressed already: never encoded again.
+            let image = try await client.call(.get, "/leaflet/images/layers.png", headers: [.acceptEncoding: "gzip"])
+            #expect(image.headers[.contentEncoding] == nil)
+        }
+        #expect(GzipEncoding.isAccepted(by: "gzip, deflate"))
+        #expect(GzipEncoding.isAccepted(by: "*"))
+        #expect(!GzipEncoding.isAccepted(by: "gzip;q=0, *"))
+        #expect(!GzipEncoding.isAccepted(by: "*;q=0"))
+        #expect(!GzipEncoding.isAccepted(by: "br, identity"))
+        #expect(!GzipEncoding.isAccepted(by: nil))
     }
 
     @Test("Leaflet is served from the folder it is configured with, and is a 404 problem when it is not there")
@@ -84,10 +118,16 @@ struct MapPageTests {
             #expect(image.status == .ok && image.headers[.contentType] == "image/png")
             #expect(try await client.call(.get, "/leaflet/images/../leaflet.js").status == .notFound)
         }
-        try await withApp(InMemoryStore(), options: options()) { client in
+        // Installed while the server runs: a file that was missing is looked for again, not remembered as missing.
+        let later = FileManager.default.temporaryDirectory.appendingPathComponent("leaflet-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: later) }
+        try await withApp(InMemoryStore(), options: options(leaflet: later)) { client in
             let missing = try await client.call(.get, "/leaflet/leaflet.js")
             #expect(missing.status == .notFound)
             #expect(missing.headers[.contentType] == "application/problem+json")
+            try FileManager.default.createDirectory(at: later, withIntermediateDirectories: true)
+            try Data("/* installed */".utf8).write(to: later.appendingPathComponent("leaflet.js"))
+            #expect(try await client.call(.get, "/leaflet/leaflet.js").text == "/* installed */")
         }
     }
 
@@ -116,7 +156,8 @@ struct MapPageTests {
     func tileAndStartRules() throws {
         for template in ["javascript:alert(1)//{z}/{x}/{y}", "ftp://tiles.example.org/{z}/{x}/{y}.png",
                          "https://tiles.example.org/{z}/{x}.png", "https://user:secret@tiles.example.org/{z}/{x}/{y}.png",
-                         "https://tiles.example.org';script-src *;/{z}/{x}/{y}.png", "tiles.example.org/{z}/{x}/{y}.png"] {
+                         "https://tiles.example.org';script-src *;/{z}/{x}/{y}.png", "tiles.example.org/{z}/{x}/{y}.png",
+                         "https://{s}/{z}/{x}/{y}.png", "https://{s}.:8080/{z}/{x}/{y}.png"] {
             #expect(throws: ValidationError.self, "\(template)") { try TileLayer(template: template, attribution: "© Example") }
         }
         #expect(throws: ValidationError.self) { try TileLayer(template: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "  ") }

@@ -26,10 +26,11 @@ public enum Delivery: Hashable, Sendable {
 /// Each stream has a bounded buffer: a client too slow to keep up loses its stream, reconnects with the last
 /// event id it read, and the store replays the rest, so nothing is lost for good. Opening more than
 /// `maximumStreamsPerUser` streams ends the oldest, whose client is most likely gone without saying so. A
-/// stream belongs to the session that opened it and ends with it (`endStreams`): a signed-out token hears
-/// nothing more.
+/// stream belongs to the session that opened it and ends with it (`endStreams`): a token signed out through
+/// this process hears nothing more; one signed out through another process, from the stream's next check
+/// (`EventRoutes`, every heartbeat).
 public final class EventHub: Sendable {
-    /// Events one stream may hold while its client reads; one more ends the stream.
+    /// Deliveries (events and notices) one stream may hold while its client reads; one more ends the stream.
     public static let bufferedEvents = 256
 
     private let maximumStreamsPerUser: Int

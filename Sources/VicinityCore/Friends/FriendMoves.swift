@@ -31,7 +31,7 @@ public final class FriendMoves<S: Stores>: Sendable {
         if added { wake.yield() }
     }
 
-    /// Sends the notices until cancelled. A failed look is reported and its movers dropped: their friends'
+    /// Sends the notices until cancelled; run once. A failed look is reported and its movers dropped: their friends'
     /// maps catch up at the next move or when they read the friend list again.
     public func run(report: @Sendable (any Error) -> Void) async {
         for await _ in wakes {
@@ -50,7 +50,4 @@ public final class FriendMoves<S: Stores>: Sendable {
             }
         }
     }
-
-    /// Ends `run()`.
-    public func finish() { wake.finish() }
 }

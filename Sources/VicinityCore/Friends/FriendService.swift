@@ -267,18 +267,20 @@ public struct FriendService<S: Stores>: Sendable {
         let all = try await stores.friends.friendships(of: mover)
         let listeners = listening(Set(all.map(\.friend)))
         let sides = all.filter { listeners.contains($0.friend) }
-        var seen: [(viewer: UserID, view: FriendView)] = []
-        for side in sides {
+        guard !sides.isEmpty, let account = try await stores.accounts.accounts(ids: [mover]).first else { return [] }
+        // The mover's position and every viewer's, read once for all of them.
+        let positions = Dictionary(
+            try await stores.positions.positions(of: [mover] + sides.map(\.friend)).map { ($0.userID, $0) }) { first, _ in first }
+        let now = clock.now
+        return sides.compactMap { side in
             // The same friendship from the viewer's side: what the mover shares is what the viewer is shared.
             let viewerSide = Friendship(
                 friend: mover, since: side.since, sharesWithFriend: side.friendSharesWithMe, friendSharesWithMe: side.sharesWithFriend)
-            let origin = try await currentPosition(of: side.friend)
-            guard let view = try await views([viewerSide], origin: origin).first,
-                view.presence == .current || view.presence == .lastSeen
-            else { continue }
-            seen.append((side.friend, view))
+            let origin = positions[side.friend].flatMap { rules.positions.isCurrent($0, at: now) ? $0.coordinate : nil }
+            let view = view(of: viewerSide, account: account, position: positions[mover], origin: origin, at: now)
+            guard view.presence == .current || view.presence == .lastSeen else { return nil }
+            return (side.friend, view)
         }
-        return seen
     }
 
     // MARK: Helpers
@@ -306,17 +308,24 @@ public struct FriendService<S: Stores>: Sendable {
         let now = clock.now
         return friendships.compactMap { friendship in
             guard let account = accounts[friendship.friend] else { return nil }
-            let seen = PrivacyRule.visible(
-                positions[friendship.friend], ownerPrivacyMode: account.privacyMode,
-                relation: .friend(sharedWith: friendship.friendSharesWithMe), at: now, rules: rules.positions)
-            var view = FriendView(
-                friend: account.summary, since: friendship.since, sharingWithFriend: friendship.sharesWithFriend,
-                presence: seen.presence, position: seen.position)
-            if let origin, let position = seen.position {
-                view.distance = haversineDistance(from: origin, to: position.coordinate)
-                view.bearing = initialBearing(from: origin, to: position.coordinate)
-            }
-            return view
+            return view(of: friendship, account: account, position: positions[friendship.friend], origin: origin, at: now)
         }
+    }
+
+    /// One friend with the privacy rule applied, measured from `origin`.
+    private func view(
+        of friendship: Friendship, account: Account, position: SharedPosition?, origin: Coordinate?, at now: Timestamp
+    ) -> FriendView {
+        let seen = PrivacyRule.visible(
+            position, ownerPrivacyMode: account.privacyMode,
+            relation: .friend(sharedWith: friendship.friendSharesWithMe), at: now, rules: rules.positions)
+        var view = FriendView(
+            friend: account.summary, since: friendship.since, sharingWithFriend: friendship.sharesWithFriend,
+            presence: seen.presence, position: seen.position)
+        if let origin, let position = seen.position {
+            view.distance = haversineDistance(from: origin, to: position.coordinate)
+            view.bearing = initialBearing(from: origin, to: position.coordinate)
+        }
+        return view
     }
 }

@@ -20,6 +20,11 @@ export function initDirection() {
   on('friend-updated', (friend) => {
     if (friend.id === shownFor) refresh(friend);
   });
+  on('friends-shown', (ids) => {
+    if (!shownFor) return;
+    if (ids.has(shownFor)) refresh({ id: shownFor });
+    else hide();
+  });
   on('own-position', () => {
     if (shownFor) refresh({ id: shownFor });
   });

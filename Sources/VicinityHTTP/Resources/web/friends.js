@@ -7,7 +7,7 @@ import { formatDistanceBearing, formatTime, fullName } from './format.js';
 import { showDirection } from './direction.js';
 import { layerGroup, makeMarker, moveMarker, relabelMarker } from './map.js';
 import { reporting, showError, showOk } from './messages.js';
-import { isSignedIn } from './session.js';
+import { bearer, isSignedIn } from './session.js';
 import { selectTab } from './tabs.js';
 
 const LOCATED = new Set(['current', 'last_seen']);
@@ -45,8 +45,10 @@ async function load() {
     do {
       loadAgain = false;
       try {
+        const asked = bearer();
         const answer = await get('/v1/friends', { auth: true });
-        if (isSignedIn()) show(answer.friends); // not after signing out meanwhile
+        // Not after signing out meanwhile, nor after someone else signed in: their friends are not these.
+        if (isSignedIn() && bearer() === asked) show(answer.friends);
       } catch (error) {
         showError(error);
       }
@@ -77,6 +79,8 @@ function show(friends) {
     update(entry, friend);
     if (list.children[index] !== entry.item) list.insertBefore(entry.item, list.children[index] ?? null);
   });
+  // Hiding, privacy mode and unfriending send no notice: what the list now says reaches the direction line.
+  emit('friends-shown', wanted);
 }
 
 function moved(friend) {

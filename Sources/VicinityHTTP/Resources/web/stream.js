@@ -6,11 +6,19 @@ import { bearer, endSession } from './session.js';
 
 // Until the stream's own "retry:" line says otherwise; the server sends 3000.
 const DEFAULT_RETRY_MS = 3000;
+// A stream that ends before this without delivering anything did not work (a busy server, or more tabs than
+// the five streams a person may hold, pushing each other out): the wait doubles, up to MAX_BACKOFF_MS.
+const HEALTHY_STREAM_MS = 10000;
+const MAX_BACKOFF_MS = 60000;
 
 let controller = null;
 let lastEventId = null;
 let retryMs = DEFAULT_RETRY_MS;
 let retryTimer = null;
+// Streams in a row that ended early without an event; reset by any event.
+let failures = 0;
+// Set by the parser when an event arrives.
+let delivered = false;
 
 export function initStream() {
   on('session', (account) => (account ? start() : stop()));
@@ -28,9 +36,13 @@ function stop() {
   clearTimeout(retryTimer);
   // A new sign-in starts from now, not from another person's last event.
   lastEventId = null;
+  failures = 0;
 }
 
 async function connect(signal) {
+  const opened = Date.now();
+  let serverWait = 0;
+  delivered = false;
   try {
     const token = bearer();
     if (!token) return;
@@ -41,6 +53,7 @@ async function connect(signal) {
       endSession();
       return;
     }
+    serverWait = Number(response.headers.get('Retry-After')) * 1000 || 0;
     if (response.ok && response.body) {
       emit('stream-open');
       await read(response.body, signal);
@@ -48,7 +61,12 @@ async function connect(signal) {
   } catch {
     // A dropped connection, or the server going away: retried below, as SSE clients do.
   }
-  if (!signal.aborted) retryTimer = setTimeout(() => connect(signal), retryMs);
+  if (signal.aborted) return;
+  failures = delivered || Date.now() - opened >= HEALTHY_STREAM_MS ? 0 : failures + 1;
+  const backoff = Math.min(retryMs * 2 ** failures, MAX_BACKOFF_MS);
+  // Up to half again at random, so that the tabs and phones a restart cut off do not all come back at once.
+  const wait = Math.max(serverWait, backoff * (1 + Math.random() / 2));
+  retryTimer = setTimeout(() => connect(signal), wait);
 }
 
 async function read(body, signal) {
@@ -112,6 +130,7 @@ class EventParser {
     // resumes after the last recorded event.
     if (this.id !== null) lastEventId = this.id;
     if (this.data.length > 0) {
+      delivered = true;
       let payload = null;
       try {
         payload = JSON.parse(this.data.join('\n'));
