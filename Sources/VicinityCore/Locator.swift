@@ -88,12 +88,19 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
 
     /// Temples within the radius, nearest first. With no temple category configured there are none: an empty
     /// set would mean "every category" to the store.
+    /// Temples within the radius, nearest first; when none is, the nearest ones however far (one page), so
+    /// that someone told to make merit still learns where the nearest temple is. A later page (`after`) is
+    /// always within the radius.
     public func recommendedTemples(
         around centre: Coordinate, radius: SearchRadius, limit: ResultLimit, after: NearbyCursor? = nil
-    ) async throws -> NearbyPage {
-        guard !temples.categories.isEmpty else { return NearbyPage(hits: [], next: nil) }
-        return try await places.nearbyPage(
+    ) async throws -> TempleRecommendation {
+        guard !temples.categories.isEmpty else { return TempleRecommendation(page: NearbyPage(hits: [], next: nil), withinRadius: true) }
+        let page = try await places.nearbyPage(
             NearbyQuery(centre: centre, radius: radius, categories: temples.categories, limit: limit, after: after))
+        guard page.hits.isEmpty, after == nil else { return TempleRecommendation(page: page, withinRadius: true) }
+        let beyond = try await places.nearbyPage(
+            NearbyQuery(centre: centre, radius: .wholeEarth, categories: temples.categories, limit: limit))
+        return TempleRecommendation(page: NearbyPage(hits: beyond.hits, next: nil), withinRadius: false)
     }
 
     public func placeCount() async throws -> Int {
@@ -103,6 +110,18 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
     /// Every loaded campus, by id: what a map draws as boundaries.
     public func allCampuses() async throws -> [Campus] {
         try await campuses.campuses()
+    }
+}
+
+/// Recommended temples: within the radius, or, when none is, the nearest beyond it.
+public struct TempleRecommendation: Hashable, Sendable {
+    public var page: NearbyPage
+    /// False when no temple was within the radius and `page` holds the nearest ones beyond it.
+    public var withinRadius: Bool
+
+    public init(page: NearbyPage, withinRadius: Bool) {
+        self.page = page
+        self.withinRadius = withinRadius
     }
 }
 

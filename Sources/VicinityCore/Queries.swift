@@ -17,6 +17,10 @@ public struct SearchRadius: Hashable, Sendable {
     }
 
     private init(uncheckedMeters: Double) { distance = Distance(meters: uncheckedMeters) }
+
+    /// Half a great circle: every point of the sphere is within it. Not for clients (their searches stay
+    /// bounded); for the few places of a small category when none is near (`Locator.recommendedTemples`).
+    static let wholeEarth = SearchRadius(uncheckedMeters: Double.pi * Earth.meanRadius.meters)
 }
 
 /// How many results one query may return: 1 to 500.

@@ -110,9 +110,11 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let radius = query.radius()
         let cursor = query.cursor()
         try query.finish()
-        let page = try await places.recommendedTemples(
+        let recommended = try await places.recommendedTemples(
             around: try query.checked(centre), radius: radius, limit: limit, after: cursor)
-        return Wire.hits("temples", page, directions: true, request: request)
+        return Wire.hits(
+            "temples", recommended.page, directions: true, extra: ["within_radius": .bool(recommended.withinRadius)],
+            request: request)
     }
 
     func distance(_ request: Request) throws -> Response {

@@ -184,11 +184,14 @@ enum Wire {
 
     /// One page of places as a GeoJSON FeatureCollection, with `next` (the URL of the next page, or null on the
     /// last) as a foreign member and as a `Link: <…>; rel="next"` header. The JSON form is `hitsJSON`.
-    static func geoJSONPage(_ items: [(place: Place, fields: [String: JSONValue])], next: String?) -> Response {
+    static func geoJSONPage(
+        _ items: [(place: Place, fields: [String: JSONValue])], next: String?, extra: [String: JSONValue] = [:]
+    ) -> Response {
         guard case .object(var collection) = featureCollection(items).jsonValue else {
             preconditionFailure("a FeatureCollection is a JSON object")
         }
         collection["next"] = next.map(JSONValue.string) ?? .null
+        collection.merge(extra) { _, new in new }
         let response = WireEncoding.response(
             json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
         return withNextLink(response, next: next)
@@ -243,15 +246,31 @@ enum DirectionsURL {
 
 extension Wire {
     /// A page of nearby places or temples in the form the request asked for, with its `next` link.
-    static func hits(_ key: String, _ page: NearbyPage, directions: Bool, footprints: Bool = false, request: Request) -> Response {
+    /// A page of hits as the client asked; `extra` are members beside the list (written after it, as their
+    /// names sort after every list key and `next`).
+    static func hits(
+        _ key: String, _ page: NearbyPage, directions: Bool, footprints: Bool = false, extra: [String: JSONValue] = [:],
+        request: Request
+    ) -> Response {
         let next = nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next)
         switch Representation(accept: request.headers[.accept]) {
         case .json:
-            let bytes = hitsJSON(key, page.hits, next: next, directions: directions, footprints: footprints)
+            var bytes = hitsJSON(key, page.hits, next: next, directions: directions, footprints: footprints)
+            if !extra.isEmpty {
+                precondition(extra.keys.allSatisfy { $0 > key && $0 > "next" }, "extra members sort after the list")
+                bytes.removeLast()  // the closing brace
+                for name in extra.keys.sorted() {
+                    bytes.append(UInt8(ascii: ","))
+                    JSONValue.writeString(name, to: &bytes)
+                    bytes.append(UInt8(ascii: ":"))
+                    extra[name, default: .null].write(to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "}"))
+            }
             return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
         case .geoJSON:
             let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0, footprint: footprints)) }
-            return geoJSONPage(items, next: next)
+            return geoJSONPage(items, next: next, extra: extra)
         }
     }
 }

@@ -205,6 +205,51 @@ struct StoreContractTests {
         }
     }
 
+    @Test("temples with none within the radius are the nearest however far, as brute force ranks them, poles and antimeridian too",
+          arguments: PlaceStoreKind.available)
+    func templesBeyondTheRadius(kind: PlaceStoreKind) async throws {
+        let subject = try await kind.make()
+        let places = Fixture.all
+        _ = try await subject.places.upsert(places)
+        let temples = TempleCategories(categories: [Fixture.categories[1]])
+        var generator = SeededGenerator(seed: 77)
+        var beyond = 0
+        for index in 0..<200 {
+            let centre = randomCentre(using: &generator, kind: index)
+            let radius = try SearchRadius(meters: [1.0, 20_000][index % 2])
+            let limit = try ResultLimit([1, 5, 20][index % 3])
+            let answer = try await Self.recommend(subject.places, subject.campuses, temples, centre, radius, limit)
+            let ranked: [Ranked] = places.filter { temples.categories.contains($0.category) }.map { place in
+                Ranked(id: place.id.rawValue, distance: haversineDistance(from: centre, to: place.coordinate).meters)
+            }.sorted()
+            let within = ranked.filter { $0.distance <= radius.distance.meters }
+            let expected = Array((within.isEmpty ? ranked : within).prefix(limit.value))
+            #expect(answer.withinRadius == !within.isEmpty, "centre \(centre)")
+            #expect(answer.page.hits.map { $0.place.id.rawValue } == expected.map(\Ranked.id), "centre \(centre)")
+            #expect(answer.page.hits.map { $0.distance.meters } == expected.map(\Ranked.distance))
+            if within.isEmpty {
+                beyond += 1
+                #expect(answer.page.next == nil)
+            }
+        }
+        #expect(beyond > 50, "most centres have no temple within 1 m")
+    }
+
+    /// A place as brute force ranks it: by distance, then id.
+    private struct Ranked: Comparable {
+        var id: String
+        var distance: Double
+        static func < (a: Ranked, b: Ranked) -> Bool { a.distance != b.distance ? a.distance < b.distance : a.id < b.id }
+    }
+
+    private static func recommend<Places: PlaceStore, Campuses: CampusStore>(
+        _ places: Places, _ campuses: Campuses, _ temples: TempleCategories, _ centre: Coordinate, _ radius: SearchRadius,
+        _ limit: ResultLimit
+    ) async throws -> TempleRecommendation {
+        try await Locator(places: places, campuses: campuses, temples: temples)
+            .recommendedTemples(around: centre, radius: radius, limit: limit)
+    }
+
     @Test("an empty store has no closest place and nothing nearby", arguments: PlaceStoreKind.available)
     func emptyStore(kind: PlaceStoreKind) async throws {
         let subject = try await kind.make()

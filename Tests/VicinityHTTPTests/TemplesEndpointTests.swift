@@ -53,15 +53,35 @@ struct TemplesEndpointTests {
         }
     }
 
-    @Test("no temple within the radius is an empty list with 200, not an error")
+    @Test("with no temple within the radius the answer says so and gives the nearest ones beyond it, with directions")
     func noTempleNearby() async throws {
-        // Only Bangkok's temples and CSULB's buildings are loaded; from the Hall of Science no temple is near.
+        // Only Bangkok's temples and CSULB's buildings are loaded; from the Hall of Science the nearest temple is
+        // across the Pacific.
         let store = try await store(bangkokRows, csulbRows)
+        let temples = try await store.nearby(NearbyQuery(
+            centre: Spot.watPho, radius: SearchRadius(meters: 50_000), categories: TempleCategories.standard.categories))
+        let hall = try Coordinate(latitude: 33.779842, longitude: -118.112526)
+        let expected = temples.map { (id: $0.place.id.rawValue, distance: haversineDistance(from: hall, to: $0.place.coordinate).meters) }
+            .sorted { $0.distance != $1.distance ? $0.distance < $1.distance : $0.id < $1.id }
+        #expect(expected.count > 3)
         try await withApp(store) { client in
             let response = try await client.execute(
-                uri: "/v1/temples/recommended?lat=33.779842&lon=-118.112526&radius=50000", method: .get)
+                uri: "/v1/temples/recommended?lat=33.779842&lon=-118.112526&radius=50000&limit=3", method: .get)
             #expect(response.status == .ok)
-            #expect(response.text == #"{"next":null,"temples":[]}"#)
+            #expect(response.object?["within_radius"] as? Bool == false)
+            #expect(response.object?["next"] is NSNull)
+            let body: TemplesWire = try response.decoded()
+            #expect(body.temples.map(\.id) == expected.prefix(3).map(\.id))
+            #expect(body.temples.map(\.distance_m) == expected.prefix(3).map(\.distance))
+            #expect(body.temples.allSatisfy { $0.distance_m > 12_000_000 && $0.directions_url?.isEmpty == false })
+
+            let near = try await client.execute(uri: "/v1/temples/recommended?lat=13.746549&lon=100.492766", method: .get)
+            #expect(near.object?["within_radius"] as? Bool == true)
+        }
+        let buildingsOnly = try await VicinityHTTPTests.store(csulbRows)
+        try await withApp(buildingsOnly) { client in
+            let response = try await client.execute(uri: "/v1/temples/recommended?lat=33.779842&lon=-118.112526", method: .get)
+            #expect(response.text == #"{"next":null,"temples":[],"within_radius":false}"#)
         }
     }
 

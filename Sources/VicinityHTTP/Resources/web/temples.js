@@ -34,7 +34,13 @@ async function recommend() {
     clear(list);
     const markers = layerGroup('temples');
     markers?.clearLayers();
-    if (answer.temples.length === 0) list.append(emptyItem(`No temple within ${formatDistance(radius)} of the point.`));
+    if (answer.temples.length === 0) {
+      list.append(emptyItem('No temple is known anywhere.'));
+    } else if (!answer.within_radius) {
+      // The nearest ones beyond the radius: still somewhere to go.
+      const nearest = formatDistance(answer.temples[0].distance_m);
+      list.append(emptyItem(`No temple within ${formatDistance(radius)}; the nearest is ${nearest} away.`));
+    }
     for (const temple of answer.temples) {
       list.append(templeItem(temple));
       markers?.addLayer(makeMarker({
