@@ -63,8 +63,8 @@ struct VoteRoutes<S: Stores>: RouteGroup {
 
     func vote(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
-        let view = try await votes.vote(try voteID(context), for: try context.signedIn(), from: context.address)
-        return WireEncoding.response(json: .object(Wire.vote(view)))
+        let detail = try await votes.vote(try voteID(context), for: try context.signedIn(), from: context.address)
+        return WireEncoding.response(json: Wire.voteDetail(detail))
     }
 
     /// `{"password", "option"}`: 201 with the caller's own ballot and the vote as it now stands.

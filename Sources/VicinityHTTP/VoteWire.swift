@@ -41,35 +41,19 @@ extension Wire {
     }
 
     /// The caller's own ballot: the only answer that names a choice, and only to its voter.
-    static func ownBallot(_ ballot: Ballot) -> JSONValue {
-        .object([
-            "id": .string(ballot.id.rawValue),
-            "option": .number(Double(ballot.option)),
-            "counted": .bool(ballot.counted),
-            "cast_at": .string(ballot.castAt.rfc3339),
-        ])
+    static func ownBallot(_ ballot: Ballot) -> JSONValue { ballot.ownJSON }
+
+    /// The vote read by its id: its public facts and the caller's own ballot.
+    static func voteDetail(_ detail: VoteDetail) -> JSONValue {
+        var fields = vote(detail.view)
+        fields["your_ballot"] = detail.yourBallot?.ownJSON ?? .null
+        return .object(fields)
     }
 
     static func result(_ result: VoteResult) -> JSONValue {
-        let options = result.view.vote.options.texts
-        return .object([
-            "vote": .object(vote(result.view)),
-            "tally": .array(options.indices.map { index in
-                .object([
-                    "index": .number(Double(index)),
-                    "option": .string(options[index]),
-                    "ballots": .number(Double(result.tally[index])),
-                ])
-            }),
-            "winners": .array(result.winners.map { .number(Double($0)) }),
-            "participants": .number(Double(result.view.vote.participants.value)),
-            "ballots_cast": .number(Double(result.view.vote.ballotsCast)),
-            "ballots_counted": .number(Double(result.ballotsCounted)),
-            "voters": result.voters.map { voters in
-                .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
-            } ?? .null,
-            "your_ballot": result.yourBallot.map(ownBallot) ?? .null,
-        ])
+        var fields = result.outcomeFields
+        fields["vote"] = .object(vote(result.view))
+        return .object(fields)
     }
 
     /// A ballot as its vote's initiator sees it: who and whether counted, never what it chose.

@@ -134,7 +134,7 @@ struct VoteRuleTests {
         #expect(counting.verifications.withLock { $0 } == signIns + 2, "proved once, checked in memory after")
         try await room.vote(other, 0, by: students[5])
         #expect(counting.verifications.withLock { $0 } == signIns + 3, "each vote is proved on its own")
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 4)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 4)
     }
 
     @Test("a burst of right passwords for a new vote waits for one bcrypt check instead of each starting one")
@@ -151,7 +151,7 @@ struct VoteRuleTests {
             try await group.waitForAll()
         }
         #expect(counting.verifications.withLock { $0 } == before + 1)
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 20)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 20)
     }
 
     @Test("a timed vote is open until closes_at and finished from that instant, for every reader, without a timer")
@@ -164,13 +164,13 @@ struct VoteRuleTests {
         #expect(opened.state == .open)
         try await room.vote(id, 1, by: ana)
         room.clock.advance(by: .milliseconds(299_999))
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).state == .open)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.state == .open)
         await #expect(throws: ServiceError.conflict(.voteNotFinished(ballotsCast: 1, participants: 3))) {
             try await room.votes.result(of: id, for: teacher, from: room.address)
         }
         room.clock.advance(by: .milliseconds(1))
         let closesAt = try #require(opened.vote.closesAt)
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).state == .finished(.timeUp, at: closesAt))
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.state == .finished(.timeUp, at: closesAt))
         let ben = try await room.person("ben")
         await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 0, by: ben) }
         let result = try await room.votes.result(of: id, for: ana, from: room.address)
@@ -191,7 +191,7 @@ struct VoteRuleTests {
         let last = try await room.vote(id, 2, by: ben)
         #expect(last.view.state == .finished(.allVoted, at: room.clock.now))
         await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 1, by: cy) }
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 2)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 2)
     }
 
     @Test("a permanent vote has no closing time and stays open until every participant has voted")
@@ -202,10 +202,10 @@ struct VoteRuleTests {
         #expect(opened.vote.closesAt == nil)
         try await room.vote(opened.vote.id, 0, by: ana)
         room.clock.advance(by: .seconds(400 * 86_400))
-        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).state == .open)
+        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).view.state == .open)
         #expect(try await room.votes.announceFinishes() == 0)
         try await room.vote(opened.vote.id, 0, by: teacher)
-        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).state == .finished(.allVoted, at: room.clock.now))
+        #expect(try await room.votes.vote(opened.vote.id, for: teacher, from: room.address).view.state == .finished(.allVoted, at: room.clock.now))
     }
 
     @Test("the place is the one given, else my current position; neither, or only a stale one, is a clear error")
@@ -263,11 +263,11 @@ struct VoteRuleTests {
         await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .voteLookups)) {
             try await room.votes.vote(id, for: scanner, from: room.address)
         }
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.id == id)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.id == id)
         // Known ids never count: the teacher reads her vote as often as she likes.
         for _ in 0..<50 { _ = try await room.votes.vote(id, for: teacher, from: room.address) }
         room.clock.advance(by: .seconds(3600))
-        #expect(try await room.votes.vote(id, for: scanner, from: room.address).vote.id == id)
+        #expect(try await room.votes.vote(id, for: scanner, from: room.address).view.vote.id == id)
 
         // Per address, over every account: 100 misses an hour, and one more per account that had none.
         var people: [Identity] = []
@@ -285,9 +285,9 @@ struct VoteRuleTests {
         await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(3600), .voteLookupsFromAddress)) {
             try await room.votes.vote(id, for: people[5], from: room.address)
         }
-        #expect(try await room.votes.vote(id, for: people[5], from: ClientAddress("203.0.113.9")).vote.id == id)
+        #expect(try await room.votes.vote(id, for: people[5], from: ClientAddress("203.0.113.9")).view.vote.id == id)
         // Someone behind the same address who never missed still reads and votes.
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.id == id)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.id == id)
         // A fresh account gets one probe, which counts; its second is refused.
         let fresh = try await room.person("fresh")
         await #expect(throws: ServiceError.notFound(.vote)) { try await room.votes.vote(.random(), for: fresh, from: room.address) }
@@ -304,7 +304,7 @@ struct VoteRuleTests {
         try await room.vote(id, 0, by: ana)
         await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana) }
         await #expect(throws: ServiceError.conflict(.alreadyVoted)) { try await room.vote(id, 1, by: ana, password: "000000") }
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 1)
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 1)
         await #expect(throws: ServiceError.invalid([ValidationError(field: "option", message: "must be an index into the vote's options, 0 to 2")])) {
             try await room.vote(id, 3, by: teacher)
         }
@@ -332,7 +332,7 @@ struct VoteRuleTests {
         room.clock.advance(by: .milliseconds(1))
         let receipt = try await room.vote(id, 2, by: ana)
         #expect(receipt.ballot.option == 2)
-        #expect(try await room.votes.vote(id, for: teacher, from: room.address).vote.ballotsCast == 2, "refused tries were never counted")
+        #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 2, "refused tries were never counted")
     }
 
     @Test("a malformed password is a clear error that costs no try")

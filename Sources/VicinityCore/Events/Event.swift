@@ -62,9 +62,11 @@ public struct EventDraft: Hashable, Sendable {
 }
 
 extension EventDraft {
-    /// A vote the recipient voted in or opened has finished; the result is theirs to fetch. Never a tally: a
-    /// result is read with the reader's own ballot, which no shared notice can carry.
-    public static func voteFinished(to recipient: UserID, vote: Vote, reason: VoteState.FinishReason, at time: Timestamp) -> EventDraft {
+    /// A vote the recipient voted in or opened has finished, with its result as the recipient reads it: each
+    /// event has one recipient, so it carries their own ballot, and only those who may see a result get one.
+    public static func voteFinished(
+        to recipient: UserID, vote: Vote, reason: VoteState.FinishReason, at time: Timestamp, result: VoteResult
+    ) -> EventDraft {
         EventDraft(
             recipient: recipient, type: .voteFinished,
             data: [
@@ -73,6 +75,7 @@ extension EventDraft {
                 "reason": .string(reason.rawValue),
                 "ballots_cast": .number(Double(vote.ballotsCast)),
                 "participants": .number(Double(vote.participants.value)),
+                "result": .object(result.outcomeFields),
             ],
             createdAt: time)
     }

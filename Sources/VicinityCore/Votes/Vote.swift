@@ -317,6 +317,59 @@ public struct Ballot: Hashable, Sendable {
     public static func nameKey(_ name: String) -> String { NameMatch.folded(name) }
 }
 
+extension Ballot {
+    /// The ballot as its voter reads it: the only form that names a choice, and only to its voter.
+    public var ownJSON: JSONValue {
+        .object([
+            "id": .string(id.rawValue),
+            "option": .number(Double(option)),
+            "counted": .bool(counted),
+            "cast_at": .string(castAt.rfc3339),
+        ])
+    }
+}
+
+extension VoteResult {
+    /// Counts the vote's ballots as `viewer` reads the result: the tally, the winners and the voters' names are
+    /// the same for everyone allowed to see them; only `yourBallot` is the viewer's own.
+    public init(vote view: VoteView, ballots: [Ballot], for viewer: UserID) {
+        var tally = Array(repeating: 0, count: view.vote.options.texts.count)
+        for ballot in ballots where ballot.counted { tally[ballot.option] += 1 }
+        let most = tally.max() ?? 0
+        let voters = view.vote.anonymous ? nil : ballots
+            .map { VoterEntry(name: $0.voterName, counted: $0.counted) }
+            .enumerated()
+            .sorted { a, b in a.element.name != b.element.name ? a.element.name < b.element.name : a.offset < b.offset }
+            .map(\.element)
+        self.init(
+            view: view, tally: tally, winners: most == 0 ? [] : tally.indices.filter { tally[$0] == most },
+            ballotsCounted: tally.reduce(0, +), voters: voters, yourBallot: ballots.first { $0.voter == viewer })
+    }
+
+    /// Everything of the result but the vote's public facts: what `GET /v1/votes/{id}/result` adds to them,
+    /// and what a `vote_finished` event carries to each who may see it.
+    public var outcomeFields: [String: JSONValue] {
+        let options = view.vote.options.texts
+        return [
+            "tally": .array(options.indices.map { index in
+                .object([
+                    "index": .number(Double(index)),
+                    "option": .string(options[index]),
+                    "ballots": .number(Double(tally[index])),
+                ])
+            }),
+            "winners": .array(winners.map { .number(Double($0)) }),
+            "participants": .number(Double(view.vote.participants.value)),
+            "ballots_cast": .number(Double(view.vote.ballotsCast)),
+            "ballots_counted": .number(Double(ballotsCounted)),
+            "voters": voters.map { voters in
+                .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
+            } ?? .null,
+            "your_ballot": yourBallot?.ownJSON ?? .null,
+        ]
+    }
+}
+
 /// A user's part in votes, for their history.
 public enum VoteRole: String, Hashable, Sendable, CaseIterable {
     case initiated

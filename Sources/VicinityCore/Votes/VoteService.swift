@@ -63,6 +63,13 @@ public struct VoterEntry: Hashable, Sendable {
     public var counted: Bool
 }
 
+/// A vote's public facts as one person reads them by its id: with their own ballot, when they cast one.
+public struct VoteDetail: Hashable, Sendable {
+    public var view: VoteView
+    /// The caller's ballot, with their choice; nil when they have not voted. Shown to its voter only.
+    public var yourBallot: Ballot?
+}
+
 /// A finished vote's result.
 public struct VoteResult: Hashable, Sendable {
     public var view: VoteView
@@ -198,9 +205,11 @@ public struct VoteService<S: Stores>: Sendable {
         }
     }
 
-    /// One vote's public facts, open or finished, for a signed-in caller who has its id.
-    public func vote(_ id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteView {
-        try await view(try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) })
+    /// One vote's public facts, open or finished, for a signed-in caller who has its id, with the caller's own
+    /// ballot: a voter sees what they chose while the vote is open, not only in the answer to their ballot.
+    public func vote(_ id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteDetail {
+        let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
+        return VoteDetail(view: try await view(vote), yourBallot: try await stores.votes.ballot(of: id, by: identity.userID))
     }
 
     // MARK: Ballots
@@ -265,19 +274,7 @@ public struct VoteService<S: Stores>: Sendable {
         guard !vote.isOpen(at: clock.now) else {
             throw ServiceError.conflict(.voteNotFinished(ballotsCast: vote.ballotsCast, participants: vote.participants.value))
         }
-        let ballots = try await stores.votes.ballots(of: id)
-        var tally = Array(repeating: 0, count: vote.options.texts.count)
-        for ballot in ballots where ballot.counted { tally[ballot.option] += 1 }
-        let most = tally.max() ?? 0
-        let winners = most == 0 ? [] : tally.indices.filter { tally[$0] == most }
-        let voters = vote.anonymous ? nil : ballots
-            .map { VoterEntry(name: $0.voterName, counted: $0.counted) }
-            .enumerated()
-            .sorted { a, b in a.element.name != b.element.name ? a.element.name < b.element.name : a.offset < b.offset }
-            .map(\.element)
-        return VoteResult(
-            view: try await view(vote), tally: tally, winners: winners, ballotsCounted: tally.reduce(0, +),
-            voters: voters, yourBallot: ballots.first { $0.voter == identity.userID })
+        return VoteResult(vote: try await view(vote), ballots: try await stores.votes.ballots(of: id), for: identity.userID)
     }
 
     // MARK: Name conflicts
@@ -358,9 +355,13 @@ public struct VoteService<S: Stores>: Sendable {
             var drafts: [EventDraft] = []
             for vote in finished {
                 guard case .finished(let reason, let at) = vote.state(at: now) else { continue }
-                let recipients = Set(try await stores.votes.voters(of: vote.id) + [vote.initiator])
+                // Those who may see the result get it, each with their own ballot: the initiator and the voters.
+                let ballots = try await stores.votes.ballots(of: vote.id)
+                let view = try await view(vote)
+                let recipients = Set(ballots.map(\.voter) + [vote.initiator])
                 for recipient in recipients.sorted() {
-                    drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at))
+                    let result = VoteResult(vote: view, ballots: ballots, for: recipient)
+                    drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at, result: result))
                 }
             }
             try await events.record(drafts)
