@@ -40,7 +40,11 @@ export async function openVote(rawId, listing = null) {
       ]);
     }
     let vote = listing;
-    if (isSignedIn()) vote = await get(`/v1/votes/${id}`, { auth: true });
+    if (isSignedIn()) {
+      vote = await get(`/v1/votes/${id}`, { auth: true });
+      // One's own ballot comes with the vote, from another device or an earlier visit too.
+      if (vote.your_ballot) ownBallots.set(vote.id, vote.your_ballot.option);
+    }
     if (!vote) throw localProblem('Sign in (Account) to open a vote by its id.');
     if (shown?.id !== vote.id) byId('vote-result').hidden = true;
     render(vote);
