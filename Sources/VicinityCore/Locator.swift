@@ -86,11 +86,10 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         try await places.place(id: id)
     }
 
-    /// Temples within the radius, nearest first. With no temple category configured there are none: an empty
-    /// set would mean "every category" to the store.
     /// Temples within the radius, nearest first; when none is, the nearest ones however far (one page), so
     /// that someone told to make merit still learns where the nearest temple is. A later page (`after`) is
-    /// always within the radius.
+    /// always within the radius. With no temple category configured there are none (an empty set would mean
+    /// "every category" to the store); `serve` refuses that setting.
     public func recommendedTemples(
         around centre: Coordinate, radius: SearchRadius, limit: ResultLimit, after: NearbyCursor? = nil
     ) async throws -> TempleRecommendation {

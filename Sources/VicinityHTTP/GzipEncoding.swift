@@ -4,8 +4,8 @@ import Foundation
 /// gzip (RFC 1952) compression through zlib, for the page's text files: Debian's Leaflet is shipped
 /// unminified (about 430 KiB), and a phone on a campus network should not wait for that.
 enum GzipEncoding {
-    /// The compressed bytes; nil when zlib fails or the result is not smaller. Done once per file kept in
-    /// memory, so at zlib's best compression.
+    /// The compressed bytes; nil when zlib fails or the result is not smaller. At zlib's best compression:
+    /// done once per file, which the server then keeps in memory.
     static func compress(_ data: Data) -> Data? {
         var stream = z_stream()
         // 15 + 16: a 32 KiB window and a gzip header (not zlib's own); 8 is zlib's default memory level
@@ -15,9 +15,9 @@ enum GzipEncoding {
             Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { return nil }
         defer { deflateEnd(&stream) }
-        // deflateBound: the most deflate can produce from this many bytes, so one call finishes. The gzip
-        // header and trailer (18 bytes) come on top of it.
-        let capacity = Int(deflateBound(&stream, uLong(data.count))) + 18
+        // deflateBound: the most deflate can produce from this many bytes, the gzip header and trailer
+        // included, so that one call finishes.
+        let capacity = Int(deflateBound(&stream, uLong(data.count)))
         var output = [UInt8](repeating: 0, count: capacity)
         var input = data
         let status = input.withUnsafeMutableBytes { (inputBuffer: UnsafeMutableRawBufferPointer) -> Int32 in

@@ -146,7 +146,8 @@ struct StaticFolder: Sendable {
     func file(named name: String) throws -> File? {
         guard Self.isServable(name), let directory else { return nil }
         if !readEachTime, let cached = cache.file(named: name) { return cached }
-        guard let file = Self.read(directory.appendingPathComponent(name), name: name) else { return nil }
+        // A folder being edited is read at every request: not worth compressing each time.
+        guard let file = Self.read(directory.appendingPathComponent(name), name: name, compress: !readEachTime) else { return nil }
         if !readEachTime { cache.keep(file, named: name) }
         return file
     }
@@ -163,13 +164,13 @@ struct StaticFolder: Sendable {
         return true
     }
 
-    private static func read(_ url: URL, name: String) -> File? {
+    private static func read(_ url: URL, name: String, compress: Bool) -> File? {
         guard let data = try? Data(contentsOf: url), let kind = name.split(separator: ".").last,
             let contentType = mediaTypes[String(kind)]
         else { return nil }
         // 96 bits of the file's SHA-256: no two versions of a file share a tag by chance.
         let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
-        let gzipped = compressible.contains(String(kind)) ? GzipEncoding.compress(data).map { ByteBuffer(bytes: $0) } : nil
+        let gzipped = compress && compressible.contains(String(kind)) ? GzipEncoding.compress(data).map { ByteBuffer(bytes: $0) } : nil
         return File(bytes: ByteBuffer(bytes: data), gzipped: gzipped, contentType: contentType, entityTag: "\"\(digest)\"")
     }
 }

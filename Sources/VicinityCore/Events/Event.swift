@@ -62,7 +62,7 @@ public struct EventDraft: Hashable, Sendable {
 }
 
 extension EventDraft {
-    /// A vote the recipient voted in or opened has finished, with its result as the recipient reads it: each
+    /// A vote the recipient voted in or opened has finished, with its tally as the recipient reads it: each
     /// event has one recipient, so it carries their own ballot, and only those who may see a result get one.
     public static func voteFinished(
         to recipient: UserID, vote: Vote, reason: VoteState.FinishReason, at time: Timestamp, result: VoteResult
@@ -75,7 +75,7 @@ extension EventDraft {
                 "reason": .string(reason.rawValue),
                 "ballots_cast": .number(Double(vote.ballotsCast)),
                 "participants": .number(Double(vote.participants.value)),
-                "result": .object(result.outcomeFields),
+                "result": .object(result.tallyFields),
             ],
             createdAt: time)
     }

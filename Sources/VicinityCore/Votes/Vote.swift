@@ -346,9 +346,19 @@ extension VoteResult {
             ballotsCounted: tally.reduce(0, +), voters: voters, yourBallot: ballots.first { $0.voter == viewer })
     }
 
-    /// Everything of the result but the vote's public facts: what `GET /v1/votes/{id}/result` adds to them,
-    /// and what a `vote_finished` event carries to each who may see it.
+    /// Everything of the result but the vote's public facts: what `GET /v1/votes/{id}/result` adds to them.
     public var outcomeFields: [String: JSONValue] {
+        var fields = tallyFields
+        fields["voters"] = voters.map { voters in
+            .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
+        } ?? .null
+        return fields
+    }
+
+    /// The outcome without the voters' names: what a `vote_finished` event carries to each who may see it.
+    /// One event per voter, each with every name, would grow with the square of a lecture hall; the names
+    /// are one `GET /v1/votes/{id}/result` away.
+    public var tallyFields: [String: JSONValue] {
         let options = view.vote.options.texts
         return [
             "tally": .array(options.indices.map { index in
@@ -362,9 +372,6 @@ extension VoteResult {
             "participants": .number(Double(view.vote.participants.value)),
             "ballots_cast": .number(Double(view.vote.ballotsCast)),
             "ballots_counted": .number(Double(ballotsCounted)),
-            "voters": voters.map { voters in
-                .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
-            } ?? .null,
             "your_ballot": yourBallot?.ownJSON ?? .null,
         ]
     }

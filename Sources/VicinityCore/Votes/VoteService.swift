@@ -356,11 +356,12 @@ public struct VoteService<S: Stores>: Sendable {
             for vote in finished {
                 guard case .finished(let reason, let at) = vote.state(at: now) else { continue }
                 // Those who may see the result get it, each with their own ballot: the initiator and the voters.
+                // Counted once; each event differs only in its recipient's ballot.
                 let ballots = try await stores.votes.ballots(of: vote.id)
-                let view = try await view(vote)
-                let recipients = Set(ballots.map(\.voter) + [vote.initiator])
-                for recipient in recipients.sorted() {
-                    let result = VoteResult(vote: view, ballots: ballots, for: recipient)
+                var result = VoteResult(vote: try await view(vote), ballots: ballots, for: vote.initiator)
+                let byVoter = Dictionary(ballots.map { ($0.voter, $0) }) { first, _ in first }
+                for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
+                    result.yourBallot = byVoter[recipient]
                     drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at, result: result))
                 }
             }
