@@ -24,4 +24,5 @@ echo "\$ vicinity nearby --lat 13.746549 --lon 100.492766 --category buddhist_te
 
 if [ "${1:-}" = "--no-serve" ]; then exit 0; fi
 echo
+echo "The map page: http://${VICINITY_HOST:-127.0.0.1}:${VICINITY_PORT:-8080}/ (Ctrl-C stops the server)"
 exec "$VICINITY_BIN" serve
