@@ -5,6 +5,8 @@
 # buildings (user00000 with 200 friends; vicinity-seed), starts `vicinity serve`, then measures, each beside the
 # /v1/distance floor taken in the same run:
 #   PUT /v1/me/position        every request a different user moving to a new spot, 64 connections
+#   the same among user00000 and their 200 friends, without and then with each of the 201 holding an event
+#   stream: what the friend_moved notices cost, and how many arrive (Scripts/bench/listeners.py)
 #   GET /v1/friends/nearby     user00000 and their 200 friends, 64 connections
 #   POST /v1/sessions          sign-ins (bcrypt at the server's cost), 8 and 64 connections
 set -euo pipefail
@@ -16,6 +18,8 @@ source Scripts/lib/shipped-server.sh
 prepare_shipped_database
 swift build -c release --product vicinity-seed >/dev/null
 .build/release/vicinity-seed "$work/shipped.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
+# Every client here is on one address: the 201 streams and wrk's 64 connections stay under one client's cap.
+export VICINITY_MAX_CONNECTIONS_PER_CLIENT=1024
 start_server "$port" "$work/shipped.sqlite"
 
 cat > "$work/nearby.lua" <<'LUA'
@@ -43,6 +47,15 @@ floor="$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 wrk_run "/v1/distance (floor)" 64 "$floor"
 wrk_run "PUT /v1/me/position ($users users)" 64 "$base/v1/me/position" -s Scripts/lib/position-updates.lua
 wrk_run "GET /v1/friends/nearby (200 friends)" 64 "$base/v1/friends/nearby" -s "$work/nearby.lua"
+# user00000 and their friends are the first 201 lines: each move tells the streams of the mover's friends.
+head -n 201 "$SESSIONS" > "$work/circle.txt"
+SESSIONS="$work/circle.txt" wrk_run "PUT position (201 friends, no stream)" 64 "$base/v1/me/position" -s Scripts/lib/position-updates.lua
+python3 Scripts/bench/listeners.py 127.0.0.1 "$port" "$work/circle.txt" 201 "$(( duration + 4 ))" > "$work/listeners.txt" &
+listeners=$!
+sleep 2
+SESSIONS="$work/circle.txt" wrk_run "PUT position (201 friends, 201 streams)" 64 "$base/v1/me/position" -s Scripts/lib/position-updates.lua
+wait "$listeners"
+echo "  streams, over the ${duration} s of moves and 4 s around them: $(cat "$work/listeners.txt")"
 wrk_run "/v1/distance (floor)" 64 "$floor"
 wrk_run "POST /v1/sessions (sign-in)" 8 "$base/v1/sessions" -s "$work/signin.lua"
 wrk_run "POST /v1/sessions (sign-in)" 64 "$base/v1/sessions" -s "$work/signin.lua"

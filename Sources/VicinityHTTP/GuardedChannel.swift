@@ -54,6 +54,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             let deadline = RequestDeadlineHandler(timeout: timeout)
             try pipeline.addHandler(deadline, position: .first)
             try pipeline.addHandler(StalledReaderHandler(timeout: stalled, logger: logger), position: .first)
+            try pipeline.addHandler(ClientGoneHandler(), position: .first)
             // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
@@ -128,6 +129,26 @@ final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.close(mode: .output, promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: Self.linger) { loopBound.value.close(promise: nil) }
+    }
+}
+
+/// Closes a connection as soon as its client closes its side.
+///
+/// Hummingbird takes a client's FIN as a half-close and keeps the connection while an answer is being
+/// written; an event stream is never done, so one its client had left held its place under the connection
+/// caps (and its stream under the per-person cap) until the next heartbeat failed to write, up to 25 s. No
+/// client of this API half-closes and then waits for an answer: a closed side means the client is gone, as
+/// nginx takes it.
+final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }
 

@@ -68,6 +68,36 @@ struct ConnectionLimitTests {
         return false
     }
 
+    @Test("an event stream its client closes frees the client's place at once, not at the next heartbeat")
+    func closedStreamFreesItsPlace() async throws {
+        // A heartbeat far beyond the wait below: only the client's close can free the place in time.
+        let options = HTTPOptions(eventHeartbeat: .seconds(300), maximumConnections: 64, maximumConnectionsPerClient: 1)
+        try await Self.withServer(options: options) { port in
+            let setUp = try await RawConnection.open(port: port, from: "127.0.0.41")
+            try await setUp.send(Self.signUp("leaver"))
+            #expect(try await setUp.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 201"))
+            let body = #"{"username":"leaver","password":"correct horse battery"}"#
+            let signIn = try await RawConnection.open(port: port, from: "127.0.0.43")
+            try await signIn.send("POST /v1/sessions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+            let answer = try await signIn.readUntilClosed(within: .seconds(60))
+            let token = try #require(answer.firstMatch(of: /"token":"([A-Za-z0-9_-]{43})"/)?.1)
+
+            let stream = try await RawConnection.open(port: port, from: "127.0.0.42")
+            try await stream.send("GET /v1/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            var opened = ""
+            for _ in 0..<600 where !opened.contains(": connected") {
+                opened = try await stream.received(within: .seconds(60))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(opened.contains(": connected"))
+            // The one place of 127.0.0.42 is the stream's.
+            let refused = try await RawConnection.open(port: port, from: "127.0.0.42")
+            #expect(try await refused.readUntilClosed(within: .seconds(60)).hasPrefix("HTTP/1.1 503"))
+            await stream.close()
+            #expect(try await Self.served(port: port, from: "127.0.0.42"))
+        }
+    }
+
     @Test("more trickling connections than a client may hold: the rest are refused 503 at once, others are served throughout, and the trickling requests are cut at the deadline with 408")
     func tricklingClient() async throws {
         let options = HTTPOptions(requestTimeout: .seconds(2), maximumConnections: 64, maximumConnectionsPerClient: 8)
