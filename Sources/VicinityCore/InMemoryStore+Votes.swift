@@ -105,10 +105,6 @@ extension InMemoryStore: VoteStore {
             return (Array(due), due.map { .vote($0.id) })
         }
     }
-
-    public func voters(of vote: VoteID) async throws -> [UserID] {
-        state.withLock { ($0.votes.ballots[vote] ?? []).map(\.voter) }
-    }
 }
 
 extension Vote {

@@ -214,10 +214,4 @@ extension PostGISStore: VoteStore {
             a.finishedAt != b.finishedAt ? a.finishedAt < b.finishedAt : a.vote.id.rawValue.utf8.lexicographicallyPrecedes(b.vote.id.rawValue.utf8)
         }.map(\.vote)
     }
-
-    public func voters(of vote: VoteID) async throws -> [UserID] {
-        try await rows("SELECT voter_id FROM ballot WHERE vote_id = \(vote.rawValue)").map {
-            try AccountRow.userID(try $0.decode("voter_id"))
-        }
-    }
 }

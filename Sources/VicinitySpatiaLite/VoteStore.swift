@@ -221,13 +221,6 @@ extension SpatiaLiteStore: VoteStore {
         }
     }
 
-    public func voters(of vote: VoteID) async throws -> [UserID] {
-        try await pool.read { db in
-            try String.fetchAll(db, sql: "SELECT voter_id FROM ballot WHERE vote_id = ?", arguments: [vote.rawValue])
-                .map(AccountRow.userID)
-        }
-    }
-
     private static func vote(_ db: Database, id: VoteID) throws -> Vote? {
         try Row.fetchOne(db, sql: "SELECT \(VoteRow.columns) FROM vote WHERE vote.id = ?", arguments: [id.rawValue])
             .map(VoteRow.vote)

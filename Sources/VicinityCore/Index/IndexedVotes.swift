@@ -128,5 +128,4 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
         try await record.votes(of: user, role: role, limit: limit)
     }
 
-    public func voters(of vote: VoteID) async throws -> [UserID] { try await record.voters(of: vote) }
 }

@@ -39,8 +39,6 @@ public protocol VoteStore: Sendable {
     /// that each finish is announced once however many callers race; at most `limit`, oldest finish first.
     func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote]
 
-    /// Everyone who cast a ballot in the vote.
-    func voters(of vote: VoteID) async throws -> [UserID]
 }
 
 /// What became of a ballot.
