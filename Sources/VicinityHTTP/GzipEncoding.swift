@@ -35,17 +35,10 @@ enum GzipEncoding {
 
     /// Whether an `Accept-Encoding` field (RFC 9110 §12.5.3) takes gzip: named, or `*`, without `q=0`.
     static func isAccepted(by field: String?) -> Bool {
-        guard let field else { return false }
         var gzip: Bool?
         var any: Bool?
-        for entry in field.split(separator: ",") {
-            let parts = entry.split(separator: ";").map { HTTPText.trimmed($0).lowercased() }
-            guard let coding = parts.first, !coding.isEmpty else { continue }
-            let refused = parts.dropFirst().contains { parameter in
-                let pair = parameter.split(separator: "=", maxSplits: 1).map { HTTPText.trimmed($0) }
-                return pair.count == 2 && pair[0] == "q" && (Double(pair[1]) ?? 1) == 0
-            }
-            if coding == "gzip" || coding == "x-gzip" { gzip = !refused } else if coding == "*" { any = !refused }
+        for (coding, quality) in HTTPText.weighted(field) {
+            if coding == "gzip" || coding == "x-gzip" { gzip = quality > 0 } else if coding == "*" { any = quality > 0 }
         }
         return gzip ?? any ?? false
     }

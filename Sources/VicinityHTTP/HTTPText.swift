@@ -37,6 +37,17 @@ enum HTTPText {
         }
     }
 
+    /// The elements of a list field weighted by quality (`Accept`, `Accept-Encoding`; RFC 9110 §12.4.2),
+    /// lower-cased, each with its `q=` (1 when absent or unreadable).
+    static func weighted(_ field: String?) -> [(value: String, quality: Double)] {
+        (field ?? "").split(separator: ",").compactMap { element in
+            let parts = element.split(separator: ";").map { trimmed($0).lowercased() }
+            guard let value = parts.first, !value.isEmpty else { return nil }
+            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return (value, quality)
+        }
+    }
+
     /// The text without leading and trailing spaces and tabs: what `trimmingCharacters(in: .whitespaces)`
     /// removes (tab, Unicode's space separators, and U+200B ZERO WIDTH SPACE, which Foundation's set still
     /// holds from before Unicode 4.0.1 moved it out of them), without going through Foundation.

@@ -53,12 +53,7 @@ enum Representation: Equatable {
     init(accept: String?) {
         var geoJSONQuality = 0.0
         var jsonQuality = 0.0
-        for range in (accept ?? "").split(separator: ",") {
-            let parts = range.split(separator: ";").map { HTTPText.trimmed($0).lowercased() }
-            guard let type = parts.first else { continue }
-            let quality = parts.dropFirst()
-                .first { $0.hasPrefix("q=") }
-                .flatMap { Double($0.dropFirst(2)) } ?? 1
+        for (type, quality) in HTTPText.weighted(accept) {
             switch type {
             case Self.geoJSONMediaType: geoJSONQuality = max(geoJSONQuality, quality)
             case "application/json": jsonQuality = max(jsonQuality, quality)
