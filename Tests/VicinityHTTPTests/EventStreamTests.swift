@@ -112,10 +112,7 @@ struct EventStreamTests {
             #expect(moved.id.isEmpty)
             let listed = try await client.call(.get, "/v1/friends/\(tess.id)", as: ana)
             let shown = try #require(listed.object)
-            let canonical = { (object: [String: Any]) in
-                String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
-            }
-            #expect(try canonical(moved.data) == canonical(shown))
+            #expect(try canonicalJSON(moved.data) == canonicalJSON(shown))
             let position = moved.data["position"] as? [String: Any]
             #expect(position?["lat"] as? Double == 33.779842 && moved.data["status"] as? String == "in the lab")
 

@@ -7,9 +7,7 @@ import VicinityCore
 import VicinityHTTP
 @testable import VicinityPostGIS
 
-/// The PostgreSQL server of `Scripts/test.sh` (`VICINITY_TEST_POSTGRES_URL`); without it these cases are left
-/// out, as the PostGIS store contracts are.
-private let postgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+private let postgresURL = testPostgresURL
 
 /// Two fronts as `vicinity serve` runs them, each with its own pool and its own memory, over one new schema of
 /// the test server: two processes, as far as the database and the clients can tell.

@@ -9,8 +9,7 @@ import VicinityHTTP
 @testable import VicinityPostGIS
 import VicinitySpatiaLite
 
-/// The PostgreSQL server of `Scripts/test.sh`; without it the PostGIS case is left out.
-private let postgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+private let postgresURL = testPostgresURL
 
 /// The store kinds a server runs over: memory for the rules, and each store of record behind its memory.
 enum ServedStore: String, CaseIterable, CustomStringConvertible {
@@ -50,11 +49,6 @@ enum ServedStore: String, CaseIterable, CustomStringConvertible {
     }
 }
 
-/// A JSON object's canonical text, for comparing answers member by member.
-private func canonical(_ object: Any?) throws -> String {
-    let value = try #require(object)
-    return String(decoding: try JSONSerialization.data(withJSONObject: value, options: .sortedKeys), as: UTF8.self)
-}
 
 @Suite("Who sees a vote's result")
 struct VoteVisibilityTests {
@@ -102,7 +96,7 @@ struct VoteVisibilityTests {
                 // The event carries all of it but the public facts and the names, which are a request away.
                 result["vote"] = nil
                 result["voters"] = nil
-                #expect(try canonical(carried?["result"]) == canonical(result), "\(person.username)")
+                #expect(try canonicalJSON(try #require(carried?["result"])) == canonicalJSON(result), "\(person.username)")
             }
             // Someone who neither opened nor voted sees the public facts and never the result.
             #expect(try await client.call(.get, "/v1/votes/\(id)/result", as: cyd).status == .forbidden)

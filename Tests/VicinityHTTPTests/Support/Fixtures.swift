@@ -250,3 +250,12 @@ struct FailingStore: PlaceStore, CampusStore {
     func campusCount() async throws -> Int { throw Failure() }
     func campusRevision() async throws -> Int { throw Failure() }
 }
+
+/// The PostgreSQL server of `Scripts/test.sh` (`VICINITY_TEST_POSTGRES_URL`); without it the PostGIS cases are
+/// left out, as the PostGIS store contracts are.
+let testPostgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+/// A JSON object's text with its keys sorted, for comparing two answers member by member.
+func canonicalJSON(_ object: Any) throws -> String {
+    String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+}
