@@ -50,13 +50,30 @@ pending="$(call POST /v1/friend-requests "$asking" "{\"to\":\"$me\"}" id)"
 call PUT /v1/me/position "$token" '{"lat":33.777267,"lon":-118.114777}' >/dev/null
 
 # Votes of the checker: an open one with two ballots from people of one name (everyone signed up here is
-# "Contract Check"), so that its conflicts and a ballot to void are real; and a finished one with a result.
+# "Contract Check"); a finished one with a result; and two that settle their name conflict, since their two
+# ballots fill them: one whose conflicts and a ballot to void are real, one to publish. Closing, cancelling,
+# extending (a timed vote) and editing (a vote without ballots) each have a vote of their own, so that one
+# operation's requests never change the vote another operation is checked against.
 vote_body='{"subject":"Contract check","options":["Yes","No"],"participants":1000,"password":"482913","duration":"permanent"}'
 open_vote="$(call POST /v1/votes "$token" "$vote_body" id)"
-ballot="$(call POST "/v1/votes/$open_vote/ballots" "$asking" '{"password":"482913","option":0}' ballot.id)"
+call POST "/v1/votes/$open_vote/ballots" "$asking" '{"password":"482913","option":0}' >/dev/null
 call POST "/v1/votes/$open_vote/ballots" "$leaving" '{"password":"482913","option":1}' >/dev/null
 finished_vote="$(call POST /v1/votes "$token" "${vote_body/1000/1}" id)"
 call POST "/v1/votes/$finished_vote/ballots" "$asking" '{"password":"482913","option":1}' >/dev/null
+settling_vote="$(call POST /v1/votes "$token" "${vote_body/1000/2}" id)"
+ballot="$(call POST "/v1/votes/$settling_vote/ballots" "$asking" '{"password":"482913","option":0}' ballot.id)"
+call POST "/v1/votes/$settling_vote/ballots" "$leaving" '{"password":"482913","option":1}' >/dev/null
+publish_vote="$(call POST /v1/votes "$token" "${vote_body/1000/2}" id)"
+call POST "/v1/votes/$publish_vote/ballots" "$asking" '{"password":"482913","option":0}' >/dev/null
+call POST "/v1/votes/$publish_vote/ballots" "$leaving" '{"password":"482913","option":1}' >/dev/null
+for vote in "$settling_vote" "$publish_vote"; do
+    state="$(call GET "/v1/votes/$vote" "$token" "" state)"
+    [ "$state" = settling ] || { echo "vote $vote is $state, not settling: its voters are named alike" >&2; exit 1; }
+done
+close_vote="$(call POST /v1/votes "$token" "$vote_body" id)"
+cancel_vote="$(call POST /v1/votes "$token" "$vote_body" id)"
+extend_vote="$(call POST /v1/votes "$token" "${vote_body/permanent/60m}" id)"
+edit_vote="$(call POST /v1/votes "$token" "$vote_body" id)"
 cat > "$work/schemathesis.toml" <<TOML
 [[operations]]
 include-operation-id-regex = "^(friend|setSharing|friendDirection|poke)$"
@@ -71,7 +88,7 @@ include-operation-id-regex = "^(acceptFriendRequest|withdrawFriendRequest)$"
 parameters = { "path.id" = "$pending" }
 
 [[operations]]
-include-operation-id-regex = "^(vote|castBallot|voteConflicts)$"
+include-operation-id-regex = "^(vote|castBallot)$"
 parameters = { "path.id" = "$open_vote" }
 
 [[operations]]
@@ -79,8 +96,32 @@ include-operation-id = "voteResult"
 parameters = { "path.id" = "$finished_vote" }
 
 [[operations]]
+include-operation-id = "voteConflicts"
+parameters = { "path.id" = "$settling_vote" }
+
+[[operations]]
 include-operation-id = "setBallotCounted"
-parameters = { "path.id" = "$open_vote", "path.ballot_id" = "$ballot" }
+parameters = { "path.id" = "$settling_vote", "path.ballot_id" = "$ballot" }
+
+[[operations]]
+include-operation-id = "publishVote"
+parameters = { "path.id" = "$publish_vote" }
+
+[[operations]]
+include-operation-id = "closeVote"
+parameters = { "path.id" = "$close_vote" }
+
+[[operations]]
+include-operation-id = "cancelVote"
+parameters = { "path.id" = "$cancel_vote" }
+
+[[operations]]
+include-operation-id = "extendVote"
+parameters = { "path.id" = "$extend_vote" }
+
+[[operations]]
+include-operation-id = "editVote"
+parameters = { "path.id" = "$edit_vote" }
 TOML
 
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance

@@ -52,9 +52,9 @@ extension InMemoryStore: ChangeFeed {
     }
 
     /// Runs `body` under the store's lock, notes the changes it returns, and wakes the feed's readers.
-    func changing<Result>(_ body: (inout State) -> (Result, [Change])) -> Result {
-        let (result, changed) = state.withLock { state in
-            let (result, changed) = body(&state)
+    func changing<Result>(_ body: (inout State) throws -> (Result, [Change])) rethrows -> Result {
+        let (result, changed) = try state.withLock { state in
+            let (result, changed) = try body(&state)
             state.changes.note(changed, at: SystemClock().now)
             return (result, changed)
         }

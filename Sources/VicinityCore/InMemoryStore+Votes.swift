@@ -4,7 +4,7 @@ import Synchronization
 /// The votes of the in-memory store: the reference the SpatiaLite store is held to. Each call holds the one
 /// lock from start to end, so every call is atomic, as a database transaction is.
 struct VoteTables {
-    var votes: [VoteID: (vote: Vote, passwordHash: PasswordHash, announced: Bool)] = [:]
+    var votes: [VoteID: StoredVote] = [:]
     /// Ballots per vote, in the order cast.
     var ballots: [VoteID: [Ballot]] = [:]
 }
@@ -13,7 +13,7 @@ extension InMemoryStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
         changing { state in
             guard state.votes.votes[vote.id] == nil else { return (false, []) }
-            state.votes.votes[vote.id] = (vote, passwordHash, false)
+            state.votes.votes[vote.id] = StoredVote(vote: vote, passwordHash: passwordHash)
             return (true, [.vote(vote.id)])
         }
     }
@@ -45,34 +45,44 @@ extension InMemoryStore: VoteStore {
             guard entry.vote.isOpen(at: ballot.castAt) else { return (.finished, []) }
             var ballots = state.votes.ballots[ballot.vote] ?? []
             guard !ballots.contains(where: { $0.voter == ballot.voter }) else { return (.alreadyVoted, []) }
+            let key = ballot.nameKey
+            if !entry.vote.anonymous, ballots.contains(where: { $0.nameKey == key }) { entry.vote.nameConflict = true }
             ballots.append(ballot)
             entry.vote.ballotsCast += 1
+            entry.vote.revision += 1
             if entry.vote.ballotsCast == entry.vote.participants.value { entry.vote.completedAt = ballot.castAt }
             state.votes.votes[ballot.vote] = entry
             state.votes.ballots[ballot.vote] = ballots
-            let key = ballot.nameKey
-            return (.cast(vote: entry.vote, sameName: ballots.count { $0.nameKey == key }), [.vote(ballot.vote)])
+            return (.cast(entry.vote), [.vote(ballot.vote)])
         }
     }
 
     public func ballots(of vote: VoteID) async throws -> [Ballot] {
-        state.withLock { state in
-            (state.votes.ballots[vote] ?? []).sorted { a, b in a.castAt != b.castAt ? a.castAt < b.castAt : a.id < b.id }
-        }
+        state.withLock { state in Self.inOrderCast(state.votes.ballots[vote] ?? []) }
     }
 
     public func ballot(of vote: VoteID, by voter: UserID) async throws -> Ballot? {
         state.withLock { $0.votes.ballots[vote]?.first { $0.voter == voter } }
     }
 
-    public func setCounted(_ counted: Bool, ballot id: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange {
-        state.withLock { state in
+    public func setCounted(
+        _ counted: Bool, ballot id: BallotID, of vote: VoteID, rule: @escaping @Sendable (Vote, [Ballot]) throws -> Void
+    ) async throws -> Ballot? {
+        try state.withLock { state in
             guard let entry = state.votes.votes[vote], let index = state.votes.ballots[vote]?.firstIndex(where: { $0.id == id })
-            else { return .noSuchBallot }
-            guard entry.vote.isOpen(at: now) else { return .voteFinished }
+            else { return nil }
+            try rule(entry.vote, Self.inOrderCast(state.votes.ballots[vote] ?? []))
             state.votes.ballots[vote]?[index].counted = counted
-            guard let ballot = state.votes.ballots[vote]?[index] else { return .noSuchBallot }
-            return .changed(ballot)
+            return state.votes.ballots[vote]?[index]
+        }
+    }
+
+    public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
+        try changing { state in
+            guard var entry = state.votes.votes[id] else { return (nil, []) }
+            try change(&entry.vote)
+            state.votes.votes[id] = entry
+            return (entry.vote, [.vote(id)])
         }
     }
 
@@ -91,25 +101,49 @@ extension InMemoryStore: VoteStore {
         }
     }
 
-    public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
         changing { state in
             let due = state.votes.votes.values
-                .filter { !$0.announced && !$0.vote.isOpen(at: now) }
+                .filter { $0.announcementDue(at: now) }
                 .map(\.vote)
                 .sorted { a, b in
-                    let (ta, tb) = (a.finishTime(at: now), b.finishTime(at: now))
+                    let (ta, tb) = (a.announcementTime(at: now), b.announcementTime(at: now))
                     return ta != tb ? ta < tb : a.id < b.id
                 }
                 .prefix(limit)
-            for vote in due { state.votes.votes[vote.id]?.announced = true }
+            for vote in due { state.votes.votes[vote.id]?.markAnnounced(at: now) }
             return (Array(due), due.map { .vote($0.id) })
+        }
+    }
+
+    private static func inOrderCast(_ ballots: [Ballot]) -> [Ballot] {
+        ballots.sorted { a, b in a.castAt != b.castAt ? a.castAt < b.castAt : a.id < b.id }
+    }
+}
+
+extension StoredVote {
+    /// Whether an announcement is owed at `now` (`VoteStore.claimAnnouncements`): the SQL stores say the same
+    /// in their claim's condition.
+    func announcementDue(at now: Timestamp) -> Bool {
+        switch vote.state(at: now) {
+        case .open: false
+        case .settling: !settlingAnnounced
+        case .finished, .cancelled: !finishAnnounced
+        }
+    }
+
+    mutating func markAnnounced(at now: Timestamp) {
+        settlingAnnounced = true
+        switch vote.state(at: now) {
+        case .open, .settling: break
+        case .finished, .cancelled: finishAnnounced = true
         }
     }
 }
 
 extension Vote {
-    /// When a finished vote finished; `now` for an open one.
-    func finishTime(at now: Timestamp) -> Timestamp {
-        if case .finished(_, let time) = state(at: now) { time } else { now }
+    /// When what is announced happened: the cancelling, else the end of voting; `now` for an open vote.
+    func announcementTime(at now: Timestamp) -> Timestamp {
+        cancelledAt ?? ending(at: now)?.at ?? now
     }
 }

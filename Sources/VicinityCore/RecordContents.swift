@@ -72,7 +72,10 @@ public struct RecordContents: Hashable, Sendable {
                              .array(vote.options.texts.map(JSONValue.string)), .string(String(vote.participants.value)),
                              .string(vote.duration.description), .string(vote.visibility.rawValue), .bool(vote.anonymous)]
                             + exact(vote.location) + [.string(vote.label), time(vote.createdAt), .string(String(vote.ballotsCast)),
-                             time(vote.completedAt), .string(stored.passwordHash.encoded), .bool(stored.finishAnnounced)])
+                             time(vote.completedAt), .string(stored.passwordHash.encoded), .bool(stored.finishAnnounced),
+                             text(vote.extendedBy?.description), time(vote.closedAt), time(vote.cancelledAt),
+                             .bool(vote.nameConflict), .string(String(vote.settlingTime.wholeMilliseconds)),
+                             time(vote.publishedAt), .string(String(vote.revision)), .bool(stored.settlingAnnounced)])
             }),
             ("ballots", ballots.map { ballot in
                 line([.string(ballot.id.rawValue), .string(ballot.vote.rawValue), .string(ballot.voter.rawValue),
@@ -116,15 +119,19 @@ public struct FriendshipSide: Hashable, Sendable {
     }
 }
 
-/// A vote with what only the store keeps: its password's hash and whether its finish was announced.
+/// A vote with what only the store keeps: its password's hash and which announcements were made.
 public struct StoredVote: Hashable, Sendable {
     public var vote: Vote
     public var passwordHash: PasswordHash
+    /// The initiator was told that the vote settles name conflicts (or it never needed to be).
+    public var settlingAnnounced: Bool
+    /// Everyone in the vote was told that it finished or was called off.
     public var finishAnnounced: Bool
 
-    public init(vote: Vote, passwordHash: PasswordHash, finishAnnounced: Bool) {
+    public init(vote: Vote, passwordHash: PasswordHash, settlingAnnounced: Bool = false, finishAnnounced: Bool = false) {
         self.vote = vote
         self.passwordHash = passwordHash
+        self.settlingAnnounced = settlingAnnounced
         self.finishAnnounced = finishAnnounced
     }
 }

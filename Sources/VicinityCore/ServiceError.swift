@@ -35,18 +35,30 @@ public enum ServiceError: Error, Hashable, Sendable {
         case alreadyRequested
         /// The caller's own current position is needed (for distances) and there is none.
         case noCurrentPosition
-        /// The vote takes no more ballots: every participant has voted or its time is up.
+        /// Voting has ended (every participant has voted, its time is up or its initiator closed it): no more
+        /// ballots, and nothing an initiator changes while it is open.
         case voteFinished
         case alreadyVoted
         /// The result is asked for while the vote is open; the counts say how far it has got.
         case voteNotFinished(ballotsCast: Int, participants: Int)
-        /// A finished vote's ballots can no longer be voided or restored: a change of a published tally
-        /// would tell what the changed ballot chose.
+        /// The result is asked for while the initiator settles name conflicts; it comes by `until` at the latest.
+        case voteSettling(until: Timestamp)
+        /// A vote whose result is out is final: its ballots can no longer be voided or restored (a change of a
+        /// published tally would tell what the changed ballot chose), nor can it be called off or published again.
         case resultFinal
         /// An anonymous vote shows no names, so no two of its voters can be confused by name.
         case anonymousVote
-        /// Ballots are voided or restored only while a vote settles its name conflicts, never while it is open.
+        /// Ballots are voided or restored, and a result published, only while a vote settles its name conflicts,
+        /// never while it is open.
         case voteOpen
+        /// The initiator called the vote off.
+        case voteCancelled
+        /// A permanent vote has no closing time to extend.
+        case permanentVote
+        /// A timed vote is extended once.
+        case alreadyExtended
+        /// What a vote asks is changed only before anyone has answered it.
+        case ballotsAlreadyCast
         /// Only ballots that share their voter's name with another ballot are voided or restored.
         case notInNameConflict
         /// One ballot of each name stays counted.
@@ -96,15 +108,22 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .alreadyRequested: "A friend request to this user is already pending."
             case .noCurrentPosition:
                 "Your current position is not known: share it with PUT /v1/me/position, or pass lat and lon."
-            case .voteFinished: "This vote is finished and takes no more ballots."
+            case .voteFinished: "Voting in this vote has ended: it takes no more ballots, and its question and time no longer change."
             case .alreadyVoted: "You have already voted in this vote; a ballot cannot be changed or cast twice."
             case .voteNotFinished(let cast, let participants):
                 "This vote is not finished yet: \(cast) of \(participants) ballots cast. The result is shown when every participant has voted or the time is up."
+            case .voteSettling(let until):
+                "This vote has ended and its initiator is settling ballots cast under the same name; the result is published by \(until.rfc3339) at the latest."
             case .resultFinal:
-                "This vote is finished and its result is final: changing a counted ballot now would reveal what it chose."
+                "This vote's result is out and final: its ballots cannot be voided or restored (that would reveal what they chose), and it cannot be called off or published again."
             case .anonymousVote: "This vote is anonymous: it shows no names, so it has no name conflicts."
             case .voteOpen:
-                "Ballots are voided or restored only while the vote settles its name conflicts, after it ends: while it is open, voiding could single out one person's choice."
+                "This vote is still open. Ballots are voided or restored, and the result published, only while it settles its name conflicts after it ends: while it is open, voiding could single out one person's choice."
+            case .voteCancelled: "This vote was called off by its initiator; it takes no ballots and has no result."
+            case .permanentVote: "This vote is permanent: it has no closing time to extend. Close it instead."
+            case .alreadyExtended: "This vote was extended once already; a vote is extended only once."
+            case .ballotsAlreadyCast:
+                "Someone has voted in this vote already: its subject and options no longer change, so every ballot answers the same question."
             case .notInNameConflict: "This ballot's voter shares their name with no other voter of this vote; it stays as cast."
             case .lastCountedOfName: "This is the last counted ballot under its name; one ballot of each name stays counted."
             }

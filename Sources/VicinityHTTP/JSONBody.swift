@@ -106,8 +106,8 @@ struct JSONBody {
     }
 
     /// An array whose every element is a string.
-    mutating func strings(_ name: String, required: Bool = true) -> [String]? {
-        guard let value = value(name, required: required, null: .absent, expected: "an array of strings") else { return nil }
+    mutating func strings(_ name: String, required: Bool = true, null: Null = .absent) -> [String]? {
+        guard let value = value(name, required: required, null: null, expected: "an array of strings") else { return nil }
         guard case .array(let elements) = value else { return mistyped(name, "an array of strings") }
         var texts: [String] = []
         for element in elements {
@@ -124,8 +124,10 @@ struct JSONBody {
     }
 
     /// Like `string(_:required:as:)` for an array of strings, whose rule may name an element (`options[2]`).
-    mutating func strings<Value>(_ name: String, required: Bool = true, as make: ([String]) throws -> Value?) -> Value? {
-        guard let texts = strings(name, required: required) else { return nil }
+    mutating func strings<Value>(
+        _ name: String, required: Bool = true, null: Null = .absent, as make: ([String]) throws -> Value?
+    ) -> Value? {
+        guard let texts = strings(name, required: required, null: null) else { return nil }
         do {
             return try make(texts)
         } catch let error as ValidationError {

@@ -12,6 +12,17 @@ struct VoteRoutes<S: Stores>: RouteGroup {
         table.add(.post, "/v1/votes", .signedIn) { request, context in try await open(request, context: context) }
         table.add(.get, "/v1/votes/nearby", .anyone) { request, context in try await nearby(request, context: context) }
         table.add(.get, "/v1/votes/{id}", .signedIn) { request, context in try await vote(request, context: context) }
+        table.add(.patch, "/v1/votes/{id}", .signedIn) { request, context in try await edit(request, context: context) }
+        table.add(.post, "/v1/votes/{id}/close", .signedIn) { request, context in
+            try await change(.close, request, context: context)
+        }
+        table.add(.post, "/v1/votes/{id}/cancel", .signedIn) { request, context in
+            try await change(.cancel, request, context: context)
+        }
+        table.add(.post, "/v1/votes/{id}/publish", .signedIn) { request, context in
+            try await change(.publish, request, context: context)
+        }
+        table.add(.post, "/v1/votes/{id}/extend", .signedIn) { request, context in try await extend(request, context: context) }
         table.add(.post, "/v1/votes/{id}/ballots", .signedIn) { request, context in try await castBallot(request, context: context) }
         table.add(.get, "/v1/votes/{id}/result", .signedIn) { request, context in try await result(request, context: context) }
         table.add(.get, "/v1/votes/{id}/conflicts", .signedIn) { request, context in try await conflicts(request, context: context) }
@@ -66,6 +77,41 @@ struct VoteRoutes<S: Stores>: RouteGroup {
         let detail = try await votes.vote(try voteID(context), for: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: Wire.voteDetail(detail))
     }
+
+    // MARK: The initiator's controls
+
+    /// Close, cancel or publish: no body is read. 200 with the vote's public facts as they now stand.
+    func change(_ change: VoteChange, _ request: Request, context: VicinityRequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let view = try await votes.change(try voteID(context), change, by: try context.signedIn(), from: context.address)
+        return WireEncoding.response(json: .object(Wire.vote(view)))
+    }
+
+    /// `{"duration": "15m"}`: the vote's one extension.
+    func extend(_ request: Request, context: VicinityRequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let id = try voteID(context)
+        var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
+        let duration = body.string("duration") { try VoteDuration($0) }
+        try body.finish()
+        let view = try await votes.change(id, .extend(try body.checked(duration)), by: try context.signedIn(), from: context.address)
+        return WireEncoding.response(json: .object(Wire.vote(view)))
+    }
+
+    /// `{"subject"?, "options"?}`, at least one: what the vote asks, until its first ballot.
+    func edit(_ request: Request, context: VicinityRequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let id = try voteID(context)
+        var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
+        let subject = body.string("subject", required: false, null: .refused) { try VoteSubject($0) }
+        let choices = body.strings("options", required: false, null: .refused) { try VoteOptions($0) }
+        if subject == nil, choices == nil, body.errors.isEmpty { body.reject("body", "must change subject, options or both") }
+        try body.finish()
+        let view = try await votes.change(id, .edit(subject: subject, options: choices), by: try context.signedIn(), from: context.address)
+        return WireEncoding.response(json: .object(Wire.vote(view)))
+    }
+
+    // MARK: Ballots
 
     /// `{"password", "option"}`: 201 with the caller's own ballot and the vote as it now stands.
     func castBallot(_ request: Request, context: VicinityRequestContext) async throws -> Response {

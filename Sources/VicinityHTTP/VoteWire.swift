@@ -19,16 +19,28 @@ extension Wire {
             "initiator_name": .string(view.initiatorName),
             "created_at": .string(vote.createdAt.rfc3339),
             "closes_at": vote.closesAt.map { .string($0.rfc3339) } ?? .null,
+            "extended_by": vote.extendedBy.map { .string($0.description) } ?? .null,
+            "state": .string(view.state.name),
+            "finish_reason": .null,
+            "ended_at": .null,
+            "settling_until": .null,
+            "finished_at": .null,
+            "cancelled_at": .null,
         ]
+        func time(_ value: Timestamp) -> JSONValue { .string(value.rfc3339) }
         switch view.state {
         case .open:
-            fields["state"] = .string("open")
-            fields["finish_reason"] = .null
-            fields["finished_at"] = .null
-        case .finished(let reason, let at):
-            fields["state"] = .string("finished")
+            break
+        case .settling(let reason, let endedAt, let until):
             fields["finish_reason"] = .string(reason.rawValue)
-            fields["finished_at"] = .string(at.rfc3339)
+            fields["ended_at"] = time(endedAt)
+            fields["settling_until"] = time(until)
+        case .finished(let reason, let at):
+            fields["finish_reason"] = .string(reason.rawValue)
+            fields["ended_at"] = vote.ending(at: at).map { time($0.at) } ?? time(at)
+            fields["finished_at"] = time(at)
+        case .cancelled(let at):
+            fields["cancelled_at"] = time(at)
         }
         return fields
     }

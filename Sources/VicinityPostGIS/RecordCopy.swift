@@ -38,11 +38,12 @@ extension PostGISStore {
                 """).first?.decode("last", as: Int64?.self) ?? 0
             contents.nextEventNumber = max(lastGiven, contents.events.last?.id.rawValue ?? 0) + 1
             contents.votes = try await transaction.rows("""
-                SELECT \(unescaped: VoteRow.columns), vote.password_hash, vote.finish_announced FROM vote
+                SELECT \(unescaped: VoteRow.columns), vote.password_hash, vote.settling_announced, vote.finish_announced
+                FROM vote
                 """).map { row in
                 StoredVote(
                     vote: try VoteRow.vote(row), passwordHash: PasswordHash(encoded: try row.decode("password_hash")),
-                    finishAnnounced: try row.decode("finish_announced"))
+                    settlingAnnounced: try row.decode("settling_announced"), finishAnnounced: try row.decode("finish_announced"))
             }
             contents.ballots = try await transaction.rows("SELECT \(unescaped: BallotRow.columns) FROM ballot").map(BallotRow.ballot)
             return contents
@@ -120,12 +121,16 @@ extension PostGISStore {
                 try await transaction.execute("""
                     INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                                       visibility, anonymous, lat, lon, label, created_at, closes_at, ballots_cast, completed_at,
-                                      finish_announced)
+                                      finish_announced, extended_minutes, closed_at, cancelled_at, name_conflict, settling_ms,
+                                      published_at, revision, settling_announced)
                     VALUES (\(item.id.rawValue), \(item.initiator.rawValue), \(item.subject.rawValue), \(options)::jsonb,
                             \(item.participants.value), \(stored.passwordHash.encoded), \(item.duration.minutes),
                             \(item.visibility.rawValue), \(item.anonymous), \(item.location.latitude), \(item.location.longitude),
                             \(item.label), \(item.createdAt.millisecondsSince1970), \(item.closesAt?.millisecondsSince1970),
-                            \(item.ballotsCast), \(item.completedAt?.millisecondsSince1970), \(stored.finishAnnounced))
+                            \(item.ballotsCast), \(item.completedAt?.millisecondsSince1970), \(stored.finishAnnounced),
+                            \(item.extendedBy?.minutes), \(item.closedAt?.millisecondsSince1970),
+                            \(item.cancelledAt?.millisecondsSince1970), \(item.nameConflict), \(item.settlingTime.wholeMilliseconds),
+                            \(item.publishedAt?.millisecondsSince1970), \(item.revision), \(stored.settlingAnnounced))
                     """)
             }
             for item in contents.ballots {

@@ -273,5 +273,28 @@ enum Schema {
             );
             CREATE INDEX window_limit_kept_until ON window_limit (kept_until);
             """),
+
+        Migration(name: "v4 vote endings", sql: """
+            -- What an initiator does to a vote and how it ends, as in SpatiaLite's "v7 vote endings": one
+            -- extension of a timed vote (closes_at moved by it), closing early, cancelling, and settling ballots
+            -- under names that read the same before the result is published. name_conflict is set by the ballot
+            -- that makes one; settling_ms is fixed when the vote opens; revision counts changes of the row, so
+            -- that copies in memory keep the newest. Votes finished before this published their results as they
+            -- stood, so only votes still open get a name conflict from the ballots they hold.
+            ALTER TABLE vote
+                ADD COLUMN extended_minutes integer
+                    CHECK (extended_minutes IS NULL OR (duration_minutes IS NOT NULL AND extended_minutes IN (5, 15, 30, 60))),
+                ADD COLUMN closed_at bigint CHECK (closed_at IS NULL OR completed_at IS NULL),
+                ADD COLUMN cancelled_at bigint,
+                ADD COLUMN name_conflict boolean NOT NULL DEFAULT false CHECK (NOT (name_conflict AND anonymous)),
+                ADD COLUMN settling_ms bigint NOT NULL DEFAULT 86400000 CHECK (settling_ms >= 0),
+                ADD COLUMN published_at bigint CHECK (published_at IS NULL OR name_conflict),
+                ADD COLUMN revision integer NOT NULL DEFAULT 0 CHECK (revision >= 0),
+                ADD COLUMN settling_announced boolean NOT NULL DEFAULT false;
+            UPDATE vote SET name_conflict = true
+            WHERE NOT anonymous AND completed_at IS NULL
+                AND (closes_at IS NULL OR closes_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+                AND EXISTS (SELECT 1 FROM ballot WHERE ballot.vote_id = vote.id GROUP BY name_key HAVING count(*) > 1);
+            """),
     ]
 }

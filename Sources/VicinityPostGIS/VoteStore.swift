@@ -9,7 +9,8 @@ enum VoteRow {
     static let columns = """
         vote.id, vote.initiator_id, vote.subject, vote.options::text AS options, vote.participants,
         vote.duration_minutes, vote.visibility, vote.anonymous, vote.lat, vote.lon, vote.label, vote.created_at,
-        vote.ballots_cast, vote.completed_at
+        vote.ballots_cast, vote.completed_at, vote.extended_minutes, vote.closed_at, vote.cancelled_at,
+        vote.name_conflict, vote.settling_ms, vote.published_at, vote.revision
         """
 
     static func vote(_ row: Columns) throws -> Vote {
@@ -26,6 +27,7 @@ enum VoteRow {
             guard let visibility = VoteVisibility(rawValue: try row.decode("visibility")) else {
                 throw StoreError.corrupt("vote \(id) has no visibility")
             }
+            let extended = try row.decode("extended_minutes", as: Int?.self)
             return Vote(
                 id: voteID, initiator: try AccountRow.userID(try row.decode("initiator_id")),
                 subject: try VoteSubject(try row.decode("subject", as: String.self)), options: try VoteOptions(texts),
@@ -34,15 +36,48 @@ enum VoteRow {
                 visibility: visibility, anonymous: try row.decode("anonymous"),
                 location: try Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")),
                 label: try row.decode("label"), createdAt: try row.timestamp("created_at"),
-                ballotsCast: try row.decode("ballots_cast"), completedAt: try row.optionalTimestamp("completed_at"))
+                settlingTime: .milliseconds(try row.decode("settling_ms", as: Int64.self)),
+                ballotsCast: try row.decode("ballots_cast"), completedAt: try row.optionalTimestamp("completed_at"),
+                extendedBy: try extended.map { try VoteDuration(storedMinutes: $0) },
+                closedAt: try row.optionalTimestamp("closed_at"), cancelledAt: try row.optionalTimestamp("cancelled_at"),
+                nameConflict: try row.decode("name_conflict"), publishedAt: try row.optionalTimestamp("published_at"),
+                revision: try row.decode("revision"))
         } catch let error as ValidationError {
             throw StoreError.corrupt("vote \(id): \(error)")
         }
     }
 
-    /// "Open at a time": not completed, and with time left or none set; the time is the statement's one
-    /// parameter written after it.
-    static let openBefore = "vote.completed_at IS NULL AND (vote.closes_at IS NULL OR vote.closes_at >"
+    /// "Open at a time": not completed, closed or cancelled, and with time left or none set; the time is the
+    /// statement's one parameter written after it.
+    static let openBefore = """
+        vote.completed_at IS NULL AND vote.closed_at IS NULL AND vote.cancelled_at IS NULL
+            AND (vote.closes_at IS NULL OR vote.closes_at >
+        """
+
+    /// When voting ended as of `now`; NULL while it is open (cancelling aside). The time is written into the
+    /// text as a number, never taken from input.
+    private static func endedAt(_ now: Timestamp) -> String {
+        let now = now.millisecondsSince1970
+        return "coalesce(vote.completed_at, vote.closed_at, CASE WHEN vote.closes_at <= \(now) THEN vote.closes_at END)"
+    }
+
+    /// Whether the vote is finished or cancelled as of `now` (`Vote.state(at:)`): called off, or ended with no
+    /// name conflict, or with one that was published or whose settling time ran out.
+    static func finalAt(_ now: Timestamp) -> String {
+        """
+        (vote.cancelled_at IS NOT NULL OR (\(endedAt(now)) IS NOT NULL AND (NOT vote.name_conflict
+            OR vote.published_at IS NOT NULL OR \(endedAt(now)) + vote.settling_ms <= \(now.millisecondsSince1970))))
+        """
+    }
+
+    /// Whether an announcement is due as of `now` (`StoredVote.announcementDue`): the finish not yet told, and
+    /// the vote final, or ended (so settling or past it) with its settling not yet told.
+    static func announcementDue(_ now: Timestamp) -> String {
+        "NOT vote.finish_announced AND (\(finalAt(now)) OR (\(endedAt(now)) IS NOT NULL AND NOT vote.settling_announced))"
+    }
+
+    /// What announcements are ordered by: the cancelling, else the end of voting.
+    static func announcementTime(_ now: Timestamp) -> String { "coalesce(vote.cancelled_at, \(endedAt(now)))" }
 }
 
 /// The mapping between `Ballot` and a row of the `ballot` table.
@@ -66,11 +101,12 @@ extension PostGISStore: VoteStore {
         let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
         let created = !(try await rows("""
             INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
-                              visibility, anonymous, lat, lon, label, created_at, closes_at)
+                              visibility, anonymous, lat, lon, label, created_at, closes_at, settling_ms)
             VALUES (\(vote.id.rawValue), \(vote.initiator.rawValue), \(vote.subject.rawValue), \(options)::jsonb,
                     \(vote.participants.value), \(passwordHash.encoded), \(vote.duration.minutes), \(vote.visibility.rawValue),
                     \(vote.anonymous), \(vote.location.latitude), \(vote.location.longitude), \(vote.label),
-                    \(vote.createdAt.millisecondsSince1970), \(vote.closesAt?.millisecondsSince1970))
+                    \(vote.createdAt.millisecondsSince1970), \(vote.closesAt?.millisecondsSince1970),
+                    \(vote.settlingTime.wholeMilliseconds))
             ON CONFLICT (id) DO NOTHING
             RETURNING 1 AS created
             """).isEmpty)
@@ -127,19 +163,17 @@ extension PostGISStore: VoteStore {
                 VALUES (\(ballot.id.rawValue), \(ballot.vote.rawValue), \(ballot.voter.rawValue), \(ballot.voterName),
                         \(ballot.nameKey), \(ballot.option), \(ballot.castAt.millisecondsSince1970), true)
                 """)
-            try await transaction.execute("""
-                UPDATE vote SET ballots_cast = ballots_cast + 1,
-                    completed_at = CASE WHEN ballots_cast + 1 = participants THEN \(ballot.castAt.millisecondsSince1970)::bigint END
-                WHERE id = \(ballot.vote.rawValue)
-                """)
-            let sameName: Int = try await transaction.rows("""
-                SELECT count(*) AS same FROM ballot WHERE vote_id = \(ballot.vote.rawValue) AND name_key = \(ballot.nameKey)
-                """).first?.decode("same") ?? 0
+            // A name that reads as an earlier ballot's puts a vote that shows names into a name conflict.
             guard let vote = try await transaction.rows("""
-                SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(ballot.vote.rawValue)
+                UPDATE vote SET ballots_cast = ballots_cast + 1, revision = revision + 1,
+                    completed_at = CASE WHEN ballots_cast + 1 = participants THEN \(ballot.castAt.millisecondsSince1970)::bigint END,
+                    name_conflict = name_conflict OR (NOT anonymous AND (
+                        SELECT count(*) FROM ballot WHERE vote_id = \(ballot.vote.rawValue) AND name_key = \(ballot.nameKey)) > 1)
+                WHERE id = \(ballot.vote.rawValue)
+                RETURNING \(unescaped: VoteRow.columns)
                 """).first.map(VoteRow.vote)
             else { return .noSuchVote }
-            return .cast(vote: vote, sameName: sameName)
+            return .cast(vote)
         }
         if case .cast = outcome { changesCommitted() }
         return outcome
@@ -157,27 +191,46 @@ extension PostGISStore: VoteStore {
             """).first.map(BallotRow.ballot)
     }
 
-    /// Under the vote's row lock, as ballots are cast: a void never interleaves with the ballot that finishes
-    /// the vote.
-    public func setCounted(_ counted: Bool, ballot id: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange {
+    /// Under the vote's row lock, as ballots are cast: a void never interleaves with the ballot that ends the
+    /// vote, nor with another void.
+    public func setCounted(
+        _ counted: Bool, ballot id: BallotID, of vote: VoteID, rule: @escaping @Sendable (Vote, [Ballot]) throws -> Void
+    ) async throws -> Ballot? {
         try await transaction { transaction in
-            guard let state = try await transaction.rows("""
-                SELECT \(unescaped: VoteRow.openBefore) \(now.millisecondsSince1970)) AS open
-                FROM vote WHERE vote.id = \(vote.rawValue) FOR UPDATE
-                """).first else { return .noSuchBallot }
-            guard let ballot = try await transaction.rows("""
+            guard let current = try await transaction.rows("""
+                SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(vote.rawValue) FOR UPDATE
+                """).first.map(VoteRow.vote) else { return nil }
+            let ballots = try await transaction.rows("""
+                SELECT \(unescaped: BallotRow.columns) FROM ballot WHERE vote_id = \(vote.rawValue) ORDER BY cast_at, id COLLATE "C"
+                """).map(BallotRow.ballot)
+            guard ballots.contains(where: { $0.id == id }) else { return nil }
+            try rule(current, ballots)
+            return try await transaction.rows("""
                 UPDATE ballot SET counted = \(counted) WHERE id = \(id.rawValue) AND vote_id = \(vote.rawValue)
-                    AND \(try state.decode("open", as: Bool.self))
                 RETURNING \(unescaped: BallotRow.columns)
                 """).first.map(BallotRow.ballot)
-            else {
-                let exists = try await transaction.rows("""
-                    SELECT 1 AS found FROM ballot WHERE id = \(id.rawValue) AND vote_id = \(vote.rawValue)
-                    """)
-                return exists.isEmpty ? .noSuchBallot : .voteFinished
-            }
-            return .changed(ballot)
         }
+    }
+
+    /// Under the vote's row lock: two changes, or a change and a ballot, never both pass against one state.
+    public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
+        let changed = try await transaction { transaction -> Vote? in
+            guard var vote = try await transaction.rows("""
+                SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(id.rawValue) FOR UPDATE
+                """).first.map(VoteRow.vote) else { return nil }
+            try change(&vote)
+            let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+            return try await transaction.rows("""
+                UPDATE vote SET subject = \(vote.subject.rawValue), options = \(options)::jsonb,
+                    extended_minutes = \(vote.extendedBy?.minutes), closes_at = \(vote.closesAt?.millisecondsSince1970),
+                    closed_at = \(vote.closedAt?.millisecondsSince1970), cancelled_at = \(vote.cancelledAt?.millisecondsSince1970),
+                    published_at = \(vote.publishedAt?.millisecondsSince1970), revision = \(vote.revision)
+                WHERE id = \(id.rawValue)
+                RETURNING \(unescaped: VoteRow.columns)
+                """).first.map(VoteRow.vote)
+        }
+        if changed != nil { changesCommitted() }
+        return changed
     }
 
     public func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote] {
@@ -198,20 +251,20 @@ extension PostGISStore: VoteStore {
 
     /// Each row is claimed by the one transaction that locks it; others skip locked rows, and a row already
     /// claimed and committed no longer matches when it is rechecked under its lock.
-    public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
         let claimed = try await rows("""
-            UPDATE vote SET finish_announced = true
+            UPDATE vote SET settling_announced = true, finish_announced = \(unescaped: VoteRow.finalAt(now))
             WHERE vote.id IN (
                 SELECT id FROM vote
-                WHERE NOT finish_announced AND (completed_at IS NOT NULL OR closes_at <= \(now.millisecondsSince1970))
-                ORDER BY coalesce(completed_at, closes_at), id COLLATE "C" LIMIT \(limit)
+                WHERE \(unescaped: VoteRow.announcementDue(now))
+                ORDER BY \(unescaped: VoteRow.announcementTime(now)), id COLLATE "C" LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
-            RETURNING \(unescaped: VoteRow.columns), coalesce(vote.completed_at, vote.closes_at) AS finished_at
+            RETURNING \(unescaped: VoteRow.columns), \(unescaped: VoteRow.announcementTime(now)) AS announced_for
             """)
-        let votes = try claimed.map { (vote: try VoteRow.vote($0), finishedAt: try $0.decode("finished_at", as: Int64.self)) }
+        let votes = try claimed.map { (vote: try VoteRow.vote($0), time: try $0.decode("announced_for", as: Int64.self)) }
         if !votes.isEmpty { changesCommitted() }
         return votes.sorted { a, b in
-            a.finishedAt != b.finishedAt ? a.finishedAt < b.finishedAt : a.vote.id.rawValue.utf8.lexicographicallyPrecedes(b.vote.id.rawValue.utf8)
+            a.time != b.time ? a.time < b.time : a.vote.id.rawValue.utf8.lexicographicallyPrecedes(b.vote.id.rawValue.utf8)
         }.map(\.vote)
     }
 }

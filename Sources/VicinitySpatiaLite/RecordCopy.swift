@@ -32,9 +32,11 @@ extension SpatiaLiteStore {
             let lastGiven = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
             contents.nextEventNumber = max(lastGiven, contents.events.last?.id.rawValue ?? 0) + 1
             contents.votes = try Row.fetchAll(
-                db, sql: "SELECT \(VoteRow.columns), vote.password_hash, vote.finish_announced FROM vote"
+                db, sql: "SELECT \(VoteRow.columns), vote.password_hash, vote.settling_announced, vote.finish_announced FROM vote"
             ).map { row in
-                StoredVote(vote: try VoteRow.vote(row), passwordHash: PasswordHash(encoded: row["password_hash"]), finishAnnounced: row["finish_announced"])
+                StoredVote(
+                    vote: try VoteRow.vote(row), passwordHash: PasswordHash(encoded: row["password_hash"]),
+                    settlingAnnounced: row["settling_announced"], finishAnnounced: row["finish_announced"])
             }
             contents.ballots = try Row.fetchAll(db, sql: "SELECT \(BallotRow.columns) FROM ballot").map(BallotRow.ballot)
             return contents
@@ -110,8 +112,10 @@ extension SpatiaLiteStore {
             let vote = try db.makeStatement(sql: """
                 INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                                   visibility, anonymous, lat, lon, label, created_at, closes_at, ballots_cast, completed_at,
-                                  finish_announced, geom)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, MakePoint(?11, ?10, 4326))
+                                  finish_announced, extended_minutes, closed_at, cancelled_at, name_conflict, settling_ms,
+                                  published_at, revision, settling_announced, geom)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                        ?23, ?24, ?25, MakePoint(?11, ?10, 4326))
                 """)
             for stored in contents.votes {
                 let item = stored.vote
@@ -121,7 +125,9 @@ extension SpatiaLiteStore {
                     stored.passwordHash.encoded, item.duration.minutes, item.visibility.rawValue, item.anonymous,
                     item.location.latitude, item.location.longitude, item.label, item.createdAt.millisecondsSince1970,
                     item.closesAt?.millisecondsSince1970, item.ballotsCast, item.completedAt?.millisecondsSince1970,
-                    stored.finishAnnounced,
+                    stored.finishAnnounced, item.extendedBy?.minutes, item.closedAt?.millisecondsSince1970,
+                    item.cancelledAt?.millisecondsSince1970, item.nameConflict, item.settlingTime.wholeMilliseconds,
+                    item.publishedAt?.millisecondsSince1970, item.revision, stored.settlingAnnounced,
                 ])
             }
             let ballot = try db.makeStatement(sql: """

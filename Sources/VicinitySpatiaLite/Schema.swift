@@ -255,6 +255,33 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v7 vote endings") { db in
+            // What an initiator does to a vote and how it ends: one extension of a timed vote
+            // (`extended_minutes`, with `closes_at` moved by it), closing early, cancelling, and settling
+            // ballots cast under names that read the same before the result is published. `name_conflict` is
+            // set by the ballot that makes one; `settling_ms` is the settling time fixed when the vote opened.
+            // `revision` counts changes of the row, so that copies in memory keep the newest. Announcements
+            // are two now: settling began (to the initiator), and the finish or cancelling (to everyone in it).
+            // Votes finished before this migration published their results as they stood, so only votes still
+            // open get a name conflict from the ballots they hold.
+            try db.execute(sql: """
+                ALTER TABLE vote ADD COLUMN extended_minutes INTEGER
+                    CHECK (extended_minutes IS NULL OR (duration_minutes IS NOT NULL AND extended_minutes IN (5, 15, 30, 60)));
+                ALTER TABLE vote ADD COLUMN closed_at INTEGER CHECK (closed_at IS NULL OR completed_at IS NULL);
+                ALTER TABLE vote ADD COLUMN cancelled_at INTEGER;
+                ALTER TABLE vote ADD COLUMN name_conflict INTEGER NOT NULL DEFAULT 0
+                    CHECK (name_conflict IN (0, 1) AND NOT (name_conflict AND anonymous));
+                ALTER TABLE vote ADD COLUMN settling_ms INTEGER NOT NULL DEFAULT 86400000 CHECK (settling_ms >= 0);
+                ALTER TABLE vote ADD COLUMN published_at INTEGER CHECK (published_at IS NULL OR name_conflict);
+                ALTER TABLE vote ADD COLUMN revision INTEGER NOT NULL DEFAULT 0 CHECK (revision >= 0);
+                ALTER TABLE vote ADD COLUMN settling_announced INTEGER NOT NULL DEFAULT 0 CHECK (settling_announced IN (0, 1));
+                UPDATE vote SET name_conflict = 1
+                WHERE NOT anonymous AND completed_at IS NULL
+                    AND (closes_at IS NULL OR closes_at > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+                    AND EXISTS (SELECT 1 FROM ballot WHERE ballot.vote_id = vote.id GROUP BY name_key HAVING count(*) > 1);
+                """)
+        }
+
         return migrator
     }
 

@@ -3,35 +3,40 @@ import GRDB
 import GeoCore
 import VicinityCore
 
-/// The mapping between `Vote` and a row of the `vote` table.
+/// The mapping between `Vote` and a row of the `vote` table, by column name.
 enum VoteRow {
     /// Qualified, so that reads joined with `ballot` take the same columns.
     static let columns = """
         vote.id, vote.initiator_id, vote.subject, vote.options, vote.participants, vote.duration_minutes,
         vote.visibility, vote.anonymous, vote.lat, vote.lon, vote.label, vote.created_at, vote.ballots_cast,
-        vote.completed_at
+        vote.completed_at, vote.extended_minutes, vote.closed_at, vote.cancelled_at, vote.name_conflict,
+        vote.settling_ms, vote.published_at, vote.revision
         """
 
     static func vote(_ row: Row) throws -> Vote {
-        let id: String = row[0]
+        let id: String = row["id"]
         do {
             guard let voteID = VoteID(id), voteID.rawValue == id else { throw StoreError.corrupt("vote id \(id) is malformed") }
-            guard case .array(let values) = try JSONValue(jsonBytes: Array((row[3] as String).utf8)) else {
+            guard case .array(let values) = try JSONValue(jsonBytes: Array((row["options"] as String).utf8)) else {
                 throw StoreError.corrupt("options of vote \(id) are not a JSON array")
             }
             let texts = try values.map { value -> String in
                 guard case .string(let text) = value else { throw StoreError.corrupt("an option of vote \(id) is not text") }
                 return text
             }
-            guard let visibility = VoteVisibility(rawValue: row[6]) else { throw StoreError.corrupt("vote \(id) has no visibility") }
-            let created = Timestamp(millisecondsSince1970: row[11])
-            let vote = Vote(
-                id: voteID, initiator: try AccountRow.userID(row[1]), subject: try VoteSubject(row[2]),
-                options: try VoteOptions(texts), participants: try ParticipantCount(row[4]),
-                duration: try VoteDuration(storedMinutes: row[5]), visibility: visibility, anonymous: row[7],
-                location: try Coordinate(latitude: row[8], longitude: row[9]), label: row[10], createdAt: created,
-                ballotsCast: row[12], completedAt: (row[13] as Int64?).map(Timestamp.init(millisecondsSince1970:)))
-            return vote
+            guard let visibility = VoteVisibility(rawValue: row["visibility"]) else { throw StoreError.corrupt("vote \(id) has no visibility") }
+            func time(_ column: String) -> Timestamp? { (row[column] as Int64?).map(Timestamp.init(millisecondsSince1970:)) }
+            let extended: Int? = row["extended_minutes"]
+            return Vote(
+                id: voteID, initiator: try AccountRow.userID(row["initiator_id"]), subject: try VoteSubject(row["subject"]),
+                options: try VoteOptions(texts), participants: try ParticipantCount(row["participants"]),
+                duration: try VoteDuration(storedMinutes: row["duration_minutes"]), visibility: visibility,
+                anonymous: row["anonymous"], location: try Coordinate(latitude: row["lat"], longitude: row["lon"]),
+                label: row["label"], createdAt: Timestamp(millisecondsSince1970: row["created_at"]),
+                settlingTime: .milliseconds(row["settling_ms"] as Int64), ballotsCast: row["ballots_cast"],
+                completedAt: time("completed_at"), extendedBy: try extended.map { try VoteDuration(storedMinutes: $0) },
+                closedAt: time("closed_at"), cancelledAt: time("cancelled_at"), nameConflict: row["name_conflict"],
+                publishedAt: time("published_at"), revision: row["revision"])
         } catch let error as StoreError {
             throw error
         } catch {
@@ -39,8 +44,46 @@ enum VoteRow {
         }
     }
 
-    /// `open at ?`: not completed, and with time left or none set.
-    static let openAt = "vote.completed_at IS NULL AND (vote.closes_at IS NULL OR vote.closes_at > ?)"
+    /// `open at ?`: not completed, closed or cancelled, and with time left or none set.
+    static let openAt = """
+        vote.completed_at IS NULL AND vote.closed_at IS NULL AND vote.cancelled_at IS NULL
+            AND (vote.closes_at IS NULL OR vote.closes_at > ?)
+        """
+
+    /// When voting ended, as of `?1`; NULL while it is open (cancelling aside).
+    private static let endedAt = "coalesce(vote.completed_at, vote.closed_at, CASE WHEN vote.closes_at <= ?1 THEN vote.closes_at END)"
+
+    /// Whether the vote is finished or cancelled as of `?1` (`Vote.state(at:)`): called off, or ended with no
+    /// name conflict, or with one that was published or whose settling time ran out.
+    static let finalAt = """
+        (vote.cancelled_at IS NOT NULL OR (\(endedAt) IS NOT NULL AND (NOT vote.name_conflict
+            OR vote.published_at IS NOT NULL OR \(endedAt) + vote.settling_ms <= ?1)))
+        """
+
+    /// Whether an announcement is due as of `?1` (`StoredVote.announcementDue`): the finish not yet told, and
+    /// the vote final, or ended (so settling or past it) with its settling not yet told.
+    static let announcementDue = """
+        NOT vote.finish_announced AND (\(finalAt) OR (\(endedAt) IS NOT NULL AND NOT vote.settling_announced))
+        """
+
+    /// What an announcement is ordered by: the cancelling, else the end of voting.
+    static let announcementTime = "coalesce(vote.cancelled_at, \(endedAt))"
+
+    /// The columns an initiator's change writes (`VoteStore.updateVote`), with their values.
+    static func changeable(_ vote: Vote) -> (assignments: String, arguments: StatementArguments) {
+        let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+        return (
+            """
+            subject = :subject, options = :options, extended_minutes = :extended, closes_at = :closes,
+            closed_at = :closed, cancelled_at = :cancelled, published_at = :published, revision = :revision
+            """,
+            [
+                "subject": vote.subject.rawValue, "options": options, "extended": vote.extendedBy?.minutes,
+                "closes": vote.closesAt?.millisecondsSince1970, "closed": vote.closedAt?.millisecondsSince1970,
+                "cancelled": vote.cancelledAt?.millisecondsSince1970, "published": vote.publishedAt?.millisecondsSince1970,
+                "revision": vote.revision,
+            ])
+    }
 }
 
 /// The mapping between `Ballot` and a row of the `ballot` table.
@@ -48,13 +91,13 @@ enum BallotRow {
     static let columns = "id, vote_id, voter_id, voter_name, option_index, cast_at, counted"
 
     static func ballot(_ row: Row) throws -> Ballot {
-        let id: String = row[0]
-        guard let ballotID = BallotID(id), let voteID = VoteID(row[1] as String) else {
+        let id: String = row["id"]
+        guard let ballotID = BallotID(id), let voteID = VoteID(row["vote_id"] as String) else {
             throw StoreError.corrupt("ballot \(id) has a malformed id")
         }
         return Ballot(
-            id: ballotID, vote: voteID, voter: try AccountRow.userID(row[2]), voterName: row[3], option: row[4],
-            castAt: Timestamp(millisecondsSince1970: row[5]), counted: row[6])
+            id: ballotID, vote: voteID, voter: try AccountRow.userID(row["voter_id"]), voterName: row["voter_name"],
+            option: row["option_index"], castAt: Timestamp(millisecondsSince1970: row["cast_at"]), counted: row["counted"])
     }
 }
 
@@ -65,15 +108,15 @@ extension SpatiaLiteStore: VoteStore {
             try db.execute(
                 sql: """
                     INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
-                                      visibility, anonymous, lat, lon, label, created_at, closes_at, geom)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, MakePoint(?11, ?10, 4326))
+                                      visibility, anonymous, lat, lon, label, created_at, closes_at, settling_ms, geom)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, MakePoint(?11, ?10, 4326))
                     ON CONFLICT(id) DO NOTHING
                     """,
                 arguments: [
                     vote.id.rawValue, vote.initiator.rawValue, vote.subject.rawValue, options, vote.participants.value,
                     passwordHash.encoded, vote.duration.minutes, vote.visibility.rawValue, vote.anonymous,
                     vote.location.latitude, vote.location.longitude, vote.label, vote.createdAt.millisecondsSince1970,
-                    vote.closesAt?.millisecondsSince1970,
+                    vote.closesAt?.millisecondsSince1970, vote.settlingTime.wholeMilliseconds,
                 ])
             return db.changesCount == 1
         }
@@ -88,7 +131,7 @@ extension SpatiaLiteStore: VoteStore {
             guard let row = try Row.fetchOne(
                 db, sql: "SELECT \(VoteRow.columns), vote.password_hash FROM vote WHERE vote.id = ?", arguments: [id.rawValue])
             else { return nil }
-            return (try VoteRow.vote(row), PasswordHash(encoded: row[14]))
+            return (try VoteRow.vote(row), PasswordHash(encoded: row["password_hash"]))
         }
     }
 
@@ -122,11 +165,11 @@ extension SpatiaLiteStore: VoteStore {
 
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
         try await changingWrite { db in
-            guard let state = try Row.fetchOne(
-                db, sql: "SELECT \(VoteRow.openAt) FROM vote WHERE vote.id = ?",
+            guard let open = try Bool.fetchOne(
+                db, sql: "SELECT \(VoteRow.openAt) AS open FROM vote WHERE vote.id = ?",
                 arguments: [ballot.castAt.millisecondsSince1970, ballot.vote.rawValue])
             else { return .noSuchVote }
-            guard state[0] as Bool else { return .finished }
+            guard open else { return .finished }
             let voted = try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM ballot WHERE vote_id = ? AND voter_id = ?",
                 arguments: [ballot.vote.rawValue, ballot.voter.rawValue]) ?? false
@@ -139,27 +182,22 @@ extension SpatiaLiteStore: VoteStore {
                 ballot.id.rawValue, ballot.vote.rawValue, ballot.voter.rawValue, ballot.voterName, ballot.nameKey,
                 ballot.option, ballot.castAt.millisecondsSince1970,
             ])
+            // A name that reads as an earlier ballot's puts a vote that shows names into a name conflict.
             try db.cachedStatement(sql: """
-                UPDATE vote SET ballots_cast = ballots_cast + 1,
-                    completed_at = CASE WHEN ballots_cast + 1 = participants THEN ? END
-                WHERE id = ?
+                UPDATE vote SET ballots_cast = ballots_cast + 1, revision = revision + 1,
+                    completed_at = CASE WHEN ballots_cast + 1 = participants THEN ?1 END,
+                    name_conflict = name_conflict OR (NOT anonymous
+                        AND (SELECT count(*) FROM ballot WHERE vote_id = ?2 AND name_key = ?3) > 1)
+                WHERE id = ?2
                 """
-            ).execute(arguments: [ballot.castAt.millisecondsSince1970, ballot.vote.rawValue])
-            let sameName = try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM ballot WHERE vote_id = ? AND name_key = ?",
-                arguments: [ballot.vote.rawValue, ballot.nameKey]) ?? 0
+            ).execute(arguments: [ballot.castAt.millisecondsSince1970, ballot.vote.rawValue, ballot.nameKey])
             guard let vote = try Self.vote(db, id: ballot.vote) else { return .noSuchVote }
-            return .cast(vote: vote, sameName: sameName)
+            return .cast(vote)
         }
     }
 
     public func ballots(of vote: VoteID) async throws -> [Ballot] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(BallotRow.columns) FROM ballot WHERE vote_id = ? ORDER BY cast_at, id",
-                arguments: [vote.rawValue]
-            ).map(BallotRow.ballot)
-        }
+        try await pool.read { db in try Self.ballots(db, of: vote) }
     }
 
     public func ballot(of vote: VoteID, by voter: UserID) async throws -> Ballot? {
@@ -171,19 +209,31 @@ extension SpatiaLiteStore: VoteStore {
         }
     }
 
-    public func setCounted(_ counted: Bool, ballot id: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange {
+    /// In the one write transaction, as ballots are cast: a void never interleaves with the ballot that ends
+    /// the vote, nor with another void.
+    public func setCounted(
+        _ counted: Bool, ballot id: BallotID, of vote: VoteID, rule: @escaping @Sendable (Vote, [Ballot]) throws -> Void
+    ) async throws -> Ballot? {
         try await pool.write { db in
-            guard let open = try Bool.fetchOne(
-                db, sql: "SELECT \(VoteRow.openAt) FROM vote JOIN ballot ON ballot.vote_id = vote.id WHERE vote.id = ? AND ballot.id = ?",
-                arguments: [now.millisecondsSince1970, vote.rawValue, id.rawValue])
-            else { return .noSuchBallot }
-            guard open else { return .voteFinished }
+            guard let current = try Self.vote(db, id: vote) else { return nil }
+            let ballots = try Self.ballots(db, of: vote)
+            guard ballots.contains(where: { $0.id == id }) else { return nil }
+            try rule(current, ballots)
             try db.execute(sql: "UPDATE ballot SET counted = ? WHERE id = ?", arguments: [counted, id.rawValue])
-            guard let ballot = try Row.fetchOne(
-                db, sql: "SELECT \(BallotRow.columns) FROM ballot WHERE id = ?", arguments: [id.rawValue]
-            ).map(BallotRow.ballot)
-            else { return .noSuchBallot }
-            return .changed(ballot)
+            return try Row.fetchOne(db, sql: "SELECT \(BallotRow.columns) FROM ballot WHERE id = ?", arguments: [id.rawValue])
+                .map(BallotRow.ballot)
+        }
+    }
+
+    public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
+        try await changingWrite { db in
+            guard var vote = try Self.vote(db, id: id) else { return nil }
+            try change(&vote)
+            let (assignments, values) = VoteRow.changeable(vote)
+            var arguments = values
+            arguments += ["id": id.rawValue]
+            try db.execute(sql: "UPDATE vote SET \(assignments) WHERE id = :id", arguments: arguments)
+            return try Self.vote(db, id: id)
         }
     }
 
@@ -202,23 +252,31 @@ extension SpatiaLiteStore: VoteStore {
         }
     }
 
-    public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
         try await changingWrite { db in
             let votes = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(VoteRow.columns) FROM vote
-                    WHERE vote.finish_announced = 0 AND (vote.completed_at IS NOT NULL OR vote.closes_at <= ?)
-                    ORDER BY coalesce(vote.completed_at, vote.closes_at), vote.id LIMIT ?
+                    SELECT \(VoteRow.columns) FROM vote WHERE \(VoteRow.announcementDue)
+                    ORDER BY \(VoteRow.announcementTime), vote.id LIMIT ?2
                     """,
                 arguments: [now.millisecondsSince1970, limit]
             ).map(VoteRow.vote)
             guard !votes.isEmpty else { return [] }
             try db.execute(
-                sql: "UPDATE vote SET finish_announced = 1 WHERE id IN (SELECT value FROM json_each(?))",
-                arguments: [Self.jsonList(votes.map(\.id.rawValue))])
+                sql: """
+                    UPDATE vote SET settling_announced = 1, finish_announced = \(VoteRow.finalAt)
+                    WHERE id IN (SELECT value FROM json_each(?2))
+                    """,
+                arguments: [now.millisecondsSince1970, Self.jsonList(votes.map(\.id.rawValue))])
             return votes
         }
+    }
+
+    private static func ballots(_ db: Database, of vote: VoteID) throws -> [Ballot] {
+        try Row.fetchAll(
+            db, sql: "SELECT \(BallotRow.columns) FROM ballot WHERE vote_id = ? ORDER BY cast_at, id", arguments: [vote.rawValue]
+        ).map(BallotRow.ballot)
     }
 
     private static func vote(_ db: Database, id: VoteID) throws -> Vote? {

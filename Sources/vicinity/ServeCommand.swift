@@ -61,6 +61,11 @@ struct Serve: AsyncParsableCommand {
         discussion: "Default: $VICINITY_SESSION_LIFETIME, else 30d.", valueName: "duration"))
     var sessionLifetime: String?
 
+    @Option(name: .customLong("vote-settling-time"), help: ArgumentHelp(
+        "How long a vote's initiator has to settle ballots cast under the same name before the result is published as it stands: a number with s, m, h or d.",
+        discussion: "Fixed in each vote when it opens. Default: $VICINITY_VOTE_SETTLING_TIME, else 24h.", valueName: "duration"))
+    var voteSettlingTime: String?
+
     @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
         "IP address of a reverse proxy whose X-Forwarded-For names the client (repeat for several).",
         discussion: "Default: $VICINITY_TRUSTED_PROXIES (comma-separated), else none: the peer is the client.",
@@ -211,6 +216,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let text = sessionLifetime ?? environment["VICINITY_SESSION_LIFETIME"] {
             services.accounts.sessionLifetime = try Self.duration(text, option: "--session-lifetime (or VICINITY_SESSION_LIFETIME)")
+        }
+        if let text = voteSettlingTime ?? environment["VICINITY_VOTE_SETTLING_TIME"] {
+            services.votes.settlingTime = try Self.duration(text, option: "--vote-settling-time (or VICINITY_VOTE_SETTLING_TIME)")
         }
 
         let proxyList = trustedProxies.isEmpty

@@ -550,7 +550,7 @@ struct HotVoteIndexTests {
         // Five minutes later the timed vote is over: not listed, then claimed and forgotten.
         let later = epoch + .seconds(5 * 60)
         #expect(try await index.openPublicVotes(near: hallOfScience, within: Distance(meters: 10), at: later, limit: 20).map(\.id) == [permanent.id])
-        #expect(try await index.claimFinishAnnouncements(at: later, limit: 10).map(\.id) == [open.id])
+        #expect(try await index.claimAnnouncements(at: later, limit: 10).map(\.id) == [open.id])
         #expect(index.heldCount == 1)
     }
 }

@@ -54,15 +54,24 @@ struct RecordCopyTests {
         })
         #expect(try await store.deleteEvents(before: epoch + .seconds(5)) == 1)
 
-        let open = try makeVote(by: pim.id, participants: 3, duration: .permanent)
+        // Every column of a vote in use: an extension, a close, a name conflict with a voided ballot, settling
+        // announced but not the finish; and a finished anonymous vote announced.
+        let open = try makeVote(by: pim.id, participants: 3, duration: .minutes(15))
         let done = try makeVote(by: pim.id, participants: 1, visibility: .private, anonymous: true)
         for vote in [open, done] { #expect(try await store.createVote(vote, passwordHash: someHash)) }
+        _ = try await store.updateVote(open.id) { vote in try vote.apply(.extend(.minutes(5)), at: epoch + .seconds(30)) }
         _ = try await store.castBallot(makeBallot(open, by: nok, option: 1))
-        guard case .cast = try await store.castBallot(makeBallot(open, by: ana, option: 2)) else { throw StoreError.database("ballot refused") }
-        let voided = try #require(try await store.ballot(of: open.id, by: ana.id))
-        _ = try await store.setCounted(false, ballot: voided.id, of: open.id, at: epoch + .seconds(90))
+        var lookAlike = makeBallot(open, by: ana, option: 2)
+        lookAlike.voterName = nok.summary.displayName
+        guard case .cast = try await store.castBallot(lookAlike) else { throw StoreError.database("ballot refused") }
+        _ = try await store.updateVote(open.id) { vote in try vote.apply(.close, at: epoch + .seconds(90)) }
+        let voidedAt = epoch + .seconds(100)
+        let voided = lookAlike.id
+        _ = try await store.setCounted(false, ballot: voided, of: open.id) { vote, ballots in
+            try vote.checkCountChange(voided, counted: false, among: ballots, at: voidedAt)
+        }
         _ = try await store.castBallot(makeBallot(done, by: nok))
-        #expect(try await store.claimFinishAnnouncements(at: epoch + .seconds(120), limit: 10).map(\.id) == [done.id])
+        #expect(Set(try await store.claimAnnouncements(at: epoch + .seconds(120), limit: 10).map(\.id)) == [open.id, done.id])
         return (signedIn.token.text, pim, try #require(events.last?.id))
     }
 

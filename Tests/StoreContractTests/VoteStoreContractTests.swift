@@ -3,6 +3,7 @@ import GRDB
 import GeoCore
 import GeoTestSupport
 import Logging
+import Synchronization
 import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
@@ -101,7 +102,7 @@ struct VoteStoreContractTests {
         #expect(after.state(at: epoch + .seconds(61)) == .finished(.allVoted, at: epoch + .seconds(60)))
     }
 
-    @Test("a ballot is refused when its voter voted, when time is up and when the vote is complete; same names are counted",
+    @Test("a ballot is refused when its voter voted, when time is up and when the vote is complete; a second ballot under one name marks a name conflict",
           arguments: StoreKind.available)
     func ballotRules(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
@@ -114,16 +115,19 @@ struct VoteStoreContractTests {
 
         #expect(try await store.castBallot(makeBallot(vote, by: ana)) == .noSuchVote)
         #expect(try await store.createVote(vote, passwordHash: someHash))
-        guard case .cast(let first, 1) = try await store.castBallot(makeBallot(vote, by: ana, option: 2)) else {
-            Issue.record("the first ballot was not cast alone under its name")
+        guard case .cast(let first) = try await store.castBallot(makeBallot(vote, by: ana, option: 2)) else {
+            Issue.record("the first ballot was refused")
             return
         }
-        #expect(first.ballotsCast == 1 && first.completedAt == nil)
+        #expect(first.ballotsCast == 1 && first.completedAt == nil && !first.nameConflict && first.revision == 1)
         #expect(try await store.castBallot(makeBallot(vote, by: ana, option: 1)) == .alreadyVoted)
-        guard case .cast(_, 2) = try await store.castBallot(makeBallot(vote, by: otherAna, option: 0, at: epoch + .seconds(61))) else {
-            Issue.record("\"ÁNA lima\" reads as \"Ana Lima\": two ballots under one name")
+        guard case .cast(let second) = try await store.castBallot(makeBallot(vote, by: otherAna, option: 0, at: epoch + .seconds(61))) else {
+            Issue.record("the second ballot was refused")
             return
         }
+        #expect(second.nameConflict, "\"ÁNA lima\" reads as \"Ana Lima\": two ballots under one name")
+        #expect(second.revision == 2)
+        #expect(try await store.vote(id: vote.id) == second)
         // The vote closes at five minutes: a ballot at that instant is late.
         #expect(try await store.castBallot(makeBallot(vote, by: ben, at: epoch + .seconds(300))) == .finished)
         #expect(try await store.ballot(of: vote.id, by: ana.id)?.option == 2)
@@ -131,7 +135,7 @@ struct VoteStoreContractTests {
         #expect(try await store.ballots(of: vote.id).map(\.voter) == [ana.id, otherAna.id], "in the order cast")
     }
 
-    @Test("voiding and restoring work while the vote is open and are refused once it is finished",
+    @Test("voiding and restoring pass the rule under the vote's lock: what it refuses changes nothing",
           arguments: StoreKind.available)
     func voidAndRestore(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
@@ -143,22 +147,99 @@ struct VoteStoreContractTests {
         let ballot = makeBallot(vote, by: ana, option: 1)
         _ = try await store.castBallot(ballot)
 
-        let now = epoch + .seconds(120)
-        guard case .changed(let voided) = try await store.setCounted(false, ballot: ballot.id, of: vote.id, at: now) else {
-            Issue.record("voiding was refused")
-            return
-        }
+        let seen = Mutex<[(Vote, [Ballot])]>([])
+        let voided = try #require(try await store.setCounted(false, ballot: ballot.id, of: vote.id) { vote, ballots in
+            seen.withLock { $0.append((vote, ballots)) }
+        })
         #expect(voided.counted == false && voided.option == 1 && voided.voter == ana.id)
+        #expect(seen.withLock { $0.map(\.0.id) } == [vote.id])
+        #expect(seen.withLock { $0.first?.1 } == [ballot], "the rule sees the ballots as they stood")
         #expect(try await store.ballots(of: vote.id).map(\.counted) == [false])
-        guard case .changed(let restored) = try await store.setCounted(true, ballot: ballot.id, of: vote.id, at: now) else {
-            Issue.record("restoring was refused")
+        let restored = try #require(try await store.setCounted(true, ballot: ballot.id, of: vote.id) { _, _ in })
+        #expect(restored.counted)
+        #expect(try await store.setCounted(false, ballot: .random(), of: vote.id) { _, _ in } == nil)
+        #expect(try await store.setCounted(false, ballot: ballot.id, of: .random()) { _, _ in } == nil)
+        await #expect(throws: ServiceError.conflict(.voteOpen)) {
+            try await store.setCounted(false, ballot: ballot.id, of: vote.id) { _, _ in throw ServiceError.conflict(.voteOpen) }
+        }
+        #expect(try await store.ballots(of: vote.id).map(\.counted) == [true], "a refused change changes nothing")
+    }
+
+    @Test("an initiator's change is applied under the vote's lock and read back whole; a refused one changes nothing",
+          arguments: StoreKind.available)
+    func updateVote(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let ana = try account("ana"), ben = try account("ben")
+        for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
+        let vote = try makeVote(by: ana.id, participants: 3, duration: .minutes(5))
+        #expect(try await store.createVote(vote, passwordHash: someHash))
+
+        let edited = try #require(try await store.updateVote(vote.id) { vote in
+            try vote.apply(.edit(subject: try VoteSubject("Dinner?"), options: try VoteOptions(["Rice", "Noodles"])), at: epoch)
+        })
+        #expect(edited.subject.rawValue == "Dinner?" && edited.options.texts == ["Rice", "Noodles"] && edited.revision == 1)
+        let extended = try #require(try await store.updateVote(vote.id) { vote in try vote.apply(.extend(.minutes(15)), at: epoch + .seconds(10)) })
+        #expect(extended.closesAt == epoch + .seconds(20 * 60) && extended.extendedBy == .minutes(15))
+        #expect(try await store.vote(id: vote.id) == extended)
+        // The extension holds in every query: a ballot at minute 10 counts, and the vote is still listed then.
+        guard case .cast = try await store.castBallot(makeBallot(vote, by: ben, at: epoch + .seconds(600))) else {
+            Issue.record("a ballot within the extension was refused")
             return
         }
-        #expect(restored.counted)
-        #expect(try await store.setCounted(false, ballot: .random(), of: vote.id, at: now) == .noSuchBallot)
-        #expect(try await store.setCounted(false, ballot: ballot.id, of: .random(), at: now) == .noSuchBallot)
-        #expect(try await store.setCounted(false, ballot: ballot.id, of: vote.id, at: epoch + .seconds(300)) == .voteFinished)
-        #expect(try await store.ballots(of: vote.id).map(\.counted) == [true], "a refused change changes nothing")
+        #expect(try await store.openPublicVotes(at: epoch + .seconds(900)).map(\.id) == [vote.id])
+        await #expect(throws: ServiceError.conflict(.alreadyExtended)) {
+            try await store.updateVote(vote.id) { vote in try vote.apply(.extend(.minutes(5)), at: epoch + .seconds(700)) }
+        }
+        let closed = try #require(try await store.updateVote(vote.id) { vote in try vote.apply(.close, at: epoch + .seconds(700)) })
+        #expect(closed.state(at: epoch + .seconds(700)) == .finished(.closed, at: epoch + .seconds(700)))
+        #expect(try await store.castBallot(makeBallot(vote, by: ana, at: epoch + .seconds(650))) == .finished,
+                "a ballot stamped before the close but written after it is refused")
+        #expect(try await store.openPublicVotes(at: epoch + .seconds(650)).isEmpty)
+        #expect(try await store.vote(id: vote.id) == closed)
+        #expect(try await store.updateVote(.random()) { _ in } == nil)
+    }
+
+    @Test("many initiators' changes and ballots at once on one vote: each change passes against the state before it, none is lost",
+          arguments: StoreKind.available)
+    func concurrentChanges(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        var voters: [Account] = []
+        for index in 0..<20 {
+            let voter = try account("student\(index)")
+            try await store.createAccount(voter, passwordHash: someHash)
+            voters.append(voter)
+        }
+        let vote = try makeVote(by: ana.id, participants: 100, duration: .minutes(5))
+        #expect(try await store.createVote(vote, passwordHash: someHash))
+        // Sixteen extensions race twenty ballots on several connections: exactly one extension passes.
+        let now = epoch + .seconds(30)
+        let extensions = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                let writer = subject.store(for: index)
+                group.addTask {
+                    do {
+                        _ = try await writer.updateVote(vote.id) { vote in try vote.apply(.extend(.minutes(5)), at: now) }
+                        return true
+                    } catch ServiceError.conflict(.alreadyExtended) { return false }
+                }
+            }
+            for (index, voter) in voters.enumerated() {
+                let writer = subject.store(for: index)
+                group.addTask {
+                    guard case .cast = try await writer.castBallot(makeBallot(vote, by: voter, at: now)) else { return false }
+                    return false
+                }
+            }
+            return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        #expect(extensions == 1)
+        let after = try #require(try await store.vote(id: vote.id))
+        #expect(after.ballotsCast == 20 && after.extendedBy == .minutes(5))
+        #expect(after.revision == 21, "every change raised the revision once")
     }
 
     @Test("history: initiated and attended votes, newest first, ties by id, at most the limit", arguments: StoreKind.available)
@@ -195,14 +276,75 @@ struct VoteStoreContractTests {
         let single = try makeVote(by: ana.id, participants: 1, duration: .permanent)
         for vote in [five, fifteen, permanent, single] { #expect(try await store.createVote(vote, passwordHash: someHash)) }
 
-        #expect(try await store.claimFinishAnnouncements(at: epoch + .seconds(60), limit: 10).isEmpty)
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(60), limit: 10).isEmpty)
         _ = try await store.castBallot(makeBallot(single, by: ben, at: epoch + .seconds(90)))
-        #expect(try await store.claimFinishAnnouncements(at: epoch + .seconds(100), limit: 10).map(\.id) == [single.id])
-        #expect(try await store.claimFinishAnnouncements(at: epoch + .seconds(100), limit: 10).isEmpty, "claimed once")
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(100), limit: 10).map(\.id) == [single.id])
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(100), limit: 10).isEmpty, "claimed once")
         let late = epoch + .seconds(20 * 60)
-        #expect(try await store.claimFinishAnnouncements(at: late, limit: 1).map(\.id) == [five.id], "oldest finish first")
-        #expect(try await store.claimFinishAnnouncements(at: late, limit: 10).map(\.id) == [fifteen.id])
-        #expect(try await store.claimFinishAnnouncements(at: late + .seconds(365 * 86_400), limit: 10).isEmpty, "permanent votes wait for their count")
+        #expect(try await store.claimAnnouncements(at: late, limit: 1).map(\.id) == [five.id], "oldest finish first")
+        #expect(try await store.claimAnnouncements(at: late, limit: 10).map(\.id) == [fifteen.id])
+        #expect(try await store.claimAnnouncements(at: late + .seconds(365 * 86_400), limit: 10).isEmpty, "permanent votes wait for their count")
+    }
+
+    @Test("a settling vote is claimed twice, at the start of settling and at its end; cancelled and closed votes once; each as the vote then stands",
+          arguments: StoreKind.available)
+    func settlingClaims(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let ana = try account("ana", first: "Ana", last: "Lima"), otherAna = try account("ana2", first: "ana", last: "LIMA")
+        let teacher = try account("teacher")
+        for person in [ana, otherAna, teacher] { try await store.createAccount(person, passwordHash: someHash) }
+        let hour = Duration.seconds(3600)
+        var settled = try makeVote(by: teacher.id, participants: 2, duration: .minutes(60))
+        settled.settlingTime = hour
+        var lapsed = try makeVote(by: teacher.id, participants: 2, duration: .minutes(5))
+        lapsed.settlingTime = hour
+        let cancelled = try makeVote(by: teacher.id, duration: .permanent)
+        let closed = try makeVote(by: teacher.id, duration: .permanent)
+        for vote in [settled, lapsed, cancelled, closed] { #expect(try await store.createVote(vote, passwordHash: someHash)) }
+        #expect(try await store.vote(id: settled.id)?.settlingTime == hour, "the settling time is kept with the vote")
+        for vote in [settled, lapsed] {
+            _ = try await store.castBallot(makeBallot(vote, by: ana, at: epoch + .seconds(60)))
+            _ = try await store.castBallot(makeBallot(vote, by: otherAna, at: epoch + .seconds(70)))
+        }
+        // `lapsed` was 2 of 2 too: both end at 70 s with a name conflict. Then the teacher cancels and closes.
+        _ = try await store.updateVote(cancelled.id) { vote in try vote.apply(.cancel, at: epoch + .seconds(80)) }
+        _ = try await store.updateVote(closed.id) { vote in try vote.apply(.close, at: epoch + .seconds(90)) }
+
+        let first = try await store.claimAnnouncements(at: epoch + .seconds(100), limit: 10)
+        #expect(Set(first.map(\.id)) == [settled.id, lapsed.id, cancelled.id, closed.id])
+        let states = Dictionary(uniqueKeysWithValues: first.map { ($0.id, $0.state(at: epoch + .seconds(100))) })
+        #expect(states[settled.id] == .settling(.allVoted, endedAt: epoch + .seconds(70), until: epoch + .seconds(70) + hour))
+        #expect(states[cancelled.id] == .cancelled(at: epoch + .seconds(80)))
+        #expect(states[closed.id] == .finished(.closed, at: epoch + .seconds(90)))
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(200), limit: 10).isEmpty, "settling is told once")
+
+        _ = try await store.updateVote(settled.id) { vote in try vote.apply(.publish, at: epoch + .seconds(300)) }
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(300), limit: 10).map(\.id) == [settled.id], "published: told at once")
+        let end = epoch + .seconds(70) + hour
+        #expect(try await store.claimAnnouncements(at: end - .milliseconds(1), limit: 10).isEmpty)
+        let lapsedClaim = try await store.claimAnnouncements(at: end, limit: 10)
+        #expect(lapsedClaim.map(\.id) == [lapsed.id])
+        #expect(lapsedClaim.first?.state(at: end) == .finished(.allVoted, at: end), "settling ran out")
+        #expect(try await store.claimAnnouncements(at: end + hour, limit: 10).isEmpty, "nothing is told twice")
+    }
+
+    @Test("a vote whose settling ended unseen is told once, as finished", arguments: StoreKind.available)
+    func settlingEndedUnseen(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let ana = try account("ana", first: "Ana", last: "Lima"), otherAna = try account("ana2", first: "Ana", last: "Lima")
+        let teacher = try account("teacher")
+        for person in [ana, otherAna, teacher] { try await store.createAccount(person, passwordHash: someHash) }
+        let vote = try makeVote(by: teacher.id, participants: 2, duration: .minutes(5))
+        #expect(try await store.createVote(vote, passwordHash: someHash))
+        _ = try await store.castBallot(makeBallot(vote, by: ana, at: epoch + .seconds(60)))
+        _ = try await store.castBallot(makeBallot(vote, by: otherAna, at: epoch + .seconds(70)))
+        let late = epoch + .seconds(70) + vote.settlingTime + .seconds(1)
+        let claimed = try await store.claimAnnouncements(at: late, limit: 10)
+        #expect(claimed.map(\.id) == [vote.id])
+        #expect(claimed.first?.state(at: late) == .finished(.allVoted, at: epoch + .seconds(70) + vote.settlingTime))
+        #expect(try await store.claimAnnouncements(at: late, limit: 10).isEmpty)
     }
 
     @Test("concurrent claims announce each finish exactly once", arguments: StoreKind.available)
@@ -220,13 +362,71 @@ struct VoteStoreContractTests {
         let claimed = try await withThrowingTaskGroup(of: [VoteID].self) { group in
             for index in 0..<8 {
                 let claimer = subject.store(for: index)
-                group.addTask { try await claimer.claimFinishAnnouncements(at: epoch + .seconds(600), limit: 7).map(\.id) }
+                group.addTask { try await claimer.claimAnnouncements(at: epoch + .seconds(600), limit: 7).map(\.id) }
             }
             return try await group.reduce(into: [VoteID]()) { $0 += $1 }
         }
-        let rest = try await store.claimFinishAnnouncements(at: epoch + .seconds(600), limit: 100).map(\.id)
+        let rest = try await store.claimAnnouncements(at: epoch + .seconds(600), limit: 100).map(\.id)
         #expect((claimed + rest).count == 40)
         #expect(Set(claimed + rest) == ids)
+    }
+
+    @Test("a SpatiaLite file made before vote endings: an open vote with ballots under one name settles when it ends, a finished one keeps its published result")
+    func upgradeBeforeVoteEndings() async throws {
+        let file = TemporaryFile()
+        let now = Timestamp(Date())
+        let (open, finished) = (VoteID.random(), VoteID.random())
+        do {
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in try SpatiaLiteConnection.initialise(db) }
+            let pool = try DatabasePool(path: file.path, configuration: configuration)
+            try Schema.migrator.migrate(pool, upTo: "v6 change feed")
+            try await pool.write { db in
+                let people = [("aaaaaaaaaaaaaaaaaaaa", "tess", "Tess"), ("bbbbbbbbbbbbbbbbbbbb", "ana", "Ana"), ("cccccccccccccccccccc", "ana2", "Ana")]
+                for (id, username, first) in people {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO account (id, username, username_key, first_name, last_name, name_key, password_hash, created_at)
+                            VALUES (?, ?, ?, ?, 'Lima', '', ?, 0)
+                            """,
+                        arguments: [id, username, username, first, someHash.encoded])
+                }
+                for (vote, completed) in [(open, nil), (finished, now.millisecondsSince1970 - 1000)] as [(VoteID, Int64?)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
+                                              visibility, anonymous, lat, lon, label, created_at, closes_at, ballots_cast,
+                                              completed_at, finish_announced, geom)
+                            VALUES (?1, 'aaaaaaaaaaaaaaaaaaaa', 'Lunch?', '["Pizza","Tacos"]', ?2, ?3, NULL, 'public', 0,
+                                    33.779842, -118.112526, 'Around Hall of Science', ?4, NULL, 2, ?5, ?6,
+                                    MakePoint(-118.112526, 33.779842, 4326))
+                            """,
+                        arguments: [vote.rawValue, completed == nil ? 3 : 2, someHash.encoded, now.millisecondsSince1970 - 60_000,
+                                    completed, completed != nil])
+                    for (index, voter) in ["bbbbbbbbbbbbbbbbbbbb", "cccccccccccccccccccc"].enumerated() {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO ballot (id, vote_id, voter_id, voter_name, name_key, option_index, cast_at, counted)
+                                VALUES (?, ?, ?, 'Ana Lima', ?, ?, ?, 1)
+                                """,
+                            arguments: [String(repeating: "\(index)", count: 19) + vote.rawValue.prefix(1), vote.rawValue, voter,
+                                        Ballot.nameKey("Ana Lima"), index, now.millisecondsSince1970 - 30_000])
+                    }
+                }
+            }
+            try pool.close()
+        }
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let upgradedOpen = try #require(try await store.vote(id: open))
+        #expect(upgradedOpen.nameConflict && upgradedOpen.settlingTime == .seconds(24 * 3600) && upgradedOpen.state(at: now) == .open)
+        let closed = try #require(try await store.updateVote(open) { vote in try vote.apply(.close, at: now) })
+        #expect(closed.state(at: now) == .settling(.closed, endedAt: now, until: now + .seconds(24 * 3600)))
+        let upgradedFinished = try #require(try await store.vote(id: finished))
+        #expect(!upgradedFinished.nameConflict, "its result was published before settling existed")
+        #expect(upgradedFinished.state(at: now) == .finished(.allVoted, at: now - .seconds(1)))
+        #expect(try await store.claimAnnouncements(at: now, limit: 10).map(\.id) == [open], "the finished vote was announced already")
+        #expect(try await store.integrityProblems() == [])
     }
 
     @Test("votes are points in a SpatiaLite R*Tree, survive reopening, and the file's indexes stay healthy")

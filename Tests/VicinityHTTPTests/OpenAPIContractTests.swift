@@ -117,7 +117,7 @@ struct OpenAPIContractTests {
         #expect(withBodies == [
             "POST /v1/users", "POST /v1/sessions", "PATCH /v1/me", "PUT /v1/me/position", "POST /v1/friend-requests",
             "PATCH /v1/friends/{id}", "POST /v1/votes", "POST /v1/votes/{id}/ballots",
-            "PATCH /v1/votes/{id}/ballots/{ballot_id}",
+            "PATCH /v1/votes/{id}/ballots/{ballot_id}", "PATCH /v1/votes/{id}", "POST /v1/votes/{id}/extend",
         ])
     }
 

@@ -248,9 +248,9 @@ struct VoteFlowTests {
             #expect(try await client.call(.get, "/v1/me/votes?role=voted", as: tess).status == .badRequest)
             #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/not-a-ballot", as: tess,
                                           json: #"{"counted":false}"#).status == .notFound)
-            // No ballot is voided or restored while the vote is open, known or not.
+            // A well-formed ballot id that names no ballot of the vote is 404 like a malformed one.
             #expect(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(String(repeating: "a", count: 20))", as: tess,
-                                          json: #"{"counted":false}"#).status == .conflict)
+                                          json: #"{"counted":false}"#).status == .notFound)
         }
     }
 
@@ -270,6 +270,61 @@ struct VoteFlowTests {
             #expect(locked.headers[.retryAfter] == "900")
             clock.advance(by: .seconds(900))
             #expect(try await client.ballot(id, 0, as: ana).status == .created)
+        }
+    }
+
+    @Test("the initiator's controls over HTTP: 200 with the vote as it stands, 403 for anyone else, 409 where a change does not apply, 400 for bad input")
+    func initiatorControls() async throws {
+        let store = try await campusStore()
+        let clock = ManualClock()
+        try await withApp(store, clock: clock) { client in
+            let tess = try await client.person("tess", first: "Tess", last: "Ward")
+            let ana = try await client.person("ana", first: "Ana", last: "Lima")
+            let anna = try await client.person("anna", first: "ANA", last: "lima")
+            let id = try await client.openVote(as: tess, duration: "5m")
+
+            let edit = try await client.call(.patch, "/v1/votes/\(id)", as: tess, json: #"{"subject":"Dinner?","options":["Rice","Noodles"]}"#)
+            #expect(edit.status == .ok, "\(edit.text)")
+            #expect(edit.object?["subject"] as? String == "Dinner?" && edit.object?["options"] as? [String] == ["Rice", "Noodles"])
+            for bad in [#"{}"#, #"{"subject":null}"#, #"{"options":null}"#, #"{"options":["Same","same"]}"#, #"{"state":"open"}"#] {
+                #expect(try await client.call(.patch, "/v1/votes/\(id)", as: tess, json: bad).status == .badRequest, "\(bad)")
+            }
+            #expect(try await client.call(.patch, "/v1/votes/\(id)", as: ana, json: #"{"subject":"Mine"}"#).status == .forbidden)
+            #expect(try await client.call(.post, "/v1/votes/K7M3QX/close", as: tess).status == .notFound)
+            #expect(try await client.call(.post, "/v1/votes/\(id)/close").status == .unauthorized)
+
+            let extended = try await client.call(.post, "/v1/votes/\(id)/extend", as: tess, json: #"{"duration":"15m"}"#)
+            #expect(extended.status == .ok)
+            #expect(extended.object?["extended_by"] as? String == "15m")
+            #expect(extended.object?["closes_at"] as? String == "2026-11-22T09:20:00.000Z")
+            #expect(try await client.call(.post, "/v1/votes/\(id)/extend", as: tess, json: #"{"duration":"15m"}"#).status == .conflict)
+            #expect(try await client.call(.post, "/v1/votes/\(id)/extend", as: tess, json: #"{"duration":"2h"}"#).status == .badRequest)
+            #expect(try await client.call(.post, "/v1/votes/\(id)/publish", as: tess).status == .conflict, "nothing to publish while open")
+
+            #expect(try await client.ballot(id, 0, as: ana).status == .created)
+            #expect(try await client.call(.patch, "/v1/votes/\(id)", as: tess, json: #"{"subject":"Lunch?"}"#).status == .conflict,
+                    "no edit after the first ballot")
+            #expect(try await client.ballot(id, 1, as: anna).status == .created)
+            let closed = try await client.call(.post, "/v1/votes/\(id)/close", as: tess)
+            #expect(closed.status == .ok)
+            #expect(closed.object?["state"] as? String == "settling" && closed.object?["finish_reason"] as? String == "closed")
+            #expect(closed.object?["settling_until"] as? String == "2026-11-23T09:00:00.000Z")
+            #expect(try await client.call(.get, "/v1/votes/\(id)/result", as: ana).status == .conflict)
+            let published = try await client.call(.post, "/v1/votes/\(id)/publish", as: tess)
+            #expect(published.object?["state"] as? String == "finished" && published.object?["finished_at"] as? String == "2026-11-22T09:00:00.000Z")
+            let result = try await client.call(.get, "/v1/votes/\(id)/result", as: ana)
+            #expect(result.status == .ok)
+            #expect(result.object?["ballots_voided"] as? Int == 0)
+            #expect((result.object?["settlement"] as? [String: Any])?["by"] as? String == "initiator")
+            #expect(try await client.call(.post, "/v1/votes/\(id)/cancel", as: tess).status == .conflict, "a published result is final")
+
+            let other = try await client.openVote(as: tess, duration: "permanent")
+            #expect(try await client.call(.post, "/v1/votes/\(other)/extend", as: tess, json: #"{"duration":"5m"}"#).status == .conflict)
+            #expect(try await client.ballot(other, 2, as: ana).status == .created)
+            let cancelled = try await client.call(.post, "/v1/votes/\(other)/cancel", as: tess)
+            #expect(cancelled.object?["state"] as? String == "cancelled" && cancelled.object?["cancelled_at"] as? String == "2026-11-22T09:00:00.000Z")
+            #expect(try await client.call(.get, "/v1/votes/\(other)/result", as: ana).status == .conflict)
+            #expect(try await client.ballot(other, 0, as: anna).status == .conflict)
         }
     }
 
@@ -309,11 +364,28 @@ struct VoteFlowTests {
                     for (index, ballot) in ballots.enumerated() { state.ids[ballot["id"] as? String ?? ""] = "BALLOT\(index)" }
                 }
                 record(conflicts)
-                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(ballots.last?["id"] as? String ?? "")", as: tess,
-                                             json: #"{"counted":false}"#))
+                let annaBallot = ballots.last?["id"] as? String ?? ""
+                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(annaBallot)", as: tess, json: #"{"counted":false}"#))
+                // The last ballot ends the vote in a name conflict: it settles, and everyone but the voters of
+                // Pizza and Tacos looks at it.
+                clock.advance(by: .seconds(1))
                 let cydBallot = try await client.ballot(id, 2, as: cyd)
                 seen.withLock { $0.ids[(cydBallot.object?["ballot"] as? [String: Any])?["id"] as? String ?? ""] = "CYDBALLOT" }
                 record(cydBallot)
+                for person in [tess, anna, cyd] {
+                    record(try await client.call(.get, "/v1/votes/\(id)", as: person))
+                    record(try await client.call(.get, "/v1/votes/\(id)/result", as: person))
+                }
+                record(try await client.call(.get, "/v1/votes/\(id)/conflicts", as: tess))
+                for person in [ana, anna, cyd] {
+                    #expect(try await client.call(.get, "/v1/votes/\(id)/conflicts", as: person).status == .forbidden,
+                            "only the initiator sees whose the ballots under one name are")
+                }
+                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(annaBallot)", as: tess, json: #"{"counted":false}"#))
+                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(annaBallot)", as: tess, json: #"{"counted":true}"#))
+                record(try await client.call(.patch, "/v1/votes/\(id)/ballots/\(annaBallot)", as: tess, json: #"{"counted":false}"#))
+                clock.advance(by: .seconds(1))
+                record(try await client.call(.post, "/v1/votes/\(id)/publish", as: tess))
                 for person in [tess, cyd] {
                     record(try await client.call(.get, "/v1/votes/\(id)/result", as: person))
                     record(try await client.call(.get, "/v1/votes/\(id)", as: person))

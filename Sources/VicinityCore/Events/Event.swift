@@ -26,6 +26,7 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case friendAccepted = "friend_accepted"
     case voteFinished = "vote_finished"
     case voteConflict = "vote_conflict"
+    case voteCancelled = "vote_cancelled"
 }
 
 /// An event to record for one recipient; the store gives it its number.
@@ -80,18 +81,37 @@ extension EventDraft {
             createdAt: time)
     }
 
-    /// Ballots in the recipient's vote now come from several people whose names read the same.
-    public static func voteConflict(to initiator: UserID, vote: Vote, name: String, ballots: Int, at time: Timestamp) -> EventDraft {
+    /// The recipient's vote has ended with ballots under names that read the same: the result waits until they
+    /// settle them (`GET /v1/votes/{id}/conflicts`) or `until`. Names and counts only, never a choice.
+    public static func voteConflict(to initiator: UserID, vote: Vote, names: [(name: String, ballots: Int)], until: Timestamp, at time: Timestamp) -> EventDraft {
         EventDraft(
             recipient: initiator, type: .voteConflict,
             data: [
                 "vote_id": .string(vote.id.rawValue),
                 "subject": .string(vote.subject.rawValue),
-                "name": .string(name),
-                "ballots": .number(Double(ballots)),
+                "conflicts": .array(names.map { .object(["name": .string($0.name), "ballots": .number(Double($0.ballots))]) }),
+                "settling_until": .string(until.rfc3339),
             ],
             createdAt: time)
     }
+
+    /// The initiator called off a vote the recipient voted in or opened: there is no result.
+    public static func voteCancelled(to recipient: UserID, vote: Vote, at time: Timestamp) -> EventDraft {
+        EventDraft(
+            recipient: recipient, type: .voteCancelled,
+            data: [
+                "vote_id": .string(vote.id.rawValue),
+                "subject": .string(vote.subject.rawValue),
+                "ballots_cast": .number(Double(vote.ballotsCast)),
+                "participants": .number(Double(vote.participants.value)),
+            ],
+            createdAt: time)
+    }
+}
+
+extension Settlement {
+    /// `{"by": "initiator" | "time", "at": …}`.
+    public var jsonValue: JSONValue { .object(["by": .string(by.rawValue), "at": .string(at.rfc3339)]) }
 }
 
 /// A recorded event.

@@ -8,13 +8,14 @@ extension Vote: Located {
 /// answered from a `PointGrid` with the same code as places, while the record keeps every vote and ballot.
 ///
 /// Other fronts' writes arrive through the change feed (`refresh`). A vote enters memory when it is opened
-/// in public, is replaced by the vote after each counted ballot (the list shows `ballots_cast`), and leaves when
-/// its last ballot completes it or its finish is claimed for announcing; whether it is still open is read off
-/// the clock at every query, so a vote whose time ran out is never listed even before it leaves.
+/// in public, is replaced by the vote after each counted ballot (the list shows `ballots_cast`) or initiator's
+/// change, and leaves when its last ballot completes it, its initiator closes or cancels it, or its finish is
+/// claimed for announcing; whether it is still open is read off the clock at every query, so a vote whose
+/// time ran out is never listed even before it leaves.
 ///
 /// Changes need no ordering among themselves, so concurrent ballots are not made to wait for each other: a
-/// vote's ballot count only grows and a finish is final, so memory keeps the copy with the most ballots and
-/// never takes back a finished vote, whatever order the changes arrive in.
+/// vote's revision only grows and an end is final, so memory keeps the copy with the highest revision and
+/// never takes back an ended vote, whatever order the changes arrive in.
 public final class IndexedVotes<Record: VoteStore>: VoteStore {
     struct Held: Sendable {
         var grid = PointGrid<Vote, Bool>(group: { _ in true })
@@ -23,8 +24,8 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
 
         mutating func keep(_ vote: Vote) {
             guard vote.visibility == .public, !finished.contains(vote.id) else { return }
-            guard vote.completedAt == nil else { return forget(vote.id) }
-            if let held = grid.item(vote.id), held.ballotsCast >= vote.ballotsCast { return }
+            guard vote.completedAt == nil, vote.closedAt == nil, vote.cancelledAt == nil else { return forget(vote.id) }
+            if let held = grid.item(vote.id), held.revision >= vote.revision { return }
             grid.insert(vote)
         }
 
@@ -85,19 +86,27 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
 
     public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
         let outcome = try await record.castBallot(ballot)
-        if case .cast(let vote, _) = outcome { held.write { $0.keep(vote) } }
+        if case .cast(let vote) = outcome { held.write { $0.keep(vote) } }
         return outcome
     }
 
-    public func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
-        let claimed = try await record.claimFinishAnnouncements(at: now, limit: limit)
+    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+        let claimed = try await record.claimAnnouncements(at: now, limit: limit)
         held.write { held in for vote in claimed { held.forget(vote.id) } }
         return claimed
     }
 
+    public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
+        let changed = try await record.updateVote(id, change)
+        if let changed { held.write { $0.keep(changed) } }
+        return changed
+    }
+
     /// Voiding or restoring a ballot changes no field of the vote itself, so memory has nothing to follow.
-    public func setCounted(_ counted: Bool, ballot: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange {
-        try await record.setCounted(counted, ballot: ballot, of: vote, at: now)
+    public func setCounted(
+        _ counted: Bool, ballot: BallotID, of vote: VoteID, rule: @escaping @Sendable (Vote, [Ballot]) throws -> Void
+    ) async throws -> Ballot? {
+        try await record.setCounted(counted, ballot: ballot, of: vote, rule: rule)
     }
 
     // MARK: - Reads

@@ -209,9 +209,9 @@ public struct VoteDraft: Sendable {
     }
 }
 
-/// A vote as stored: its settings, where it is held and how many have voted. Whether it is open is not
-/// stored but read off the clock (`state(at:)`), so a vote whose time is up is finished for every reader
-/// whether or not anything ran at that moment.
+/// A vote as stored: its settings, where it is held, how many have voted and what its initiator did to it.
+/// Its state is not stored but read off the clock (`state(at:)`), so a vote whose time (or settling time) is up
+/// has moved on for every reader whether or not anything ran at that moment.
 public struct Vote: Hashable, Sendable {
     public var id: VoteID
     public var initiator: UserID
@@ -225,17 +225,34 @@ public struct Vote: Hashable, Sendable {
     /// Where the vote is held in words, "Around Hall of Science", as the initiator was told when opening it.
     public var label: String
     public var createdAt: Timestamp
-    /// Nil for a permanent vote.
-    public var closesAt: Timestamp?
     /// Ballots cast, voided ones included: a voided ballot was still cast by a participant.
     public var ballotsCast: Int
     /// When the last participant voted; nil until then.
     public var completedAt: Timestamp?
+    /// The one extension of a timed vote, if its initiator gave it.
+    public var extendedBy: VoteDuration?
+    /// When the initiator closed the vote before its time.
+    public var closedAt: Timestamp?
+    /// When the initiator called the vote off: it then has no result.
+    public var cancelledAt: Timestamp?
+    /// Whether two or more ballots carry names that read the same, so that the vote settles before its result
+    /// is published. Never set on an anonymous vote, which shows no names.
+    public var nameConflict: Bool
+    /// How long the initiator has to settle name conflicts once the vote ends, fixed when it opens, so that
+    /// a change of the server's setting never moves a vote already running.
+    public var settlingTime: Duration
+    /// When the initiator ended settling and published the result.
+    public var publishedAt: Timestamp?
+    /// Raised by every change of the row (a ballot, an initiator's action), so that a copy held in memory
+    /// keeps the newest of two copies that arrive out of order.
+    public var revision: Int
 
     public init(
         id: VoteID, initiator: UserID, subject: VoteSubject, options: VoteOptions, participants: ParticipantCount,
         duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, location: Coordinate, label: String,
-        createdAt: Timestamp, ballotsCast: Int = 0, completedAt: Timestamp? = nil
+        createdAt: Timestamp, settlingTime: Duration = VoteRules.standard.settlingTime, ballotsCast: Int = 0,
+        completedAt: Timestamp? = nil, extendedBy: VoteDuration? = nil, closedAt: Timestamp? = nil,
+        cancelledAt: Timestamp? = nil, nameConflict: Bool = false, publishedAt: Timestamp? = nil, revision: Int = 0
     ) {
         self.id = id
         self.initiator = initiator
@@ -248,15 +265,39 @@ public struct Vote: Hashable, Sendable {
         self.location = location
         self.label = label
         self.createdAt = createdAt
-        closesAt = duration.minutes.map { createdAt + .seconds($0 * 60) }
+        self.settlingTime = settlingTime
         self.ballotsCast = ballotsCast
         self.completedAt = completedAt
+        self.extendedBy = extendedBy
+        self.closedAt = closedAt
+        self.cancelledAt = cancelledAt
+        self.nameConflict = nameConflict
+        self.publishedAt = publishedAt
+        self.revision = revision
+    }
+
+    /// When a timed vote runs out, its extension included; nil for a permanent vote.
+    public var closesAt: Timestamp? {
+        duration.minutes.map { createdAt + .seconds(($0 + (extendedBy?.minutes ?? 0)) * 60) }
+    }
+
+    /// When and why ballots stopped being taken, as of `now`; nil while they are taken. Completion and closing
+    /// end a vote whatever the time asked about, so that a ballot stamped just before either is still refused.
+    public func ending(at now: Timestamp) -> (reason: VoteState.FinishReason, at: Timestamp)? {
+        if let completedAt { return (.allVoted, completedAt) }
+        if let closedAt { return (.closed, closedAt) }
+        if let closesAt, closesAt <= now { return (.timeUp, closesAt) }
+        return nil
     }
 
     public func state(at now: Timestamp) -> VoteState {
-        if let completedAt { return .finished(.allVoted, at: completedAt) }
-        if let closesAt, closesAt <= now { return .finished(.timeUp, at: closesAt) }
-        return .open
+        if let cancelledAt { return .cancelled(at: cancelledAt) }
+        guard let end = ending(at: now) else { return .open }
+        let (reason, ended) = end
+        guard nameConflict else { return .finished(reason, at: ended) }
+        if let publishedAt { return .finished(reason, at: publishedAt) }
+        let until = ended + settlingTime
+        return until <= now ? .finished(reason, at: until) : .settling(reason, endedAt: ended, until: until)
     }
 
     public func isOpen(at now: Timestamp) -> Bool { state(at: now) == .open }
@@ -265,11 +306,122 @@ public struct Vote: Hashable, Sendable {
 /// Whether a vote takes ballots, and if not, why and since when.
 public enum VoteState: Hashable, Sendable {
     case open
+    /// Voting has ended with ballots under names that read the same; the initiator settles them until `until`,
+    /// and the result waits.
+    case settling(FinishReason, endedAt: Timestamp, until: Timestamp)
+    /// The result is out, since `at`.
     case finished(FinishReason, at: Timestamp)
+    /// The initiator called the vote off: no result.
+    case cancelled(at: Timestamp)
 
+    /// Why voting ended.
     public enum FinishReason: String, Hashable, Sendable {
         case allVoted = "all_voted"
         case timeUp = "time_up"
+        case closed
+    }
+
+    /// `open`, `settling`, `finished` or `cancelled`: the state's name on the wire.
+    public var name: String {
+        switch self {
+        case .open: "open"
+        case .settling: "settling"
+        case .finished: "finished"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// How a settled vote's result was published.
+public struct Settlement: Hashable, Sendable {
+    public enum Publisher: String, Hashable, Sendable {
+        /// The initiator published it.
+        case initiator
+        /// The settling time ran out with the ballots as they stood.
+        case time
+    }
+
+    public var by: Publisher
+    public var at: Timestamp
+
+    public init(by: Publisher, at: Timestamp) {
+        self.by = by
+        self.at = at
+    }
+}
+
+/// What an initiator does to their vote.
+public enum VoteChange: Hashable, Sendable {
+    /// Ends voting now, with the ballots cast so far.
+    case close
+    /// Calls the vote off: no result.
+    case cancel
+    /// Gives a timed vote more time, once.
+    case extend(VoteDuration)
+    /// Changes what the vote asks, before anyone has voted.
+    case edit(subject: VoteSubject?, options: VoteOptions?)
+    /// Ends settling and publishes the result.
+    case publish
+}
+
+extension Vote {
+    /// The vote after `change` at `now`, or why the change is refused. The rules live here, once; stores apply
+    /// them under the vote's lock (`VoteStore.updateVote`), so two changes never both pass against one state.
+    public mutating func apply(_ change: VoteChange, at now: Timestamp) throws(ServiceError) {
+        let state = state(at: now)
+        switch change {
+        case .close:
+            guard state == .open else { throw Self.refusal(in: state) }
+            closedAt = now
+        case .cancel:
+            switch state {
+            case .open, .settling: cancelledAt = now
+            case .finished: throw .conflict(.resultFinal)
+            case .cancelled: throw .conflict(.voteCancelled)
+            }
+        case .extend(let more):
+            guard state == .open else { throw Self.refusal(in: state) }
+            guard duration != .permanent else { throw .conflict(.permanentVote) }
+            guard more != .permanent else {
+                throw .invalid("duration", "must be one of 5m, 15m, 30m, 60m: an extension is a length of time")
+            }
+            guard extendedBy == nil else { throw .conflict(.alreadyExtended) }
+            extendedBy = more
+        case .edit(let subject, let options):
+            guard state == .open else { throw Self.refusal(in: state) }
+            guard ballotsCast == 0 else { throw .conflict(.ballotsAlreadyCast) }
+            if let subject { self.subject = subject }
+            if let options { self.options = options }
+        case .publish:
+            switch state {
+            case .settling: publishedAt = now
+            case .open: throw .conflict(.voteOpen)
+            case .finished: throw .conflict(.resultFinal)
+            case .cancelled: throw .conflict(.voteCancelled)
+            }
+        }
+        revision += 1
+    }
+
+    /// Whether the initiator may set `ballot` to `counted` at `now`: only while the vote settles, and only by
+    /// the rule of name conflicts (`Ballot.checkSettling`).
+    public func checkCountChange(
+        _ ballot: BallotID, counted: Bool, among ballots: [Ballot], at now: Timestamp
+    ) throws(ServiceError) {
+        switch state(at: now) {
+        case .open: throw .conflict(.voteOpen)
+        case .finished: throw .conflict(.resultFinal)
+        case .cancelled: throw .conflict(.voteCancelled)
+        case .settling: try Ballot.checkSettling(ballot, counted: counted, among: ballots)
+        }
+    }
+
+    /// Why a change that needs an open vote is refused in `state`.
+    private static func refusal(in state: VoteState) -> ServiceError {
+        switch state {
+        case .open, .settling, .finished: .conflict(.voteFinished)
+        case .cancelled: .conflict(.voteCancelled)
+        }
     }
 }
 
@@ -372,6 +524,8 @@ extension VoteResult {
             "participants": .number(Double(view.vote.participants.value)),
             "ballots_cast": .number(Double(view.vote.ballotsCast)),
             "ballots_counted": .number(Double(ballotsCounted)),
+            "ballots_voided": .number(Double(view.vote.ballotsCast - ballotsCounted)),
+            "settlement": view.settlement?.jsonValue ?? .null,
             "your_ballot": yourBallot?.ownJSON ?? .null,
         ]
     }

@@ -19,21 +19,26 @@ public struct VoteRules: Hashable, Sendable {
     /// to 100 an hour per address however many accounts it makes: 2,400 ids a day, one in 300,000 of them.
     public var unknownLookups: RateLimit
     public var unknownLookupsPerAddress: RateLimit
+    /// How long an initiator has to settle name conflicts before the result is published as it stands: a day
+    /// reaches a teacher who opened a vote in the morning's lecture by the next one. Fixed in each vote when it
+    /// opens.
+    public var settlingTime: Duration
 
     public static let standard = VoteRules(
         passwords: .standard, openings: RateLimit(limit: 30, window: .seconds(3600)), announcementInterval: .seconds(1),
         unknownLookups: RateLimit(limit: 20, window: .seconds(3600)),
-        unknownLookupsPerAddress: RateLimit(limit: 100, window: .seconds(3600)))
+        unknownLookupsPerAddress: RateLimit(limit: 100, window: .seconds(3600)), settlingTime: .seconds(24 * 3600))
 
     public init(
         passwords: GuessingRules, openings: RateLimit, announcementInterval: Duration, unknownLookups: RateLimit,
-        unknownLookupsPerAddress: RateLimit
+        unknownLookupsPerAddress: RateLimit, settlingTime: Duration
     ) {
         self.passwords = passwords
         self.openings = openings
         self.announcementInterval = announcementInterval
         self.unknownLookups = unknownLookups
         self.unknownLookupsPerAddress = unknownLookupsPerAddress
+        self.settlingTime = settlingTime
     }
 }
 
@@ -42,6 +47,13 @@ public struct VoteView: Hashable, Sendable {
     public var vote: Vote
     public var initiatorName: String
     public var state: VoteState
+
+    /// How a finished vote's result came out of settling; nil when there was nothing to settle or it has not
+    /// finished.
+    public var settlement: Settlement? {
+        guard vote.nameConflict, case .finished(_, let at) = state else { return nil }
+        return Settlement(by: vote.publishedAt == nil ? .time : .initiator, at: at)
+    }
 }
 
 /// A vote found nearby.
@@ -183,7 +195,8 @@ public struct VoteService<S: Stores>: Sendable {
             let vote = Vote(
                 id: .random(), initiator: identity.userID, subject: draft.subject, options: draft.options,
                 participants: draft.participants, duration: draft.duration, visibility: draft.visibility,
-                anonymous: draft.anonymous, location: location, label: label, createdAt: now)
+                anonymous: draft.anonymous, location: location, label: label, createdAt: now,
+                settlingTime: rules.settlingTime)
             if try await stores.votes.createVote(vote, passwordHash: hash) {
                 return VoteView(vote: vote, initiatorName: me.summary.displayName, state: vote.state(at: now))
             }
@@ -221,7 +234,11 @@ public struct VoteService<S: Stores>: Sendable {
         on id: VoteID, password text: String, option index: Int, by identity: Identity, from address: ClientAddress
     ) async throws -> BallotReceipt {
         let (vote, hash) = try await lookUp(id, by: identity, from: address) { try await stores.votes.voteForBallot(id: id) }
-        guard vote.isOpen(at: clock.now) else { throw ServiceError.conflict(.voteFinished) }
+        switch vote.state(at: clock.now) {
+        case .open: break
+        case .cancelled: throw ServiceError.conflict(.voteCancelled)
+        case .settling, .finished: throw ServiceError.conflict(.voteFinished)
+        }
         var problems: [ValidationError] = []
         var option = 0
         var password: VotePassword?
@@ -256,23 +273,25 @@ public struct VoteService<S: Stores>: Sendable {
         case .noSuchVote: throw ServiceError.notFound(.vote)
         case .finished: throw ServiceError.conflict(.voteFinished)
         case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
-        case .cast(let after, let sameName):
-            if sameName > 1, !after.anonymous {
-                try await events.record([.voteConflict(to: after.initiator, vote: after, name: ballot.voterName, ballots: sameName, at: ballot.castAt)])
-            }
+        case .cast(let after):
             if after.completedAt != nil { try await announceFinishes() }
             return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiator.displayName, state: after.state(at: clock.now)))
         }
     }
 
     /// The result of a finished vote, with the caller's own ballot; before the finish, `voteNotFinished` with
-    /// how far it has got. Only the initiator and those who voted see it, for public and private votes alike.
+    /// how far it has got, or `voteSettling` with when it comes at the latest. Only the initiator and those who
+    /// voted see it, for public and private votes alike.
     public func result(of id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteResult {
         let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
         let voted = vote.initiator == identity.userID ? true : try await stores.votes.ballot(of: id, by: identity.userID) != nil
         guard voted else { throw ServiceError.forbidden("Only the initiator of this vote and those who voted in it see its result.") }
-        guard !vote.isOpen(at: clock.now) else {
+        switch vote.state(at: clock.now) {
+        case .open:
             throw ServiceError.conflict(.voteNotFinished(ballotsCast: vote.ballotsCast, participants: vote.participants.value))
+        case .settling(_, _, let until): throw ServiceError.conflict(.voteSettling(until: until))
+        case .cancelled: throw ServiceError.conflict(.voteCancelled)
+        case .finished: break
         }
         return VoteResult(vote: try await view(vote), ballots: try await stores.votes.ballots(of: id), for: identity.userID)
     }
@@ -297,25 +316,35 @@ public struct VoteService<S: Stores>: Sendable {
             }
     }
 
-    /// Voids (`counted` false) or restores a ballot of a name conflict. Never while the vote is open: voiding
-    /// at will would let an initiator isolate one person's choice (`Ballot.checkSettling`); never once its
-    /// result is out, since comparing two published tallies would tell what the changed ballot chose. That
-    /// leaves the settling between a vote's end and its result, which has yet to come: until then every
-    /// change is refused.
+    /// Voids (`counted` false) or restores a ballot of a name conflict, only while the vote settles
+    /// (`Vote.checkCountChange`): never while it is open, since voiding at will would let an initiator isolate
+    /// one person's choice (`Ballot.checkSettling`); never once its result is out, since comparing two
+    /// published tallies would tell what the changed ballot chose.
     public func setCounted(
         _ counted: Bool, ballot ballotID: BallotID, in id: VoteID, by identity: Identity, from address: ClientAddress
     ) async throws -> BallotSummary {
         let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
-        guard !vote.isOpen(at: clock.now) else { throw ServiceError.conflict(.voteOpen) }
-        try Ballot.checkSettling(ballotID, counted: counted, among: try await stores.votes.ballots(of: id))
-        switch try await stores.votes.setCounted(counted, ballot: ballotID, of: id, at: clock.now) {
-        case .noSuchBallot: throw ServiceError.notFound(.ballot)
-        case .voteFinished: throw ServiceError.conflict(.resultFinal)
-        case .changed(let ballot):
-            guard let voter = try await accounts(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
-            return BallotSummary(ballot, voter: voter)
+        let now = clock.now
+        guard let ballot = try await stores.votes.setCounted(counted, ballot: ballotID, of: id, rule: { vote, ballots in
+            try vote.checkCountChange(ballotID, counted: counted, among: ballots, at: now)
+        }) else { throw ServiceError.notFound(.ballot) }
+        guard let voter = try await accounts(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
+        return BallotSummary(ballot, voter: voter)
+    }
+
+    // MARK: The initiator's controls
+
+    /// Closes, cancels, extends, edits or publishes the caller's vote (`Vote.apply` holds the rules), and tells
+    /// those in it at once when the change ended voting, settling or the vote.
+    public func change(_ id: VoteID, _ change: VoteChange, by identity: Identity, from address: ClientAddress) async throws -> VoteView {
+        let vote = try await initiated(id, by: identity, from: address)
+        let now = clock.now
+        guard let changed = try await stores.votes.updateVote(vote.id, { vote in try vote.apply(change, at: now) }) else {
+            throw ServiceError.notFound(.vote)
         }
+        if changed.state(at: now) != .open { try await announceFinishes() }
+        return try await view(changed)
     }
 
     // MARK: History
@@ -343,31 +372,47 @@ public struct VoteService<S: Stores>: Sendable {
 
     // MARK: Finishes
 
-    /// Tells the voters and the initiator of every vote that has finished since the last call, each finish
-    /// once however many servers or calls race. Votes that fill up are announced at their last ballot; those
-    /// whose time runs out wait for the next call, which the server makes every second. Returns how many.
+    /// Makes every announcement due since the last call, each once however many servers or calls race: to the
+    /// initiator when a vote begins settling name conflicts, and to the voters and the initiator when it
+    /// finishes or is cancelled. What a ballot, close, cancel or publish causes is announced at once; what the
+    /// clock causes waits for the next call, which the server makes every second. Returns how many votes.
     @discardableResult
     public func announceFinishes() async throws -> Int {
         var announced = 0
         while true {
             let now = clock.now
-            let finished = try await stores.votes.claimFinishAnnouncements(at: now, limit: Self.announcementBatch)
+            let due = try await stores.votes.claimAnnouncements(at: now, limit: Self.announcementBatch)
             var drafts: [EventDraft] = []
-            for vote in finished {
-                guard case .finished(let reason, let at) = vote.state(at: now) else { continue }
-                // Those who may see the result get it, each with their own ballot: the initiator and the voters.
-                // Counted once; each event differs only in its recipient's ballot.
+            for vote in due {
                 let ballots = try await stores.votes.ballots(of: vote.id)
-                var result = VoteResult(vote: try await view(vote), ballots: ballots, for: vote.initiator)
-                let byVoter = Dictionary(ballots.map { ($0.voter, $0) }) { first, _ in first }
-                for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
-                    result.yourBallot = byVoter[recipient]
-                    drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at, result: result))
+                let state = vote.state(at: now)
+                switch state {
+                case .open: continue
+                case .settling(_, let endedAt, let until):
+                    let names = Dictionary(grouping: ballots, by: \.nameKey).values
+                        .filter { $0.count > 1 }
+                        .map { (name: $0[0].voterName, ballots: $0.count) }
+                        .sorted { $0.name < $1.name }
+                    drafts.append(.voteConflict(to: vote.initiator, vote: vote, names: names, until: until, at: endedAt))
+                case .cancelled(let at):
+                    for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
+                        drafts.append(.voteCancelled(to: recipient, vote: vote, at: at))
+                    }
+                case .finished(let reason, let at):
+                    // Those who may see the result get it, each with their own ballot: the initiator and the
+                    // voters. Counted once; each event differs only in its recipient's ballot.
+                    let view = VoteView(vote: vote, initiatorName: try await initiatorName(vote), state: state)
+                    var result = VoteResult(vote: view, ballots: ballots, for: vote.initiator)
+                    let byVoter = Dictionary(ballots.map { ($0.voter, $0) }) { first, _ in first }
+                    for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
+                        result.yourBallot = byVoter[recipient]
+                        drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at, result: result))
+                    }
                 }
             }
             try await events.record(drafts)
-            announced += finished.count
-            if finished.count < Self.announcementBatch { return announced }
+            announced += due.count
+            if due.count < Self.announcementBatch { return announced }
         }
     }
 
@@ -398,11 +443,11 @@ public struct VoteService<S: Stores>: Sendable {
         return found
     }
 
-    /// The vote, when the caller opened it; others may not settle its conflicts.
+    /// The vote, when the caller opened it; others may not settle or change it.
     private func initiated(_ id: VoteID, by identity: Identity, from address: ClientAddress) async throws -> Vote {
         let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
         guard vote.initiator == identity.userID else {
-            throw ServiceError.forbidden("Only the initiator of this vote settles its name conflicts.")
+            throw ServiceError.forbidden("Only the initiator of this vote settles, changes or ends it.")
         }
         return vote
     }

@@ -19,8 +19,9 @@ public protocol VoteStore: Sendable {
     func openPublicVotes(at now: Timestamp) async throws -> [Vote]
 
     /// Records the ballot in one step that concurrent ballots cannot interleave: refused when the vote is
-    /// finished at `ballot.castAt` (time up, or every participant has voted) or the voter has a ballot in it;
-    /// otherwise counted, and the vote completed when it was the last participant's.
+    /// not open at `ballot.castAt` (time up, every participant has voted, closed or cancelled) or the voter has
+    /// a ballot in it; otherwise counted, the vote completed when it was the last participant's, and marked as
+    /// in a name conflict when the ballot's name reads as another's and the vote is not anonymous.
     func castBallot(_ ballot: Ballot) async throws -> BallotOutcome
 
     /// Every ballot of the vote, in the order cast (ties by id).
@@ -28,32 +29,33 @@ public protocol VoteStore: Sendable {
 
     func ballot(of vote: VoteID, by voter: UserID) async throws -> Ballot?
 
-    /// Voids or restores a ballot while the vote is open at `now`, in one step with the ballots that could
-    /// finish it.
-    func setCounted(_ counted: Bool, ballot: BallotID, of vote: VoteID, at now: Timestamp) async throws -> CountChange
+    /// Voids or restores a ballot in one step with the vote and its ballots, which `rule` sees under the
+    /// vote's lock and throws to refuse (changing nothing): two changes never both pass against one state.
+    /// Nil when the vote has no such ballot.
+    func setCounted(
+        _ counted: Bool, ballot: BallotID, of vote: VoteID, rule: @escaping @Sendable (Vote, [Ballot]) throws -> Void
+    ) async throws -> Ballot?
 
-    /// The user's votes in the role, newest first (ties by id), at most `limit`.
+    /// Reads the vote under its lock, lets `change` alter it (or throw to refuse, changing nothing) and writes
+    /// back what an initiator may change: subject, options, extension, closing, cancelling, publishing and the
+    /// revision. Nil when there is no such vote.
+    func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote?
+
     func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote]
 
-    /// Votes finished at `now` whose finish has not been announced, marked announced in the same step so
-    /// that each finish is announced once however many callers race; at most `limit`, oldest finish first.
-    func claimFinishAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote]
-
+    /// Votes with an announcement due at `now`, marked in the same step so that each is made once however many
+    /// callers race; at most `limit`. Two are due in a vote's life: settling began (its initiator is told of
+    /// the name conflicts), and the vote finished or was cancelled (everyone in it is told). A vote whose
+    /// settling ended before the first was made is owed only the second. The caller reads which is due off
+    /// `state(at: now)` of the vote returned.
+    func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote]
 }
 
 /// What became of a ballot.
 public enum BallotOutcome: Hashable, Sendable {
-    /// Counted. `vote` is the vote after it; `sameName` counts the vote's ballots (this one included) whose
-    /// voter name reads as this one's.
-    case cast(vote: Vote, sameName: Int)
+    /// Counted; the vote as it stands after it.
+    case cast(Vote)
     case alreadyVoted
     case finished
     case noSuchVote
-}
-
-/// What became of voiding or restoring a ballot.
-public enum CountChange: Hashable, Sendable {
-    case changed(Ballot)
-    case noSuchBallot
-    case voteFinished
 }
