@@ -6,11 +6,14 @@
 # Tests/Browser/test_map_page.py: two students sign up in two browsers, befriend each other through the page,
 # share positions at CSULB buildings, and one's pin follows the other's move within 2 s, without reload; a
 # guest finds Wat Pho and gets temples with distances and directions links; a vote opened by one is found
-# nearby by the other and its result shows on both pages when both have voted; a status written as HTML
-# shows as text and never runs; a poke shows as a notice; a 375 px phone gets no sideways scroll and sees the
-# map; GET / has a Content-Security-Policy without 'unsafe-inline', and no session logged a CSP violation or
-# a script error. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints the page weight
-# and the time to first map. Fails when any test fails. -k runs only the tests whose names hold PATTERN.
+# nearby by the other and its result shows on both pages when both have voted; a teacher's vote ends with two
+# ballots under one name, the teacher voids one and publishes, and both students see the result with one
+# ballot voided; a teacher edits, extends and closes a vote and calls another off after confirming; a status
+# written as HTML shows as text and never runs; a poke shows as a notice; a 375 px phone gets no sideways
+# scroll and sees the map; GET / has a Content-Security-Policy without 'unsafe-inline', and no session logged
+# a CSP violation or a script error. It writes docs/screenshots/map-1280x800.png and map-375x812.png and
+# prints the page weight and the time to first map. Fails when any test fails. -k runs only the tests whose
+# names hold PATTERN.
 # VICINITY_BROWSER_PORT picks the port (default 18085); each browser session's last screenshot and HTML are
 # left in $VICINITY_BROWSER_ARTIFACTS (default /tmp/vicinity-browser-artifacts) for a failure to be looked at.
 # With VICINITY_PAGE_DIR=Sources/VicinityHTTP/Resources/web the server reads the page from disk rather than

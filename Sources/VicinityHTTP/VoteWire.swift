@@ -59,6 +59,7 @@ extension Wire {
     static func voteDetail(_ detail: VoteDetail) -> JSONValue {
         var fields = vote(detail.view)
         fields["your_ballot"] = detail.yourBallot?.ownJSON ?? .null
+        fields["you_initiated"] = .bool(detail.youInitiated)
         return .object(fields)
     }
 

@@ -65,6 +65,26 @@ class PageTest(unittest.TestCase):
         buttons = item.find_elements(By.CSS_SELECTOR, "button")
         return buttons[0] if buttons else item
 
+    def cast(self, browser, vote_id, subject, option, password):
+        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
+                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
+                     f"#vote-detail shows vote {vote_id}")
+        self.assertEqual(browser.text("#vote-detail .vote-subject"), subject)
+        radio = browser.find(f'input[name="vote-option"][value="{option}"]')
+        browser.click(radio)
+        self.assertTrue(radio.is_selected(), f"option {option} is chosen")
+        browser.fill("#ballot-password", password)
+        browser.click("#cast-ballot")
+
+    def result(self, browser):
+        counts = {}
+        for item in browser.find_all("#vote-result li"):
+            names = item.find_elements(By.CSS_SELECTOR, ".option-name")
+            numbers = re.findall(r"\d+", browser.text(item.find_element(By.CSS_SELECTOR, ".option-count"))) if names else []
+            if names and numbers:
+                counts[browser.text(names[0])] = int(numbers[0])
+        return counts
+
 
 class SecurityTest(PageTest):
     def test_the_page_is_served_with_a_content_security_policy_without_unsafe_inline(self):
@@ -277,26 +297,6 @@ class StudentsTest(PageTest):
                          lambda: f"#vote-result on the page of {who} says Pizza 0, Tacos 2 (it says {self.result(browser)})")
             browser.assert_not_reloaded()
 
-    def cast(self, browser, vote_id, subject, option, password):
-        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
-                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
-                     f"#vote-detail shows vote {vote_id}")
-        self.assertEqual(browser.text("#vote-detail .vote-subject"), subject)
-        radio = browser.find(f'input[name="vote-option"][value="{option}"]')
-        browser.click(radio)
-        self.assertTrue(radio.is_selected(), f"option {option} is chosen")
-        browser.fill("#ballot-password", password)
-        browser.click("#cast-ballot")
-
-    def result(self, browser):
-        counts = {}
-        for item in browser.find_all("#vote-result li"):
-            names = item.find_elements(By.CSS_SELECTOR, ".option-name")
-            numbers = re.findall(r"\d+", browser.text(item.find_element(By.CSS_SELECTOR, ".option-count"))) if names else []
-            if names and numbers:
-                counts[browser.text(names[0])] = int(numbers[0])
-        return counts
-
     def test_a_status_written_as_html_is_shown_as_text_and_never_run(self):
         markup = "<img src=x onerror=alert(1)>"
         nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
@@ -346,6 +346,203 @@ class StudentsTest(PageTest):
         self.assertGreater(notice.size["height"], 0)
         self.assertGreater(notice.size["width"], 0)
         poked.assert_not_reloaded()
+
+
+class TeacherTest(PageTest):
+    """The initiator's controls: settling ballots cast under the same name, closing, extending, editing and
+    calling off a vote, all through the page."""
+
+    def test_a_teacher_voids_one_of_two_ballots_cast_under_the_same_name_and_both_students_see_the_result(self):
+        teacher = Account("Kanya", "Boonmee", "teacher").sign_up_through_api()
+        # Two students whose names read the same, under different usernames.
+        first = Account("Mai", "Tran", "mai").sign_up_through_api()
+        second = Account("Mai", "Tran", "mai").sign_up_through_api()
+        seen_by_teacher, seen_by_first, seen_by_second = self.browser(), self.browser(), self.browser()
+        for browser, account in ((seen_by_teacher, teacher), (seen_by_first, first), (seen_by_second, second)):
+            browser.open("/")
+            browser.sign_in(account)
+        subject, options = f"Which lab first? ({RUN})", ["Optics", "Circuits"]
+        password = "".join(random.choices(string.digits, k=6))
+
+        vote_id = self.open_vote_through_the_page(seen_by_teacher, subject, options, 2, password)
+        seen_by_teacher.visible("#vote-admin", "the teacher's controls show on the vote just opened")
+        for css in ("#vote-close", "#vote-cancel", "#vote-extend-form", "#vote-edit"):
+            self.assertTrue(seen_by_teacher.find(css).is_displayed(), f"{css} shows on an open vote of the teacher's")
+        self.assertFalse(seen_by_teacher.find("#vote-settling").is_displayed(), "an open vote is not settling")
+
+        # Each student opens the vote by its id and votes: the first for Optics, the second for Circuits.
+        for browser, option in ((seen_by_first, 0), (seen_by_second, 1)):
+            browser.tab("votes")
+            browser.fill("#vote-find-id", vote_id)
+            browser.submit("#vote-find-form")
+            self.cast(browser, vote_id, subject, option, password)
+            browser.wait(lambda driver: f"You voted for {options[option]}" in browser.text("#vote-detail .vote-ballot"),
+                         lambda: f"the student is told 'You voted for {options[option]}' (#message says {browser.message()!r})")
+            self.assertFalse(browser.find("#vote-admin").is_displayed(), "a student gets no initiator's controls")
+
+        # The second ballot ends voting with two ballots under one name: the vote settles, and the one who cast
+        # it is told why no result shows yet.
+        seen_by_second.wait(lambda driver: seen_by_second.text("#vote-detail .vote-state") == "settling",
+                            lambda: f"the second student's page shows the vote settling (it says {seen_by_second.text('#vote-detail .vote-state')!r})")
+        self.assertIn("The initiator is checking ballots cast under the same name; the result comes by",
+                      seen_by_second.text("#vote-detail .vote-status"))
+        self.assertFalse(seen_by_second.find("#vote-result").is_displayed(), "no result while the vote settles")
+
+        # The teacher's page, told by the vote_conflict event, shows the vote settling with both ballots.
+        ballots = "#vote-conflicts li.ballot"
+        seen_by_teacher.wait(lambda driver: seen_by_teacher.find("#vote-settling").is_displayed()
+                             and len(seen_by_teacher.find_all(ballots)) == 2,
+                             lambda: f"the teacher's page lists the two ballots under the same name without reload "
+                                     f"(#vote-detail says {seen_by_teacher.text('#vote-detail')[:400]!r})")
+        self.assertEqual(seen_by_teacher.text("#vote-detail .vote-state"), "settling")
+        self.assertIn("Settling until", seen_by_teacher.text("#vote-settling .settling-until"))
+        self.assertIn("Mai Tran", seen_by_teacher.text("#vote-conflicts .conflict-name"))
+        listed = {item.get_attribute("data-username"): seen_by_teacher.text(item) for item in seen_by_teacher.find_all(ballots)}
+        self.assertEqual(set(listed), {first.username, second.username})
+        for username, text in listed.items():
+            self.assertIn(f"@{username}", text)
+            self.assertIn("counted", text)
+            self.assertRegex(text, r"account .+ old \(made .+\), voted at ")
+        for css in ("#vote-close", "#vote-extend-form", "#vote-edit"):
+            self.assertFalse(seen_by_teacher.find(css).is_displayed(), f"{css} is gone once voting has ended")
+        notice = seen_by_teacher.wait(lambda driver: [item for item in seen_by_teacher.find_all("#notices li.notice-vote_conflict")
+                                                      if vote_id in item.text],
+                                      "a notice tells the teacher of the ballots under the same name")[0]
+        self.assertIn("Mai Tran (2 ballots)", notice.text)
+
+        # The teacher voids the first student's ballot; the last counted ballot of the name cannot be voided,
+        # and the server's reason shows in #message.
+        first_ballot = f'{ballots}[data-username="{first.username}"]'
+        second_ballot = f'{ballots}[data-username="{second.username}"]'
+        seen_by_teacher.click(f"{first_ballot} button.ballot-toggle")
+        seen_by_teacher.wait(lambda driver: "voided" in seen_by_teacher.find(first_ballot).get_attribute("class")
+                             and seen_by_teacher.text(f"{first_ballot} button.ballot-toggle") == "Restore",
+                             lambda: f"the first ballot shows voided (#message says {seen_by_teacher.message()!r})")
+        seen_by_teacher.click(f"{second_ballot} button.ballot-toggle")
+        seen_by_teacher.wait(lambda driver: "last counted ballot" in seen_by_teacher.message(),
+                             lambda: f"#message gives the server's reason (it says {seen_by_teacher.message()!r})")
+        self.assertIn("counted", seen_by_teacher.find(second_ballot).get_attribute("class"))
+
+        # The teacher publishes: every page shows the result, with one ballot voided by the initiator.
+        seen_by_teacher.click("#vote-publish")
+        for browser, who in ((seen_by_teacher, "the teacher"), (seen_by_first, "the first student"),
+                             (seen_by_second, "the second student")):
+            browser.visible("#vote-result", f"#vote-result shows on the page of {who} without reload")
+            browser.wait(lambda driver: self.result(browser) == {"Optics": 0, "Circuits": 1}
+                         and browser.text("#vote-detail .vote-state") == "finished",
+                         lambda: f"#vote-result on the page of {who} says Optics 0, Circuits 1 (it says {self.result(browser)})")
+            summary = browser.text("#vote-result .result-summary")
+            self.assertIn("1 of 2 ballots counted; 1 ballot voided", summary, who)
+            self.assertIn("checked by the initiator", browser.text("#vote-result .result-settlement"), who)
+            self.assertFalse(browser.find("#vote-admin").is_displayed(), f"no controls on a finished vote ({who})")
+            browser.assert_not_reloaded()
+        self.assertIn("The initiator voided this ballot", seen_by_first.text("#vote-detail .vote-ballot"))
+        self.assertNotIn("voided", seen_by_second.text("#vote-detail .vote-ballot"))
+        for browser, who in ((seen_by_teacher, "the teacher"), (seen_by_first, "the first student"),
+                             (seen_by_second, "the second student")):
+            self.assert_no_script_trouble(browser, who)
+
+    def test_a_teacher_edits_extends_and_closes_one_vote_and_calls_off_another(self):
+        teacher = Account("Kanya", "Boonmee", "teacher").sign_up_through_api()
+        student = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        # Opened elsewhere (the API): the page learns from the teacher's history that the teacher opened them.
+        password = "".join(random.choices(string.digits, k=6))
+        closing = self.open_vote_through_api(teacher, f"Quiz on Friday? ({RUN})", ["Yes", "No"], password)
+        calling_off = self.open_vote_through_api(teacher, f"Field trip? ({RUN})", ["Zoo", "Museum"], password)
+        page = self.browser()
+        page.open("/")
+        page.sign_in(teacher)
+        page.tab("votes")
+
+        # Before anyone votes, the teacher changes what the vote asks, then gives it 15 minutes more.
+        self.show_vote(page, closing)
+        page.visible("#vote-admin", "the teacher's controls show on a vote the teacher opened elsewhere")
+        page.click("#vote-edit summary")
+        subject = f"Quiz on Monday? ({RUN})"
+        page.fill("#vote-edit-subject", subject)
+        page.fill("#vote-edit-options", "Yes\nNo\nLater")
+        page.submit("#vote-edit-form")
+        page.wait(lambda driver: page.text("#vote-detail .vote-subject") == subject
+                  and len(page.find_all('#vote-detail input[name="vote-option"]')) == 3,
+                  lambda: f"the vote shows the new subject and three options (#message says {page.message()!r})")
+        page.select("#vote-extend-duration", "15m")
+        page.submit("#vote-extend-form")
+        page.wait(lambda driver: "(extended by 15 min)" in page.text("#vote-detail .vote-where"),
+                  lambda: f"the vote says it was extended (it says {page.text('#vote-detail .vote-where')!r}, "
+                          f"#message {page.message()!r})")
+        self.assertFalse(page.find("#vote-extend-form").is_displayed(), "a vote is extended only once")
+
+        # A student votes (through the API); the teacher closes the vote, which finishes at once.
+        api("POST", f"/v1/votes/{closing}/ballots", student.token,
+            {"password": password, "option": 2})
+        page.click("#vote-close")
+        page.wait(lambda driver: page.text("#vote-detail .vote-state") == "finished",
+                  lambda: f"the closed vote shows finished (#message says {page.message()!r})")
+        self.assertIn("finished because the initiator closed it", page.text("#vote-detail .vote-progress"))
+        page.visible("#vote-result", "the closed vote's result shows")
+        page.wait(lambda driver: self.result(page) == {"Yes": 0, "No": 0, "Later": 1},
+                  lambda: f"#vote-result says Yes 0, No 0, Later 1 (it says {self.result(page)})")
+        self.assertNotIn("voided", page.text("#vote-result .result-summary"))
+        self.assertFalse(page.find("#vote-admin").is_displayed(), "no controls on a finished vote")
+
+        # Calling off asks first, in the page: "Keep it" leaves the vote open, "Yes, call it off" ends it.
+        self.show_vote(page, calling_off)
+        page.visible("#vote-admin", "the teacher's controls show on the other vote")
+        page.click("#vote-cancel")
+        page.visible("#vote-cancel-confirm", "calling off asks to confirm")
+        self.assertEqual(page.text("#vote-detail .vote-state"), "open", "one press does not call the vote off")
+        page.click("#vote-cancel-no")
+        page.wait(lambda driver: not page.find("#vote-cancel-confirm").is_displayed(), "'Keep it' puts the question away")
+        self.assertEqual(page.text("#vote-detail .vote-state"), "open")
+        page.click("#vote-cancel")
+        page.click(page.visible("#vote-cancel-yes"))
+        page.wait(lambda driver: page.text("#vote-detail .vote-state") == "called off",
+                  lambda: f"the vote shows called off (#message says {page.message()!r})")
+        self.assertIn("Called off by the initiator", page.text("#vote-detail .vote-status"))
+        self.assertFalse(page.find("#ballot-form").is_displayed(), "a called-off vote takes no ballots")
+        self.assertFalse(page.find("#vote-admin").is_displayed(), "no controls on a called-off vote")
+        page.wait(lambda driver: [item for item in page.find_all("#notices li.notice-vote_cancelled") if calling_off in item.text],
+                  "a notice says the vote was called off")
+        page.assert_not_reloaded()
+        self.assert_no_script_trouble(page, "the teacher")
+
+    # Helpers
+
+    def open_vote_through_the_page(self, browser, subject, options, participants, password):
+        browser.set_point(building("csulb-hsci"))
+        browser.tab("votes")
+        browser.fill("#vote-subject", subject)
+        browser.fill("#vote-options", "\n".join(options))
+        browser.fill("#vote-participants", str(participants))
+        browser.fill("#vote-password", password)
+        browser.select("#vote-duration", "15m")
+        browser.select("#vote-visibility", "public")
+        browser.submit("#vote-open-form")
+        vote_id = browser.wait(lambda driver: VOTE_ID.fullmatch(browser.text("#vote-created .vote-id"))
+                               and browser.text("#vote-created .vote-id"),
+                               lambda: f"#vote-created names the new vote (#message says {browser.message()!r})")
+        browser.wait(lambda driver: browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
+                     f"#vote-detail shows vote {vote_id}")
+        return vote_id
+
+    def open_vote_through_api(self, account, subject, options, password):
+        hall_of_science = building("csulb-hsci")
+        return api("POST", "/v1/votes", account.token, {
+            "subject": subject, "options": options, "participants": 3, "password": password, "duration": "15m",
+            "visibility": "private", "lat": hall_of_science.lat, "lon": hall_of_science.lon})["id"]
+
+    def show_vote(self, browser, vote_id):
+        browser.fill("#vote-find-id", vote_id)
+        browser.submit("#vote-find-form")
+        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
+                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
+                     f"#vote-detail shows vote {vote_id}")
+
+    def assert_no_script_trouble(self, browser, who):
+        probe = browser.js("return window.__vicinityProbe")
+        self.assertEqual(probe["csp"], [], f"CSP violations on the page of {who}")
+        self.assertEqual(probe["errors"], [], f"script errors on the page of {who}")
+        self.assertEqual(probe["dialogs"], [], f"the page of {who} opened a browser dialog")
 
 
 class PhoneTest(PageTest):
@@ -475,6 +672,8 @@ ORDER = [
     "test_a_guest_with_no_temple_nearby_is_told_how_far_the_nearest_one_is",
     "test_a_friend_who_moves_shows_at_the_new_place_within_two_seconds",
     "test_a_vote_opened_by_one_student_is_found_nearby_by_the_other_and_both_see_the_result",
+    "test_a_teacher_voids_one_of_two_ballots_cast_under_the_same_name_and_both_students_see_the_result",
+    "test_a_teacher_edits_extends_and_closes_one_vote_and_calls_off_another",
     "test_a_status_written_as_html_is_shown_as_text_and_never_run",
     "test_a_poke_shows_as_a_visible_notice",
     "test_the_page_fits_a_375_px_phone_without_horizontal_scroll_and_shows_the_map",

@@ -290,6 +290,8 @@ struct VoteFlowTests {
                 #expect(try await client.call(.patch, "/v1/votes/\(id)", as: tess, json: bad).status == .badRequest, "\(bad)")
             }
             #expect(try await client.call(.patch, "/v1/votes/\(id)", as: ana, json: #"{"subject":"Mine"}"#).status == .forbidden)
+            #expect(try await client.call(.get, "/v1/votes/\(id)", as: tess).object?["you_initiated"] as? Bool == true)
+            #expect(try await client.call(.get, "/v1/votes/\(id)", as: ana).object?["you_initiated"] as? Bool == false)
             #expect(try await client.call(.post, "/v1/votes/K7M3QX/close", as: tess).status == .notFound)
             #expect(try await client.call(.post, "/v1/votes/\(id)/close").status == .unauthorized)
 

@@ -80,6 +80,8 @@ public struct VoteDetail: Hashable, Sendable {
     public var view: VoteView
     /// The caller's ballot, with their choice; nil when they have not voted. Shown to its voter only.
     public var yourBallot: Ballot?
+    /// Whether the caller opened the vote, so that an app offers its controls to them alone.
+    public var youInitiated: Bool
 }
 
 /// A finished vote's result.
@@ -222,7 +224,9 @@ public struct VoteService<S: Stores>: Sendable {
     /// ballot: a voter sees what they chose while the vote is open, not only in the answer to their ballot.
     public func vote(_ id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteDetail {
         let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
-        return VoteDetail(view: try await view(vote), yourBallot: try await stores.votes.ballot(of: id, by: identity.userID))
+        return VoteDetail(
+            view: try await view(vote), yourBallot: try await stores.votes.ballot(of: id, by: identity.userID),
+            youInitiated: vote.initiator == identity.userID)
     }
 
     // MARK: Ballots

@@ -20,6 +20,7 @@ import { initStream } from './stream.js';
 import { initTabs } from './tabs.js';
 import { initTemples } from './temples.js';
 import { initVote } from './vote.js';
+import { initVoteAdmin } from './voteadmin.js';
 import { initVoteList } from './votelist.js';
 import { initVoteOpen } from './voteopen.js';
 
@@ -46,6 +47,7 @@ async function boot() {
   initTemples();
   initVoteList();
   initVote();
+  initVoteAdmin();
   initVoteOpen();
   initAccount();
   initPosition();

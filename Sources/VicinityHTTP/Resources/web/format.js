@@ -49,6 +49,18 @@ export function formatDateTime(iso) {
   return date.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+// How long ago `iso` was, roughly: "under a minute", "4 min", "3 h", "12 days".
+export function formatAge(iso, now = Date.now()) {
+  const elapsed = now - new Date(iso).getTime();
+  if (!Number.isFinite(elapsed)) return '';
+  const minutes = Math.floor(elapsed / 60000);
+  if (minutes < 1) return 'under a minute';
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h`;
+  return `${Math.floor(hours / 24)} days`;
+}
+
 // Six decimals of a degree are about 10 cm: as fine as any phone's position.
 const COORDINATE_DECIMALS = 6;
 export function formatCoordinate(degrees) {

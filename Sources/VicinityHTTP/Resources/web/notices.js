@@ -1,8 +1,9 @@
-// Live notices (#notices): pokes, friend requests, accepted requests and finished votes, as they arrive on
-// the event stream. Each stays until dismissed; the oldest go when too many pile up.
+// Live notices (#notices): pokes, friend requests, accepted requests, and votes finished, called off or
+// waiting for their initiator to settle ballots cast under the same name, as they arrive on the event stream.
+// Each stays until dismissed; the oldest go when too many pile up.
 import { on } from './bus.js';
 import { byId, el } from './dom.js';
-import { formatTime, fullName } from './format.js';
+import { formatDateTime, formatTime, fullName } from './format.js';
 import { selectTab } from './tabs.js';
 import { openVote } from './vote.js';
 
@@ -17,19 +18,35 @@ export function initNotices() {
       act: () => selectTab('friends'),
     }));
   on('stream:friend_accepted', (event) => add(event, `${fullName(event.friend)} is now your friend`));
-  on('stream:vote_finished', (event) =>
-    add(event, `The vote ${event.vote_id} “${event.subject}” has finished: ${event.ballots_cast} of ${event.participants} voted`, {
-      label: 'See the result',
-      act: () => {
-        selectTab('votes');
-        openVote(event.vote_id);
-      },
-    }));
-  on('stream:vote_conflict', (event) =>
-    add(event, `In your vote ${event.vote_id} “${event.subject}”, ${event.ballots} voters are named ${event.name}`));
+  on('stream:vote_finished', (event) => {
+    const voided = event.result?.ballots_voided ?? 0;
+    const voidedText = voided > 0 ? `, ${voided} ${voided === 1 ? 'ballot' : 'ballots'} voided` : '';
+    add(event, `The vote ${event.vote_id} “${event.subject}” has finished: ${event.ballots_cast} of ${event.participants} voted${voidedText}`,
+      openingVote(event.vote_id, 'See the result'));
+  });
+  on('stream:vote_conflict', (event) => {
+    const names = (event.conflicts ?? []).map((conflict) => `${conflict.name} (${conflict.ballots} ballots)`).join(', ');
+    add(event, `Your vote ${event.vote_id} “${event.subject}” has ended with ballots cast under the same name: ${names}. `
+      + `Settle them by ${formatDateTime(event.settling_until)}, or the result is published as they stand`,
+    openingVote(event.vote_id, 'Check the ballots'));
+  });
+  on('stream:vote_cancelled', (event) =>
+    add(event, `The vote ${event.vote_id} “${event.subject}” was called off by its initiator: it has no result`,
+      openingVote(event.vote_id, 'See the vote')));
   on('session', (account) => {
     if (!account) byId('notices').replaceChildren();
   });
+}
+
+// A notice's action that opens the vote in the Votes panel.
+function openingVote(id, label) {
+  return {
+    label,
+    act: () => {
+      selectTab('votes');
+      openVote(id);
+    },
+  };
 }
 
 function add(event, text, action = null) {

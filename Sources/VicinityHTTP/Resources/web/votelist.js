@@ -22,7 +22,9 @@ let inFlight = null;
 export function initVoteList() {
   on('point', load);
   on('vote-opened', () => load(currentPoint()));
+  on('vote-changed', () => load(currentPoint()));
   on('stream:vote_finished', () => load(currentPoint()));
+  on('stream:vote_cancelled', () => load(currentPoint()));
   showHint('Choose a point (Places) to see the open votes near it.');
 }
 
