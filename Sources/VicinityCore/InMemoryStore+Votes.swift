@@ -39,10 +39,11 @@ extension InMemoryStore: VoteStore {
         }
     }
 
-    public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
+    public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
         changing { state in
             guard var entry = state.votes.votes[ballot.vote] else { return (.noSuchVote, []) }
-            guard entry.vote.isOpen(at: ballot.castAt) else { return (.finished, []) }
+            guard entry.vote.isOpen(at: ballot.castAt), !entry.settlingAnnounced, !entry.finishAnnounced else { return (.finished, []) }
+            guard entry.vote.question == question else { return (.questionChanged, []) }
             var ballots = state.votes.ballots[ballot.vote] ?? []
             guard !ballots.contains(where: { $0.voter == ballot.voter }) else { return (.alreadyVoted, []) }
             let key = ballot.nameKey
@@ -80,7 +81,9 @@ extension InMemoryStore: VoteStore {
     public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
         try changing { state in
             guard var entry = state.votes.votes[id] else { return (nil, []) }
+            let old = entry.vote
             try change(&entry.vote)
+            try entry.vote.checkInitiatorChange(from: old)
             state.votes.votes[id] = entry
             return (entry.vote, [.vote(id)])
         }

@@ -53,6 +53,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case voteOpen
         /// The initiator called the vote off.
         case voteCancelled
+        /// The vote's subject or options changed after the ballot's option was read against them.
+        case questionChanged
         /// A permanent vote has no closing time to extend.
         case permanentVote
         /// A timed vote is extended once.
@@ -120,6 +122,8 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .voteOpen:
                 "This vote is still open. Ballots are voided or restored, and the result published, only while it settles its name conflicts after it ends: while it is open, voiding could single out one person's choice."
             case .voteCancelled: "This vote was called off by its initiator; it takes no ballots and has no result."
+            case .questionChanged:
+                "This vote's subject or options changed while your ballot was on its way; read the vote again and choose again."
             case .permanentVote: "This vote is permanent: it has no closing time to extend. Close it instead."
             case .alreadyExtended: "This vote was extended once already; a vote is extended only once."
             case .ballotsAlreadyCast:

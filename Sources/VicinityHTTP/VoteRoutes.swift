@@ -92,7 +92,13 @@ struct VoteRoutes<S: Stores>: RouteGroup {
         try QueryParameters(request.uri.query).finish()
         let id = try voteID(context)
         var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
-        let duration = body.string("duration") { try VoteDuration($0) }
+        let duration = body.string("duration") { text throws(ValidationError) -> VoteDuration in
+            let duration = try VoteDuration(text)
+            guard duration != .permanent else {
+                throw ValidationError(field: "duration", message: "must be one of 5m, 15m, 30m, 60m: an extension is a length of time")
+            }
+            return duration
+        }
         try body.finish()
         let view = try await votes.change(id, .extend(try body.checked(duration)), by: try context.signedIn(), from: context.address)
         return WireEncoding.response(json: .object(Wire.vote(view)))

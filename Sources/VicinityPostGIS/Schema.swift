@@ -280,7 +280,8 @@ enum Schema {
             -- under names that read the same before the result is published. name_conflict is set by the ballot
             -- that makes one; settling_ms is fixed when the vote opens; revision counts changes of the row, so
             -- that copies in memory keep the newest. Votes finished before this published their results as they
-            -- stood, so only votes still open get a name conflict from the ballots they hold.
+            -- stood, so only votes still open get a name conflict from the ballots they hold. 86400000 ms is
+            -- VoteRules.standard.settlingTime (24 h) when this migration was written.
             ALTER TABLE vote
                 ADD COLUMN extended_minutes integer
                     CHECK (extended_minutes IS NULL OR (duration_minutes IS NOT NULL AND extended_minutes IN (5, 15, 30, 60))),

@@ -47,12 +47,19 @@ enum VoteRow {
         }
     }
 
-    /// "Open at a time": not completed, closed or cancelled, and with time left or none set; the time is the
+    /// "Open at a time": not completed, closed or cancelled, with time left or none set, and nothing announced
+    /// (a ballot stamped just before the end but written after its announcement is late); the time is the
     /// statement's one parameter written after it.
     static let openBefore = """
         vote.completed_at IS NULL AND vote.closed_at IS NULL AND vote.cancelled_at IS NULL
+            AND NOT vote.settling_announced AND NOT vote.finish_announced
             AND (vote.closes_at IS NULL OR vote.closes_at >
         """
+
+    /// The options as stored: a JSON array of their texts, compared as `jsonb`.
+    static func optionsText(_ options: VoteOptions) -> String {
+        String(decoding: JSONValue.array(options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+    }
 
     /// When voting ended as of `now`; NULL while it is open (cancelling aside). The time is written into the
     /// text as a number, never taken from input.
@@ -98,7 +105,7 @@ enum BallotRow {
 
 extension PostGISStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+        let options = VoteRow.optionsText(vote.options)
         let created = !(try await rows("""
             INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                               visibility, anonymous, lat, lon, label, created_at, closes_at, settling_ms)
@@ -147,13 +154,15 @@ extension PostGISStore: VoteStore {
 
     /// The vote's row is locked first, so ballots of one vote take turns: the open check, the one-per-voter
     /// check, the count and the completion are one step, however many race.
-    public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
+    public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
         let outcome = try await transaction { transaction -> BallotOutcome in
             guard let state = try await transaction.rows("""
-                SELECT \(unescaped: VoteRow.openBefore) \(ballot.castAt.millisecondsSince1970)) AS open
+                SELECT \(unescaped: VoteRow.openBefore) \(ballot.castAt.millisecondsSince1970)) AS open,
+                    (vote.subject = \(question.subject.rawValue) AND vote.options = \(VoteRow.optionsText(question.options))::jsonb) AS asked
                 FROM vote WHERE vote.id = \(ballot.vote.rawValue) FOR UPDATE
                 """).first else { return .noSuchVote }
             guard try state.decode("open", as: Bool.self) else { return .finished }
+            guard try state.decode("asked", as: Bool.self) else { return .questionChanged }
             let voted = try await transaction.rows("""
                 SELECT 1 AS voted FROM ballot WHERE vote_id = \(ballot.vote.rawValue) AND voter_id = \(ballot.voter.rawValue)
                 """)
@@ -218,8 +227,10 @@ extension PostGISStore: VoteStore {
             guard var vote = try await transaction.rows("""
                 SELECT \(unescaped: VoteRow.columns) FROM vote WHERE vote.id = \(id.rawValue) FOR UPDATE
                 """).first.map(VoteRow.vote) else { return nil }
+            let old = vote
             try change(&vote)
-            let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+            try vote.checkInitiatorChange(from: old)
+            let options = VoteRow.optionsText(vote.options)
             return try await transaction.rows("""
                 UPDATE vote SET subject = \(vote.subject.rawValue), options = \(options)::jsonb,
                     extended_minutes = \(vote.extendedBy?.minutes), closes_at = \(vote.closesAt?.millisecondsSince1970),

@@ -271,6 +271,7 @@ enum Schema {
                 ALTER TABLE vote ADD COLUMN cancelled_at INTEGER;
                 ALTER TABLE vote ADD COLUMN name_conflict INTEGER NOT NULL DEFAULT 0
                     CHECK (name_conflict IN (0, 1) AND NOT (name_conflict AND anonymous));
+                -- 86400000 ms is VoteRules.standard.settlingTime (24 h) when this migration was written.
                 ALTER TABLE vote ADD COLUMN settling_ms INTEGER NOT NULL DEFAULT 86400000 CHECK (settling_ms >= 0);
                 ALTER TABLE vote ADD COLUMN published_at INTEGER CHECK (published_at IS NULL OR name_conflict);
                 ALTER TABLE vote ADD COLUMN revision INTEGER NOT NULL DEFAULT 0 CHECK (revision >= 0);

@@ -44,11 +44,19 @@ enum VoteRow {
         }
     }
 
-    /// `open at ?`: not completed, closed or cancelled, and with time left or none set.
+    /// `open at ?`: not completed, closed or cancelled, with time left or none set, and nothing announced (a
+    /// ballot stamped just before the end but written after its announcement is late).
     static let openAt = """
         vote.completed_at IS NULL AND vote.closed_at IS NULL AND vote.cancelled_at IS NULL
+            AND vote.settling_announced = 0 AND vote.finish_announced = 0
             AND (vote.closes_at IS NULL OR vote.closes_at > ?)
         """
+
+    /// The options as stored: a JSON array of their texts, written the same way by every writer, so that a
+    /// ballot's question is compared as text.
+    static func optionsText(_ options: VoteOptions) -> String {
+        String(decoding: JSONValue.array(options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+    }
 
     /// When voting ended, as of `?1`; NULL while it is open (cancelling aside).
     private static let endedAt = "coalesce(vote.completed_at, vote.closed_at, CASE WHEN vote.closes_at <= ?1 THEN vote.closes_at END)"
@@ -61,9 +69,10 @@ enum VoteRow {
         """
 
     /// Whether an announcement is due as of `?1` (`StoredVote.announcementDue`): the finish not yet told, and
-    /// the vote final, or ended (so settling or past it) with its settling not yet told.
+    /// the vote final, or ended (so settling or past it) with its settling not yet told. `finish_announced = 0`
+    /// is written as the partial index `vote_unannounced` says it, so that SQLite uses the index.
     static let announcementDue = """
-        NOT vote.finish_announced AND (\(finalAt) OR (\(endedAt) IS NOT NULL AND NOT vote.settling_announced))
+        vote.finish_announced = 0 AND (\(finalAt) OR (\(endedAt) IS NOT NULL AND vote.settling_announced = 0))
         """
 
     /// What an announcement is ordered by: the cancelling, else the end of voting.
@@ -71,14 +80,13 @@ enum VoteRow {
 
     /// The columns an initiator's change writes (`VoteStore.updateVote`), with their values.
     static func changeable(_ vote: Vote) -> (assignments: String, arguments: StatementArguments) {
-        let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
-        return (
+        (
             """
             subject = :subject, options = :options, extended_minutes = :extended, closes_at = :closes,
             closed_at = :closed, cancelled_at = :cancelled, published_at = :published, revision = :revision
             """,
             [
-                "subject": vote.subject.rawValue, "options": options, "extended": vote.extendedBy?.minutes,
+                "subject": vote.subject.rawValue, "options": optionsText(vote.options), "extended": vote.extendedBy?.minutes,
                 "closes": vote.closesAt?.millisecondsSince1970, "closed": vote.closedAt?.millisecondsSince1970,
                 "cancelled": vote.cancelledAt?.millisecondsSince1970, "published": vote.publishedAt?.millisecondsSince1970,
                 "revision": vote.revision,
@@ -103,7 +111,7 @@ enum BallotRow {
 
 extension SpatiaLiteStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        let options = String(decoding: JSONValue.array(vote.options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+        let options = VoteRow.optionsText(vote.options)
         return try await changingWrite { db in
             try db.execute(
                 sql: """
@@ -163,13 +171,17 @@ extension SpatiaLiteStore: VoteStore {
         }
     }
 
-    public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
+    public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
         try await changingWrite { db in
-            guard let open = try Bool.fetchOne(
-                db, sql: "SELECT \(VoteRow.openAt) AS open FROM vote WHERE vote.id = ?",
-                arguments: [ballot.castAt.millisecondsSince1970, ballot.vote.rawValue])
+            guard let state = try Row.fetchOne(
+                db, sql: "SELECT \(VoteRow.openAt) AS open, (vote.subject = ? AND vote.options = ?) AS asked FROM vote WHERE vote.id = ?",
+                arguments: [
+                    ballot.castAt.millisecondsSince1970, question.subject.rawValue, VoteRow.optionsText(question.options),
+                    ballot.vote.rawValue,
+                ])
             else { return .noSuchVote }
-            guard open else { return .finished }
+            guard state["open"] as Bool else { return .finished }
+            guard state["asked"] as Bool else { return .questionChanged }
             let voted = try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM ballot WHERE vote_id = ? AND voter_id = ?",
                 arguments: [ballot.vote.rawValue, ballot.voter.rawValue]) ?? false
@@ -228,7 +240,9 @@ extension SpatiaLiteStore: VoteStore {
     public func updateVote(_ id: VoteID, _ change: @escaping @Sendable (inout Vote) throws -> Void) async throws -> Vote? {
         try await changingWrite { db in
             guard var vote = try Self.vote(db, id: id) else { return nil }
+            let old = vote
             try change(&vote)
+            try vote.checkInitiatorChange(from: old)
             let (assignments, values) = VoteRow.changeable(vote)
             var arguments = values
             arguments += ["id": id.rawValue]

@@ -506,19 +506,27 @@ struct HotVoteIndexTests {
         #expect(index.heldCount == 1)
     }
 
-    @Test("copies of a vote arriving out of order: memory keeps the one with most ballots and never takes a finished vote back")
+    @Test("copies of a vote arriving out of order: memory keeps the newest revision and never takes an ended vote back")
     func outOfOrderCopies() throws {
         let ana = try account("ana")
         let vote = try makeVote(by: ana.id, participants: 3, duration: .permanent)
         func copy(ballots: Int) -> Vote {
             var copy = vote
             copy.ballotsCast = ballots
+            copy.revision = ballots + 1  // the edit below was the first change
             if ballots == 3 { copy.completedAt = epoch + .seconds(30) }
             return copy
         }
+        var edited = vote
+        edited.subject = try VoteSubject("Dinner?")
+        edited.revision = 1
         var held = IndexedVotes<InMemoryStore>.Held()
+        held.keep(vote)
+        held.keep(edited)
+        #expect(held.grid.item(vote.id)?.subject.rawValue == "Dinner?", "an edit with no ballot replaces the copy")
         held.keep(copy(ballots: 2))
         held.keep(copy(ballots: 0))
+        held.keep(edited)
         held.keep(copy(ballots: 1))
         #expect(held.grid.item(vote.id)?.ballotsCast == 2, "older copies do not replace a newer one")
         held.keep(copy(ballots: 3))
@@ -529,6 +537,15 @@ struct HotVoteIndexTests {
         privateVote.ballotsCast = 1
         held.keep(privateVote)
         #expect(held.grid.count == 0, "private votes are never held")
+        for end in [\Vote.closedAt, \Vote.cancelledAt] {
+            let other = try makeVote(by: ana.id)
+            held.keep(other)
+            var ended = other
+            ended[keyPath: end] = epoch + .seconds(10)
+            ended.revision = 1
+            held.keep(ended)
+            #expect(held.grid.item(other.id) == nil, "a closed or cancelled vote leaves memory")
+        }
     }
 
     @Test("an index built from a store with votes holds the open public ones; claimed finishes leave memory")

@@ -21,6 +21,16 @@ func makeVote(
         createdAt: opened)
 }
 
+extension VoteStore {
+    /// Casts a ballot answering the question its vote now asks (the one `makeVote` asks when there is no such
+    /// vote), as the service does after checking the option against it.
+    func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
+        let question = try await vote(id: ballot.vote)?.question
+            ?? VoteQuestion(subject: try VoteSubject("Lunch after the lab?"), options: try VoteOptions(["Pizza", "Tacos", "Pho"]))
+        return try await castBallot(ballot, answering: question)
+    }
+}
+
 func makeBallot(_ vote: Vote, by voter: Account, option: Int = 0, at time: Timestamp = epoch + .seconds(60)) -> Ballot {
     Ballot(
         id: .random(), vote: vote.id, voter: voter.id, voterName: voter.summary.displayName, option: option, castAt: time)
@@ -91,7 +101,7 @@ struct VoteStoreContractTests {
         #expect(outcomes.allSatisfy { outcome in
             switch outcome.1 {
             case .cast, .alreadyVoted, .finished: true
-            case .noSuchVote: false
+            case .noSuchVote, .questionChanged: false
             }
         })
         let ballots = try await store.ballots(of: vote.id)
@@ -198,6 +208,31 @@ struct VoteStoreContractTests {
         #expect(try await store.openPublicVotes(at: epoch + .seconds(650)).isEmpty)
         #expect(try await store.vote(id: vote.id) == closed)
         #expect(try await store.updateVote(.random()) { _ in } == nil)
+        await #expect(throws: StoreError.self, "a change may touch only what an initiator changes") {
+            try await store.updateVote(vote.id) { vote in vote.participants = try ParticipantCount(2) }
+        }
+        #expect(try await store.vote(id: vote.id) == closed)
+    }
+
+    @Test("a ballot is refused when the question it answered was edited meanwhile, or when the vote's end was announced before it was written",
+          arguments: StoreKind.available)
+    func lateBallots(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let ana = try account("ana"), ben = try account("ben")
+        for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
+        let vote = try makeVote(by: ana.id, participants: 3, duration: .minutes(5), options: (1...20).map { "Room \($0)" })
+        #expect(try await store.createVote(vote, passwordHash: someHash))
+        _ = try await store.updateVote(vote.id) { vote in
+            try vote.apply(.edit(subject: nil, options: try VoteOptions(["Yes", "No"])), at: epoch + .seconds(10))
+        }
+        #expect(try await store.castBallot(makeBallot(vote, by: ben, option: 19), answering: vote.question) == .questionChanged,
+                "option 19 was read against the twenty rooms, which are gone")
+        #expect(try await store.ballots(of: vote.id).isEmpty)
+        #expect(try await store.claimAnnouncements(at: epoch + .seconds(300), limit: 10).map(\.id) == [vote.id])
+        #expect(try await store.castBallot(makeBallot(vote, by: ben, option: 0, at: epoch + .seconds(299))) == .finished,
+                "stamped before the end, written after its announcement: late")
+        #expect(try await store.vote(id: vote.id)?.ballotsCast == 0)
     }
 
     @Test("many initiators' changes and ballots at once on one vote: each change passes against the state before it, none is lost",

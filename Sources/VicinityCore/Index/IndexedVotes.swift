@@ -24,7 +24,9 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
 
         mutating func keep(_ vote: Vote) {
             guard vote.visibility == .public, !finished.contains(vote.id) else { return }
-            guard vote.completedAt == nil, vote.closedAt == nil, vote.cancelledAt == nil else { return forget(vote.id) }
+            guard vote.completedAt == nil, vote.closedAt == nil, vote.cancelledAt == nil, vote.publishedAt == nil else {
+                return forget(vote.id)
+            }
             if let held = grid.item(vote.id), held.revision >= vote.revision { return }
             grid.insert(vote)
         }
@@ -84,8 +86,8 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
         return created
     }
 
-    public func castBallot(_ ballot: Ballot) async throws -> BallotOutcome {
-        let outcome = try await record.castBallot(ballot)
+    public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
+        let outcome = try await record.castBallot(ballot, answering: question)
         if case .cast(let vote) = outcome { held.write { $0.keep(vote) } }
         return outcome
     }

@@ -276,6 +276,9 @@ public struct Vote: Hashable, Sendable {
         self.revision = revision
     }
 
+    /// What the vote asks: what a ballot answers, checked again under the vote's lock when it is recorded.
+    public var question: VoteQuestion { VoteQuestion(subject: subject, options: options) }
+
     /// When a timed vote runs out, its extension included; nil for a permanent vote.
     public var closesAt: Timestamp? {
         duration.minutes.map { createdAt + .seconds(($0 + (extendedBy?.minutes ?? 0)) * 60) }
@@ -301,6 +304,17 @@ public struct Vote: Hashable, Sendable {
     }
 
     public func isOpen(at now: Timestamp) -> Bool { state(at: now) == .open }
+}
+
+/// A vote's subject and options: what a ballot's option index refers to.
+public struct VoteQuestion: Hashable, Sendable {
+    public var subject: VoteSubject
+    public var options: VoteOptions
+
+    public init(subject: VoteSubject, options: VoteOptions) {
+        self.subject = subject
+        self.options = options
+    }
 }
 
 /// Whether a vote takes ballots, and if not, why and since when.
@@ -416,6 +430,21 @@ extension Vote {
         }
     }
 
+    /// Refuses (as a store fault) a change that altered a field other than those an initiator changes, which
+    /// the SQL stores would not write: every store calls it after `VoteStore.updateVote`'s closure, so that the
+    /// three agree on what such a change may touch.
+    public func checkInitiatorChange(from old: Vote) throws(StoreError) {
+        var expected = old
+        expected.subject = subject
+        expected.options = options
+        expected.extendedBy = extendedBy
+        expected.closedAt = closedAt
+        expected.cancelledAt = cancelledAt
+        expected.publishedAt = publishedAt
+        expected.revision = revision
+        guard expected == self else { throw StoreError.database("a change of vote \(id) touched a field an initiator does not change") }
+    }
+
     /// Why a change that needs an open vote is refused in `state`.
     private static func refusal(in state: VoteState) -> ServiceError {
         switch state {
@@ -487,6 +516,7 @@ extension VoteResult {
     public init(vote view: VoteView, ballots: [Ballot], for viewer: UserID) {
         var tally = Array(repeating: 0, count: view.vote.options.texts.count)
         for ballot in ballots where ballot.counted { tally[ballot.option] += 1 }
+        let voided = ballots.count { !$0.counted }
         let most = tally.max() ?? 0
         let voters = view.vote.anonymous ? nil : ballots
             .map { VoterEntry(name: $0.voterName, counted: $0.counted) }
@@ -495,7 +525,8 @@ extension VoteResult {
             .map(\.element)
         self.init(
             view: view, tally: tally, winners: most == 0 ? [] : tally.indices.filter { tally[$0] == most },
-            ballotsCounted: tally.reduce(0, +), voters: voters, yourBallot: ballots.first { $0.voter == viewer })
+            ballotsCounted: tally.reduce(0, +), ballotsVoided: voided, voters: voters,
+            yourBallot: ballots.first { $0.voter == viewer })
     }
 
     /// Everything of the result but the vote's public facts: what `GET /v1/votes/{id}/result` adds to them.
@@ -524,7 +555,7 @@ extension VoteResult {
             "participants": .number(Double(view.vote.participants.value)),
             "ballots_cast": .number(Double(view.vote.ballotsCast)),
             "ballots_counted": .number(Double(ballotsCounted)),
-            "ballots_voided": .number(Double(view.vote.ballotsCast - ballotsCounted)),
+            "ballots_voided": .number(Double(ballotsVoided)),
             "settlement": view.settlement?.jsonValue ?? .null,
             "your_ballot": yourBallot?.ownJSON ?? .null,
         ]

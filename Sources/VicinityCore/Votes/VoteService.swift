@@ -92,6 +92,8 @@ public struct VoteResult: Hashable, Sendable {
     /// The options with the most counted ballots, by index; several on a tie, none when nothing was counted.
     public var winners: [Int]
     public var ballotsCounted: Int
+    /// Ballots the initiator voided while settling name conflicts.
+    public var ballotsVoided: Int
     /// Those who voted, by name (ties in the order cast); nil for an anonymous vote.
     public var voters: [VoterEntry]?
     /// The caller's own ballot, with their choice; nil when they did not vote.
@@ -273,9 +275,10 @@ public struct VoteService<S: Stores>: Sendable {
         let ballot = Ballot(
             id: .random(), vote: id, voter: identity.userID, voterName: me.displayName, option: option,
             castAt: clock.now)
-        switch try await stores.votes.castBallot(ballot) {
+        switch try await stores.votes.castBallot(ballot, answering: vote.question) {
         case .noSuchVote: throw ServiceError.notFound(.vote)
         case .finished: throw ServiceError.conflict(.voteFinished)
+        case .questionChanged: throw ServiceError.conflict(.questionChanged)
         case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
         case .cast(let after):
             if after.completedAt != nil { try await announceFinishes() }
@@ -329,9 +332,10 @@ public struct VoteService<S: Stores>: Sendable {
     ) async throws -> BallotSummary {
         let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
-        let now = clock.now
+        // The clock is read under the vote's lock, so that no announcement claimed meanwhile is overtaken.
+        let clock = clock
         guard let ballot = try await stores.votes.setCounted(counted, ballot: ballotID, of: id, rule: { vote, ballots in
-            try vote.checkCountChange(ballotID, counted: counted, among: ballots, at: now)
+            try vote.checkCountChange(ballotID, counted: counted, among: ballots, at: clock.now)
         }) else { throw ServiceError.notFound(.ballot) }
         guard let voter = try await accounts(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
         return BallotSummary(ballot, voter: voter)
@@ -343,11 +347,13 @@ public struct VoteService<S: Stores>: Sendable {
     /// those in it at once when the change ended voting, settling or the vote.
     public func change(_ id: VoteID, _ change: VoteChange, by identity: Identity, from address: ClientAddress) async throws -> VoteView {
         let vote = try await initiated(id, by: identity, from: address)
-        let now = clock.now
-        guard let changed = try await stores.votes.updateVote(vote.id, { vote in try vote.apply(change, at: now) }) else {
+        // The clock is read under the vote's lock: a change checked against a moment before an announcement
+        // was claimed could reopen, reword or re-date what was announced.
+        let clock = clock
+        guard let changed = try await stores.votes.updateVote(vote.id, { vote in try vote.apply(change, at: clock.now) }) else {
             throw ServiceError.notFound(.vote)
         }
-        if changed.state(at: now) != .open { try await announceFinishes() }
+        if changed.state(at: clock.now) != .open { try await announceFinishes() }
         return try await view(changed)
     }
 

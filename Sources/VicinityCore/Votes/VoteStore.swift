@@ -18,11 +18,13 @@ public protocol VoteStore: Sendable {
     /// Every public vote open at `now`, in no order: what a hot index of votes is built from.
     func openPublicVotes(at now: Timestamp) async throws -> [Vote]
 
-    /// Records the ballot in one step that concurrent ballots cannot interleave: refused when the vote is
-    /// not open at `ballot.castAt` (time up, every participant has voted, closed or cancelled) or the voter has
-    /// a ballot in it; otherwise counted, the vote completed when it was the last participant's, and marked as
-    /// in a name conflict when the ballot's name reads as another's and the vote is not anonymous.
-    func castBallot(_ ballot: Ballot) async throws -> BallotOutcome
+    /// Records the ballot in one step that concurrent ballots and changes cannot interleave: refused when the
+    /// vote is not open at `ballot.castAt` (time up, every participant has voted, closed or cancelled) or any
+    /// announcement of it was claimed, when its question is no longer `question` (the one the ballot's option
+    /// was checked against), or when the voter has a ballot in it; otherwise counted, the vote completed when it
+    /// was the last participant's, and marked as in a name conflict when the ballot's name reads as another's
+    /// and the vote is not anonymous.
+    func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome
 
     /// Every ballot of the vote, in the order cast (ties by id).
     func ballots(of vote: VoteID) async throws -> [Ballot]
@@ -57,5 +59,7 @@ public enum BallotOutcome: Hashable, Sendable {
     case cast(Vote)
     case alreadyVoted
     case finished
+    /// The vote was edited after the ballot's option was checked.
+    case questionChanged
     case noSuchVote
 }

@@ -1,8 +1,8 @@
 // The initiator's controls on the vote shown (#vote-admin): close it now, call it off (after a second,
 // confirming press), extend a timed vote once, change its subject and options before the first ballot, and,
 // while it settles ballots cast under the same name, void or restore them and publish the result.
-// Whether the signed-in person opened the vote is read from their history (GET /v1/me/votes), so that it
-// holds across reloads and devices, and remembered for votes opened on this page.
+// Whether the signed-in person opened the vote is what the vote read by its id says (`you_initiated`),
+// remembered for the answers to the controls, which do not say it, and for votes opened on this page.
 import { get, patch, post } from './api.js';
 import { emit, on } from './bus.js';
 import { byId, clear, el, emptyItem } from './dom.js';
@@ -11,21 +11,12 @@ import { reporting, showError, showOk } from './messages.js';
 import { isSignedIn } from './session.js';
 import { refreshVote, showVote, shownVote } from './vote.js';
 
-// The most a history answer holds; openings are limited to 30 an hour, so this reaches back over half a day
-// of opening votes without pause.
-const HISTORY_LIMIT = 500;
-
 const mine = new Set(); // ids of votes the signed-in person opened
-const lookups = new Map(); // vote id → Promise<boolean> of a history read for it
-let generation = 0; // raised at each sign-in or sign-out, so that an answer for the last person is dropped
-let showing = 0; // raised at each vote shown, so that only the newest is acted on
 let conflictsRead = null;
 
 export function initVoteAdmin() {
   on('session', () => {
-    generation += 1;
     mine.clear();
-    lookups.clear();
     hide();
     // The vote shown stays; whether the new person opened it is asked afresh.
     const vote = shownVote();
@@ -66,26 +57,6 @@ export function initVoteAdmin() {
     (vote) => `The result of vote ${vote.id} is published.`)));
 }
 
-// Whether the signed-in person opened vote `id`: from this page, or else from their history.
-function initiatedByMe(id) {
-  if (mine.has(id)) return Promise.resolve(true);
-  if (!lookups.has(id)) {
-    const asked = generation;
-    const lookup = get('/v1/me/votes', { auth: true, query: { role: 'initiated', limit: HISTORY_LIMIT } }).then((answer) => {
-      if (asked !== generation) return false;
-      for (const entry of answer.votes) {
-        if (!Array.isArray(entry.roles) || entry.roles.includes('initiated')) mine.add(entry.id);
-      }
-      return mine.has(id);
-    }, (error) => {
-      lookups.delete(id); // asked again next time
-      throw error;
-    });
-    lookups.set(id, lookup);
-  }
-  return lookups.get(id);
-}
-
 function update(vote) {
   controls(vote).catch(showError);
 }
@@ -95,18 +66,8 @@ async function controls(vote) {
   const live = vote.state === 'open' || vote.state === 'settling';
   if (admin.dataset.voteId !== vote.id || !live || !isSignedIn()) hide();
   if (!live || !isSignedIn()) return;
-  showing += 1;
-  const turn = showing;
-  let initiator;
-  try {
-    // A vote read by its id says whether it is the reader's own; other answers are looked up.
-    if (vote.you_initiated === true) mine.add(vote.id);
-    initiator = typeof vote.you_initiated === 'boolean' ? vote.you_initiated : await initiatedByMe(vote.id);
-  } catch (error) {
-    if (turn === showing) hide();
-    throw error;
-  }
-  if (turn !== showing) return; // a newer vote (or a newer state of it) was shown meanwhile
+  if (vote.you_initiated === true) mine.add(vote.id);
+  const initiator = typeof vote.you_initiated === 'boolean' ? vote.you_initiated : mine.has(vote.id);
   if (!initiator) {
     hide();
     return;
@@ -133,7 +94,6 @@ async function controls(vote) {
 }
 
 function hide() {
-  showing += 1; // a look-up still under way for the vote hidden shows nothing
   const admin = byId('vote-admin');
   admin.hidden = true;
   delete admin.dataset.voteId;
