@@ -117,7 +117,7 @@ extension PostGISStore {
             }
             for stored in contents.votes {
                 let item = stored.vote
-                let options = VoteRow.optionsText(item.options)
+                let options = item.options.storedJSON
                 try await transaction.execute("""
                     INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                                       visibility, anonymous, lat, lon, label, created_at, closes_at, ballots_cast, completed_at,

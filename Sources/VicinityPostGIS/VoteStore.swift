@@ -17,20 +17,14 @@ enum VoteRow {
         let id: String = try row.decode("id")
         do {
             guard let voteID = VoteID(id), voteID.rawValue == id else { throw StoreError.corrupt("vote id \(id) is malformed") }
-            guard case .array(let values) = try JSONValue(jsonBytes: Array(try row.decode("options", as: String.self).utf8)) else {
-                throw StoreError.corrupt("options of vote \(id) are not a JSON array")
-            }
-            let texts = try values.map { value -> String in
-                guard case .string(let text) = value else { throw StoreError.corrupt("an option of vote \(id) is not text") }
-                return text
-            }
+            let options = try VoteOptions(storedJSON: try row.decode("options"), vote: id)
             guard let visibility = VoteVisibility(rawValue: try row.decode("visibility")) else {
                 throw StoreError.corrupt("vote \(id) has no visibility")
             }
             let extended = try row.decode("extended_minutes", as: Int?.self)
             return Vote(
                 id: voteID, initiator: try AccountRow.userID(try row.decode("initiator_id")),
-                subject: try VoteSubject(try row.decode("subject", as: String.self)), options: try VoteOptions(texts),
+                subject: try VoteSubject(try row.decode("subject", as: String.self)), options: options,
                 participants: try ParticipantCount(try row.decode("participants", as: Int.self)),
                 duration: try VoteDuration(storedMinutes: try row.decode("duration_minutes", as: Int?.self)),
                 visibility: visibility, anonymous: try row.decode("anonymous"),
@@ -55,11 +49,6 @@ enum VoteRow {
             AND NOT vote.settling_announced AND NOT vote.finish_announced
             AND (vote.closes_at IS NULL OR vote.closes_at >
         """
-
-    /// The options as stored: a JSON array of their texts, compared as `jsonb`.
-    static func optionsText(_ options: VoteOptions) -> String {
-        String(decoding: JSONValue.array(options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
-    }
 
     /// When voting ended as of `now`; NULL while it is open (cancelling aside). The time is written into the
     /// text as a number, never taken from input.
@@ -105,7 +94,7 @@ enum BallotRow {
 
 extension PostGISStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        let options = VoteRow.optionsText(vote.options)
+        let options = vote.options.storedJSON
         let created = !(try await rows("""
             INSERT INTO vote (id, initiator_id, subject, options, participants, password_hash, duration_minutes,
                               visibility, anonymous, lat, lon, label, created_at, closes_at, settling_ms)
@@ -158,7 +147,7 @@ extension PostGISStore: VoteStore {
         let outcome = try await transaction { transaction -> BallotOutcome in
             guard let state = try await transaction.rows("""
                 SELECT \(unescaped: VoteRow.openBefore) \(ballot.castAt.millisecondsSince1970)) AS open,
-                    (vote.subject = \(question.subject.rawValue) AND vote.options = \(VoteRow.optionsText(question.options))::jsonb) AS asked
+                    (vote.subject = \(question.subject.rawValue) AND vote.options = \(question.options.storedJSON)::jsonb) AS asked
                 FROM vote WHERE vote.id = \(ballot.vote.rawValue) FOR UPDATE
                 """).first else { return .noSuchVote }
             guard try state.decode("open", as: Bool.self) else { return .finished }
@@ -230,7 +219,7 @@ extension PostGISStore: VoteStore {
             let old = vote
             try change(&vote)
             try vote.checkInitiatorChange(from: old)
-            let options = VoteRow.optionsText(vote.options)
+            let options = vote.options.storedJSON
             return try await transaction.rows("""
                 UPDATE vote SET subject = \(vote.subject.rawValue), options = \(options)::jsonb,
                     extended_minutes = \(vote.extendedBy?.minutes), closes_at = \(vote.closesAt?.millisecondsSince1970),

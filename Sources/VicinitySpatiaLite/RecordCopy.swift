@@ -119,7 +119,7 @@ extension SpatiaLiteStore {
                 """)
             for stored in contents.votes {
                 let item = stored.vote
-                let options = VoteRow.optionsText(item.options)
+                let options = item.options.storedJSON
                 try vote.execute(arguments: [
                     item.id.rawValue, item.initiator.rawValue, item.subject.rawValue, options, item.participants.value,
                     stored.passwordHash.encoded, item.duration.minutes, item.visibility.rawValue, item.anonymous,

@@ -17,19 +17,13 @@ enum VoteRow {
         let id: String = row["id"]
         do {
             guard let voteID = VoteID(id), voteID.rawValue == id else { throw StoreError.corrupt("vote id \(id) is malformed") }
-            guard case .array(let values) = try JSONValue(jsonBytes: Array((row["options"] as String).utf8)) else {
-                throw StoreError.corrupt("options of vote \(id) are not a JSON array")
-            }
-            let texts = try values.map { value -> String in
-                guard case .string(let text) = value else { throw StoreError.corrupt("an option of vote \(id) is not text") }
-                return text
-            }
+            let options = try VoteOptions(storedJSON: row["options"], vote: id)
             guard let visibility = VoteVisibility(rawValue: row["visibility"]) else { throw StoreError.corrupt("vote \(id) has no visibility") }
             func time(_ column: String) -> Timestamp? { (row[column] as Int64?).map(Timestamp.init(millisecondsSince1970:)) }
             let extended: Int? = row["extended_minutes"]
             return Vote(
                 id: voteID, initiator: try AccountRow.userID(row["initiator_id"]), subject: try VoteSubject(row["subject"]),
-                options: try VoteOptions(texts), participants: try ParticipantCount(row["participants"]),
+                options: options, participants: try ParticipantCount(row["participants"]),
                 duration: try VoteDuration(storedMinutes: row["duration_minutes"]), visibility: visibility,
                 anonymous: row["anonymous"], location: try Coordinate(latitude: row["lat"], longitude: row["lon"]),
                 label: row["label"], createdAt: Timestamp(millisecondsSince1970: row["created_at"]),
@@ -51,12 +45,6 @@ enum VoteRow {
             AND vote.settling_announced = 0 AND vote.finish_announced = 0
             AND (vote.closes_at IS NULL OR vote.closes_at > ?)
         """
-
-    /// The options as stored: a JSON array of their texts, written the same way by every writer, so that a
-    /// ballot's question is compared as text.
-    static func optionsText(_ options: VoteOptions) -> String {
-        String(decoding: JSONValue.array(options.texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
-    }
 
     /// When voting ended, as of `?1`; NULL while it is open (cancelling aside).
     private static let endedAt = "coalesce(vote.completed_at, vote.closed_at, CASE WHEN vote.closes_at <= ?1 THEN vote.closes_at END)"
@@ -86,7 +74,7 @@ enum VoteRow {
             closed_at = :closed, cancelled_at = :cancelled, published_at = :published, revision = :revision
             """,
             [
-                "subject": vote.subject.rawValue, "options": optionsText(vote.options), "extended": vote.extendedBy?.minutes,
+                "subject": vote.subject.rawValue, "options": vote.options.storedJSON, "extended": vote.extendedBy?.minutes,
                 "closes": vote.closesAt?.millisecondsSince1970, "closed": vote.closedAt?.millisecondsSince1970,
                 "cancelled": vote.cancelledAt?.millisecondsSince1970, "published": vote.publishedAt?.millisecondsSince1970,
                 "revision": vote.revision,
@@ -111,7 +99,7 @@ enum BallotRow {
 
 extension SpatiaLiteStore: VoteStore {
     public func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool {
-        let options = VoteRow.optionsText(vote.options)
+        let options = vote.options.storedJSON
         return try await changingWrite { db in
             try db.execute(
                 sql: """
@@ -176,7 +164,7 @@ extension SpatiaLiteStore: VoteStore {
             guard let state = try Row.fetchOne(
                 db, sql: "SELECT \(VoteRow.openAt) AS open, (vote.subject = ? AND vote.options = ?) AS asked FROM vote WHERE vote.id = ?",
                 arguments: [
-                    ballot.castAt.millisecondsSince1970, question.subject.rawValue, VoteRow.optionsText(question.options),
+                    ballot.castAt.millisecondsSince1970, question.subject.rawValue, question.options.storedJSON,
                     ballot.vote.rawValue,
                 ])
             else { return .noSuchVote }

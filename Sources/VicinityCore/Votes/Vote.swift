@@ -103,6 +103,26 @@ public struct VoteOptions: Hashable, Sendable {
     }
 }
 
+extension VoteOptions {
+    /// The options as the SQL stores keep them: a JSON array of their texts, written the same way by every
+    /// writer, so that a ballot's question can be compared with the stored one.
+    public var storedJSON: String {
+        String(decoding: JSONValue.array(texts.map(JSONValue.string)).jsonBytes, as: UTF8.self)
+    }
+
+    /// Options read back from a store's JSON array; anything else in the row is a corrupt store.
+    public init(storedJSON text: String, vote id: String) throws {
+        guard case .array(let values) = try JSONValue(jsonBytes: Array(text.utf8)) else {
+            throw StoreError.corrupt("options of vote \(id) are not a JSON array")
+        }
+        let texts = try values.map { value -> String in
+            guard case .string(let text) = value else { throw StoreError.corrupt("an option of vote \(id) is not text") }
+            return text
+        }
+        try self.init(texts)
+    }
+}
+
 /// How many people are to vote: the vote finishes when that many ballots are cast.
 public struct ParticipantCount: Hashable, Sendable, CustomStringConvertible {
     public let value: Int
@@ -496,6 +516,14 @@ public struct Ballot: Hashable, Sendable {
     }
 
     public static func nameKey(_ name: String) -> String { NameMatch.folded(name) }
+
+    /// The ballots that share their voter's name with another, one group per name (in the order cast), the
+    /// groups by name: what the initiator settles, and what `vote_conflict` counts.
+    public static func nameConflicts(among ballots: [Ballot]) -> [[Ballot]] {
+        Dictionary(grouping: ballots, by: \.nameKey).values
+            .filter { $0.count > 1 }
+            .sorted { a, b in a[0].voterName != b[0].voterName ? a[0].voterName < b[0].voterName : a[0].id < b[0].id }
+    }
 }
 
 extension Ballot {

@@ -309,18 +309,13 @@ public struct VoteService<S: Stores>: Sendable {
     public func conflicts(in id: VoteID, by identity: Identity, from address: ClientAddress) async throws -> [NameConflict] {
         let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
-        let ballots = try await stores.votes.ballots(of: id)
-        let groups = Dictionary(grouping: ballots, by: \.nameKey).values.filter { $0.count > 1 }
+        let groups = Ballot.nameConflicts(among: try await stores.votes.ballots(of: id))
         let people = try await accounts(of: groups.flatMap { $0.map(\.voter) })
-        return groups
-            .map { group in
-                NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
-                    people[ballot.voter].map { BallotSummary(ballot, voter: $0) }
-                })
-            }
-            .sorted { a, b in
-                a.name != b.name ? a.name < b.name : (a.ballots.first?.id.rawValue ?? "") < (b.ballots.first?.id.rawValue ?? "")
-            }
+        return groups.map { group in
+            NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
+                people[ballot.voter].map { BallotSummary(ballot, voter: $0) }
+            })
+        }
     }
 
     /// Voids (`counted` false) or restores a ballot of a name conflict, only while the vote settles
@@ -395,26 +390,23 @@ public struct VoteService<S: Stores>: Sendable {
             var drafts: [EventDraft] = []
             for vote in due {
                 let ballots = try await stores.votes.ballots(of: vote.id)
+                // Everyone in the vote: its initiator and its voters.
+                let everyone = Set(ballots.map(\.voter) + [vote.initiator]).sorted()
                 let state = vote.state(at: now)
                 switch state {
                 case .open: continue
                 case .settling(_, let endedAt, let until):
-                    let names = Dictionary(grouping: ballots, by: \.nameKey).values
-                        .filter { $0.count > 1 }
-                        .map { (name: $0[0].voterName, ballots: $0.count) }
-                        .sorted { $0.name < $1.name }
+                    let names = Ballot.nameConflicts(among: ballots).map { (name: $0[0].voterName, ballots: $0.count) }
                     drafts.append(.voteConflict(to: vote.initiator, vote: vote, names: names, until: until, at: endedAt))
                 case .cancelled(let at):
-                    for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
-                        drafts.append(.voteCancelled(to: recipient, vote: vote, at: at))
-                    }
+                    for recipient in everyone { drafts.append(.voteCancelled(to: recipient, vote: vote, at: at)) }
                 case .finished(let reason, let at):
                     // Those who may see the result get it, each with their own ballot: the initiator and the
                     // voters. Counted once; each event differs only in its recipient's ballot.
                     let view = VoteView(vote: vote, initiatorName: try await initiatorName(vote), state: state)
                     var result = VoteResult(vote: view, ballots: ballots, for: vote.initiator)
                     let byVoter = Dictionary(ballots.map { ($0.voter, $0) }) { first, _ in first }
-                    for recipient in Set(ballots.map(\.voter) + [vote.initiator]).sorted() {
+                    for recipient in everyone {
                         result.yourBallot = byVoter[recipient]
                         drafts.append(.voteFinished(to: recipient, vote: vote, reason: reason, at: at, result: result))
                     }
