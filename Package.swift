@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "vicinity", targets: ["vicinity"]),
         .library(name: "GeoCore", targets: ["GeoCore"]),
         .library(name: "VicinityCore", targets: ["VicinityCore"]),
+        .library(name: "VicinitySQL", targets: ["VicinitySQL"]),
         .library(name: "VicinitySpatiaLite", targets: ["VicinitySpatiaLite"]),
         .library(name: "VicinityPostGIS", targets: ["VicinityPostGIS"]),
         .library(name: "VicinityHTTP", targets: ["VicinityHTTP"]),
@@ -66,6 +67,14 @@ let package = Package(
             dependencies: [
                 "GeoCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// bcrypt behind VicinityCore's `PasswordHasher`: the domain names no hashing library.
+        .target(
+            name: "VicinityBcrypt",
+            dependencies: [
+                "VicinityCore",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -81,11 +90,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// What both SQL stores share: each record's columns mapped once, by name; the statements in both
+        /// dialects; the plans (reads, Swift decisions, writes) that every store operation is; the copy.
+        .target(
+            name: "VicinitySQL",
+            dependencies: [
+                "GeoCore",
+                "VicinityCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "VicinitySpatiaLite",
             dependencies: [
                 "GeoCore",
                 "VicinityCore",
+                "VicinitySQL",
                 "CSpatiaLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -98,6 +119,7 @@ let package = Package(
             dependencies: [
                 "GeoCore",
                 "VicinityCore",
+                "VicinitySQL",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -112,7 +134,7 @@ let package = Package(
         .target(
             name: "VicinityRecord",
             dependencies: [
-                "VicinityCore", "VicinityPostGIS", "VicinitySpatiaLite",
+                "VicinityCore", "VicinityPostGIS", "VicinitySpatiaLite", "VicinitySQL",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -143,7 +165,9 @@ let package = Package(
             name: "vicinity",
             dependencies: [
                 "GeoCore",
+                "VicinityBcrypt",
                 "VicinityCore",
+                "VicinitySQL",
                 "VicinityImport",
                 "VicinityRecord",
                 "VicinitySpatiaLite",
@@ -164,7 +188,7 @@ let package = Package(
         .executableTarget(
             name: "vicinity-seed",
             dependencies: [
-                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinityRecord",
+                "GeoCore", "GeoTestSupport", "VicinityBcrypt", "VicinityCore", "VicinityImport", "VicinityRecord", "VicinitySQL",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -172,7 +196,7 @@ let package = Package(
         /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
         .executableTarget(
             name: "vicinity-bench",
-            dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite"],
+            dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySQL", "VicinitySpatiaLite"],
             swiftSettings: swiftSettings
         ),
 
@@ -192,13 +216,14 @@ let package = Package(
         ),
         .testTarget(
             name: "VicinityCoreTests",
-            dependencies: ["GeoCore", "VicinityCore"],
+            dependencies: ["GeoCore", "VicinityBcrypt", "VicinityCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySpatiaLite", "VicinityPostGIS",
+                "GeoCore", "GeoTestSupport", "VicinityBcrypt", "VicinityCore", "VicinityImport", "VicinitySQL",
+                "VicinitySpatiaLite", "VicinityPostGIS",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -221,10 +246,12 @@ let package = Package(
             dependencies: [
                 "GeoCore",
                 "GeoTestSupport",
+                "VicinityBcrypt",
                 "VicinityCore",
                 "VicinityHTTP",
                 "VicinityImport",
                 "VicinityPostGIS",
+                "VicinitySQL",
                 "VicinitySpatiaLite",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -14,6 +14,16 @@ struct SocialState {
     var events: [Event] = []
     var lastEventID: Int64 = 0
 
+    /// Numbers the drafts above every number given before and keeps them.
+    mutating func append(_ drafts: [EventDraft]) -> [Event] {
+        drafts.map { draft in
+            lastEventID += 1
+            let event = Event(id: EventID(lastEventID), draft: draft)
+            events.append(event)
+            return event
+        }
+    }
+
     func isFriend(_ a: UserID, _ b: UserID) -> Bool { friendships[a]?[b] != nil }
 
     func pendingRequest(from: UserID, to: UserID) -> FriendRequest? {
@@ -212,12 +222,7 @@ extension InMemoryStore: FriendStore {
 extension InMemoryStore: EventStore {
     public func appendEvents(_ drafts: [EventDraft]) async throws -> [Event] {
         changing { state in
-            let events = drafts.map { draft in
-                state.social.lastEventID += 1
-                let event = Event(id: EventID(state.social.lastEventID), draft: draft)
-                state.social.events.append(event)
-                return event
-            }
+            let events = state.social.append(drafts)
             return (events, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }

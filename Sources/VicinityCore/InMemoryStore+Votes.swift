@@ -42,19 +42,14 @@ extension InMemoryStore: VoteStore {
     public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
         changing { state in
             guard var entry = state.votes.votes[ballot.vote] else { return (.noSuchVote, []) }
-            guard entry.vote.isOpen(at: ballot.castAt), !entry.settlingAnnounced, !entry.finishAnnounced else { return (.finished, []) }
-            guard entry.vote.question == question else { return (.questionChanged, []) }
-            var ballots = state.votes.ballots[ballot.vote] ?? []
-            guard !ballots.contains(where: { $0.voter == ballot.voter }) else { return (.alreadyVoted, []) }
-            let key = ballot.nameKey
-            if !entry.vote.anonymous, ballots.contains(where: { $0.nameKey == key }) { entry.vote.nameConflict = true }
-            ballots.append(ballot)
-            entry.vote.ballotsCast += 1
-            entry.vote.revision += 1
-            if entry.vote.ballotsCast == entry.vote.participants.value { entry.vote.completedAt = ballot.castAt }
+            let ballots = state.votes.ballots[ballot.vote] ?? []
+            let outcome = entry.cast(
+                ballot, answering: question, votersBallot: ballots.first { $0.voter == ballot.voter },
+                sameNameBallots: ballots.count { $0.nameKey == ballot.nameKey })
+            guard case .cast = outcome else { return (outcome, []) }
             state.votes.votes[ballot.vote] = entry
-            state.votes.ballots[ballot.vote] = ballots
-            return (.cast(entry.vote), [.vote(ballot.vote)])
+            state.votes.ballots[ballot.vote, default: []].append(ballot)
+            return (outcome, [.vote(ballot.vote)])
         }
     }
 
@@ -104,49 +99,28 @@ extension InMemoryStore: VoteStore {
         }
     }
 
-    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+    public func announce(
+        at now: Timestamp, limit: Int, _ announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
+    ) async throws -> (votes: [Vote], events: [Event]) {
         changing { state in
             let due = state.votes.votes.values
-                .filter { $0.announcementDue(at: now) }
-                .map(\.vote)
-                .sorted { a, b in
-                    let (ta, tb) = (a.announcementTime(at: now), b.announcementTime(at: now))
-                    return ta != tb ? ta < tb : a.id < b.id
-                }
+                .filter { $0.isAnnouncementDue(at: now) }
+                .sorted { a, b in (a.announcementDueAt ?? now, a.vote.id) < (b.announcementDueAt ?? now, b.vote.id) }
                 .prefix(limit)
-            for vote in due { state.votes.votes[vote.id]?.markAnnounced(at: now) }
-            return (Array(due), due.map { .vote($0.id) })
+            var claimed: [Vote] = []
+            var drafts: [EventDraft] = []
+            for var entry in due {
+                guard entry.claimAnnouncement(at: now) else { continue }
+                state.votes.votes[entry.vote.id] = entry
+                claimed.append(entry.vote)
+                drafts += announcements(entry.vote, Self.inOrderCast(state.votes.ballots[entry.vote.id] ?? []))
+            }
+            let events = state.social.append(drafts)
+            return ((claimed, events), claimed.map { .vote($0.id) } + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 
     private static func inOrderCast(_ ballots: [Ballot]) -> [Ballot] {
         ballots.sorted { a, b in a.castAt != b.castAt ? a.castAt < b.castAt : a.id < b.id }
-    }
-}
-
-extension StoredVote {
-    /// Whether an announcement is owed at `now` (`VoteStore.claimAnnouncements`): the SQL stores say the same
-    /// in their claim's condition.
-    func announcementDue(at now: Timestamp) -> Bool {
-        switch vote.state(at: now) {
-        case .open: false
-        case .settling: !settlingAnnounced
-        case .finished, .cancelled: !finishAnnounced
-        }
-    }
-
-    mutating func markAnnounced(at now: Timestamp) {
-        settlingAnnounced = true
-        switch vote.state(at: now) {
-        case .open, .settling: break
-        case .finished, .cancelled: finishAnnounced = true
-        }
-    }
-}
-
-extension Vote {
-    /// When what is announced happened: the cancelling, else the end of voting; `now` for an open vote.
-    func announcementTime(at now: Timestamp) -> Timestamp {
-        cancelledAt ?? ending(at: now)?.at ?? now
     }
 }

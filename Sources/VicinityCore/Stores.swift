@@ -97,31 +97,3 @@ public func validateBatch(_ places: [Place]) throws(BatchError) {
     }
     if !problems.isEmpty { throw BatchError(problems: problems) }
 }
-
-/// A whole record in one database: every store, and the database's life. What the executable opens from
-/// `--db` and hands, generically, to everything it builds; which database that is, nothing past the entry
-/// point knows.
-public protocol RecordStore: Stores, PlaceStore, CampusStore, AccountStore, PositionStore, FriendStore, EventStore,
-    VoteStore, ChangeFeed
-{
-    /// Where the record is, as start-up lines and logs may show it: a file path, or a server URL without
-    /// its password.
-    var location: String { get }
-
-    /// Every table's rows, from one consistent view of the record: a write committing meanwhile is wholly in
-    /// it or wholly not.
-    func contents() async throws -> RecordContents
-
-    /// Replaces everything the record holds with `contents`, all or nothing: ids, hashes, token digests and
-    /// event numbers kept, the next event numbered at least `contents.nextEventNumber`, and the revisions of
-    /// places and campuses raised so that servers holding them in memory reload.
-    func replaceContents(with contents: RecordContents) async throws
-}
-
-extension RecordStore {
-    /// Whether the record holds no place, campus or account; every other row belongs to an account.
-    public func isEmpty() async throws -> Bool {
-        let places = try await count(), campuses = try await campusCount(), accounts = try await accountCount()
-        return places == 0 && campuses == 0 && accounts == 0
-    }
-}

@@ -61,6 +61,42 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { rfc3339 }
 
+    /// The instant of text in exactly the form `rfc3339` writes (`2026-11-22T09:30:00.000Z`); nil for any
+    /// other text. For reading back what this service wrote, not for parsing what clients send.
+    public init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+            bytes[23] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+            let minute = number(14..<16), let second = number(17..<19), let millisecond = number(20..<23),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+        else { return nil }
+        let days = Self.daysSince1970(year: year, month: month, day: day)
+        guard Self.civilDate(daysSince1970: days) == (year, month, day) else { return nil }
+        millisecondsSince1970 = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`,
+    /// the inverse of `civilDate`).
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Year, month and day of the proleptic Gregorian calendar for a day count from 1970-01-01 (Howard
     /// Hinnant's `civil_from_days`, "chrono-Compatible Low-Level Date Algorithms").
     static func civilDate(daysSince1970: Int64) -> (year: Int64, month: Int64, day: Int64) {

@@ -105,7 +105,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
             switch self {
             case .delivery(.event(let event)):
                 var bytes = Array("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ".utf8)
-                event.jsonValue.write(to: &bytes)
+                Wire.event(event).write(to: &bytes)
                 bytes += "\n\n".utf8
                 return ByteBuffer(bytes: bytes)
             case .delivery(.friendMoved(let view)):

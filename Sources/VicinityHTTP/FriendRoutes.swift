@@ -165,7 +165,7 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         try QueryParameters(request.uri.query).finish()
         let poke = try await friends.poke(try friendID(context), by: try context.signedIn())
         return WireEncoding.response(
-            json: .object(["to": poke.to.jsonValue, "at": .string(poke.at.rfc3339)]),
+            json: .object(["to": Wire.summary(poke.to), "at": .string(poke.at.rfc3339)]),
             status: .created)
     }
 

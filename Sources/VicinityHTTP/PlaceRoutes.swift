@@ -66,16 +66,8 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let categories = query.categories()
         try query.finish()
         let whereabouts = try await places.whereabouts(of: try query.checked(position), categories: categories)
-        guard let closest = whereabouts.closest else { throw APIError.noPlaceToBeClosestTo }
-        let body: [String: JSONValue] = [
-            "place": .object(Wire.place(closest.place)),
-            "distance_m": .number(closest.distance.meters),
-            "bearing_deg": .number(closest.bearing.degrees),
-            "label": .string(whereabouts.label),
-            "on_campus": whereabouts.onCampus.map(JSONValue.bool) ?? .null,
-            "campuses": Wire.campuses(whereabouts.campuses),
-        ]
-        return WireEncoding.response(json: .object(body))
+        guard let body = Wire.closest(whereabouts) else { throw APIError.noPlaceToBeClosestTo }
+        return WireEncoding.response(json: body)
     }
 
     func searchPlaces(_ request: Request) async throws -> Response {

@@ -65,8 +65,9 @@ enum Representation: Equatable {
 }
 
 /// The wire form of places, built once as JSON values so that the JSON list items and the GeoJSON feature
-/// properties carry exactly the same fields.
-enum Wire {
+/// properties carry exactly the same fields. The one writer of the service's JSON: the HTTP answers, the
+/// events and the command line's output.
+public enum Wire {
     static func place(_ place: Place) -> [String: JSONValue] {
         [
             "id": .string(place.id.rawValue),
@@ -92,6 +93,26 @@ enum Wire {
     /// The place's outline as a GeoJSON geometry, or null when it has none.
     static func footprint(_ place: Place) -> JSONValue {
         place.footprint.map { GeoJSONGeometry.multiPolygon($0).jsonValue } ?? .null
+    }
+
+    /// Where a point is: the closest place with the distance and bearing to it, the label, and the campuses;
+    /// nil when there is no place to be closest to.
+    public static func closest(_ whereabouts: Whereabouts) -> JSONValue? {
+        guard let closest = whereabouts.closest else { return nil }
+        return .object([
+            "place": .object(place(closest.place)),
+            "distance_m": .number(closest.distance.meters),
+            "bearing_deg": .number(closest.bearing.degrees),
+            "label": .string(whereabouts.label),
+            "on_campus": whereabouts.onCampus.map(JSONValue.bool) ?? .null,
+            "campuses": campuses(whereabouts.campuses),
+        ])
+    }
+
+    /// Places within a radius, nearest first, as the first page of `GET /v1/places/nearby` writes them
+    /// (without a next page): what the command line prints too.
+    public static func nearby(_ hits: [PlaceHit]) -> [UInt8] {
+        hitsJSON("places", hits, next: nil, directions: false)
     }
 
     static func temple(_ hit: PlaceHit) -> [String: JSONValue] {

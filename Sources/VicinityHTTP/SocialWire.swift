@@ -18,7 +18,7 @@ extension Wire {
     }
 
     static func person(_ view: PersonView) -> JSONValue {
-        var fields = view.person.jsonFields
+        var fields = summaryFields(view.person)
         switch view.relationship {
         case .none:
             fields["relationship"] = .string("none")
@@ -40,8 +40,8 @@ extension Wire {
     static func friendRequest(_ view: FriendRequestView, state: String) -> [String: JSONValue] {
         [
             "id": .string(view.request.id.rawValue),
-            "from": view.from.jsonValue,
-            "to": view.to.jsonValue,
+            "from": summary(view.from),
+            "to": summary(view.to),
             "created_at": .string(view.request.createdAt.rfc3339),
             "state": .string(state),
         ]
@@ -50,7 +50,7 @@ extension Wire {
     /// A friend as the privacy rule lets the caller see them. `position`, `status`, `label`, `on_campus` and
     /// `updated_at` are null unless `presence` is `current` or `last_seen`.
     static func friend(_ view: FriendView) -> [String: JSONValue] {
-        var fields = view.friend.jsonFields
+        var fields = summaryFields(view.friend)
         fields["since"] = .string(view.since.rfc3339)
         fields["sharing_my_position"] = .bool(view.sharingWithFriend)
         fields["presence"] = .string(view.presence.rawValue)

@@ -53,18 +53,21 @@ extension Wire {
     }
 
     /// The caller's own ballot: the only answer that names a choice, and only to its voter.
-    static func ownBallot(_ ballot: Ballot) -> JSONValue { ballot.ownJSON }
+    static func ownBallot(_ ballot: Ballot) -> JSONValue { ownBallot(OwnBallot(ballot)) }
 
     /// The vote read by its id: its public facts and the caller's own ballot.
     static func voteDetail(_ detail: VoteDetail) -> JSONValue {
         var fields = vote(detail.view)
-        fields["your_ballot"] = detail.yourBallot?.ownJSON ?? .null
+        fields["your_ballot"] = detail.yourBallot.map(ownBallot) ?? .null
         fields["you_initiated"] = .bool(detail.youInitiated)
         return .object(fields)
     }
 
     static func result(_ result: VoteResult) -> JSONValue {
-        var fields = result.outcomeFields
+        var fields = outcome(VoteOutcome(result))
+        fields["voters"] = result.voters.map { voters in
+            .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
+        } ?? .null
         fields["vote"] = .object(vote(result.view))
         return .object(fields)
     }
@@ -73,7 +76,7 @@ extension Wire {
     static func ballotSummary(_ ballot: BallotSummary) -> JSONValue {
         .object([
             "id": .string(ballot.id.rawValue),
-            "voter": ballot.voter.jsonValue,
+            "voter": summary(ballot.voter),
             "voter_since": .string(ballot.voterSince.rfc3339),
             "name": .string(ballot.voterName),
             "cast_at": .string(ballot.castAt.rfc3339),

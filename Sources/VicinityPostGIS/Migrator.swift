@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import VicinityCore
+import VicinitySQL
 
 /// Brings a database's schema up to date, once however many processes start at the same moment: each takes
 /// the same session advisory lock first, so the second finds the first's work recorded and applies nothing.
@@ -21,12 +22,32 @@ struct Migrator: Sendable {
                     // Under the lock too: IF NOT EXISTS does not stop two sessions creating the same schema at once.
                     if let schema { try await session.execute("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)") }
                     try await apply(on: session, logger: logger)
-                    try await DerivedColumns.bringUpToDate(on: session, logger: logger)
+                    try await bringDerivedColumnsUpToDate(on: session, logger: logger)
                 } catch {
                     try? await session.execute("SELECT pg_advisory_unlock(\(Self.lockKey))")
                     throw error
                 }
                 try await session.execute("SELECT pg_advisory_unlock(\(Self.lockKey))")
+        }
+    }
+
+    /// Recomputes the derived columns held by another version of their rule (`DerivedColumns`), in one
+    /// transaction under the migration lock: all columns or none.
+    private func bringDerivedColumnsUpToDate(on session: Transaction, logger: Logger) async throws {
+        try await session.execute("BEGIN")
+        let recomputed: [DerivedColumns.Recomputed]
+        do {
+            recomputed = try await PostgresPlans.execute(DerivedColumns.bringUpToDate(), on: session, mayWrite: true).0
+            try await session.execute("COMMIT")
+        } catch {
+            try? await session.execute("ROLLBACK")
+            throw error
+        }
+        for column in recomputed {
+            logger.log(level: column.rowsChanged > 0 ? .info : .debug, "recomputed a derived column for its current rule", metadata: [
+                "column": "\(column.column)", "from_version": "\(column.fromVersion)", "to_version": "\(column.toVersion)",
+                "rows_changed": "\(column.rowsChanged)",
+            ])
         }
     }
 
@@ -54,78 +75,6 @@ struct Migrator: Sendable {
                 throw error
             }
             logger.info("applied a database migration", metadata: ["migration": "\(migration.name)"])
-        }
-    }
-}
-
-/// Columns that hold what a rule of VicinityCore computes from other columns, with the version of the rule
-/// their rows were computed by, as in the SpatiaLite store: when a rule's version rises, opening the store
-/// recomputes its column, so an older database never silently disagrees with the rule new rows follow.
-enum DerivedColumns {
-    struct Column: Sendable {
-        var name: String
-        var ruleVersion: Int
-        /// Selects `key`, the inputs and `current`, the stored value.
-        var select: String
-        /// Takes the new value, then the key.
-        var update: String
-        var rule: @Sendable (Columns) throws -> String
-    }
-
-    static let all: [Column] = [
-        Column(
-            name: "place.search_text", ruleVersion: NameMatch.ruleVersion,
-            select: "SELECT id AS key, \(PlaceRow.columns), search_text AS current FROM place",
-            update: "UPDATE place SET search_text = $1 WHERE id = $2"
-        ) { row in PlaceRow.searchText(try PlaceRow.place(row)) },
-        Column(
-            name: "account.name_key", ruleVersion: NameMatch.ruleVersion,
-            select: "SELECT id AS key, first_name, last_name, name_key AS current FROM account",
-            update: "UPDATE account SET name_key = $1 WHERE id = $2"
-        ) { row in PeopleMatch.nameKey(firstName: try row.decode("first_name"), lastName: try row.decode("last_name")) },
-        Column(
-            name: "ballot.name_key", ruleVersion: NameMatch.ruleVersion,
-            select: "SELECT id AS key, voter_name, name_key AS current FROM ballot",
-            update: "UPDATE ballot SET name_key = $1 WHERE id = $2"
-        ) { row in Ballot.nameKey(try row.decode("voter_name")) },
-    ]
-
-    /// Recomputes every column held by another version of its rule (or an unknown one) and records the
-    /// version now held, in one transaction: all columns or none.
-    static func bringUpToDate(on session: Transaction, columns: [Column] = all, logger: Logger) async throws {
-        let held = Dictionary(
-            try await session.rows("SELECT name, rule_version FROM derived_column").map {
-                (try $0.decode("name", as: String.self), try $0.decode("rule_version", as: Int.self))
-            },
-            uniquingKeysWith: { first, _ in first })
-        let stale = columns.filter { held[$0.name] != $0.ruleVersion }
-        guard !stale.isEmpty else { return }
-        try await session.execute("BEGIN")
-        do {
-            for column in stale {
-                var changed = 0
-                for row in try await session.rows(PostgresQuery(unsafeSQL: column.select)) {
-                    let value = try column.rule(row)
-                    guard value != (try row.decode("current", as: String.self)) else { continue }
-                    var bindings = PostgresBindings()
-                    bindings.append(value)
-                    bindings.append(try row.decode("key", as: String.self))
-                    try await session.execute(PostgresQuery(unsafeSQL: column.update, binds: bindings))
-                    changed += 1
-                }
-                try await session.execute("""
-                    INSERT INTO derived_column (name, rule_version) VALUES (\(column.name), \(column.ruleVersion))
-                    ON CONFLICT (name) DO UPDATE SET rule_version = excluded.rule_version
-                    """)
-                logger.log(level: changed > 0 ? .info : .debug, "recomputed a derived column for its current rule", metadata: [
-                    "column": "\(column.name)", "from_version": "\(held[column.name] ?? 0)",
-                    "to_version": "\(column.ruleVersion)", "rows_changed": "\(changed)",
-                ])
-            }
-            try await session.execute("COMMIT")
-        } catch {
-            try? await session.execute("ROLLBACK")
-            throw error
         }
     }
 }

@@ -5,52 +5,19 @@ import Logging
 import NIOCore
 import PostgresNIO
 import VicinityCore
+import VicinitySQL
 
-/// The mapping between `Place` and a row of the `place` table.
+/// How this store reads whole places (the shared mapping, `Place.schema`) and writes them in bulk.
 enum PlaceRow {
-    /// The columns `place(_:)` reads.
-    static let columns = """
-        id, name, category, aliases::text AS aliases, attributes::text AS attributes, lat, lon,
-        ST_AsBinary(footprint) AS footprint
-        """
+    /// Every column of a place, each read by name.
+    static let columns = SQLDialect.postgres.columns(of: Place.table)
 
-    /// As in SpatiaLite: name and aliases folded the way `NameMatch` compares, one per line.
-    static func searchText(_ place: Place) -> String {
-        NameMatch.foldedNames(of: place).joined(separator: "\n")
-    }
-
-    static func place(_ row: Columns) throws -> Place {
-        let id: String = try row.decode("id")
-        guard case .array(let aliasValues) = try JSONValue(jsonBytes: Array(try row.decode("aliases", as: String.self).utf8)),
-            case .object(let attributeValues) = try JSONValue(jsonBytes: Array(try row.decode("attributes", as: String.self).utf8))
-        else { throw StoreError.corrupt("aliases of \(id) are not a JSON array or attributes not an object") }
-        let aliases = try aliasValues.map { value throws(StoreError) in
-            guard case .string(let alias) = value else { throw .corrupt("an alias of \(id) is not a string") }
-            return alias
-        }
-        let attributes = try attributeValues.mapValues { value throws(StoreError) in
-            guard case .string(let attribute) = value else { throw .corrupt("an attribute of \(id) is not a string") }
-            return attribute
-        }
-        let footprint = try row.bytes("footprint").map { try WKB.decodeStored($0, of: "place \(id)") }
-        do {
-            return try Place(
-                id: PlaceID(id), name: try row.decode("name"), category: Category(try row.decode("category", as: String.self)),
-                aliases: aliases, attributes: attributes,
-                coordinate: Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")),
-                footprint: footprint)
-        } catch let error as ValidationError {
-            throw StoreError.corrupt("place \(id): \(error)")
-        }
-    }
+    static func place(_ row: Columns) throws -> Place { try Place(row: row) }
 
     static func location(_ row: Columns) throws -> PlaceLocation {
-        do {
-            return try PlaceLocation(
-                id: PlaceID(try row.decode("id", as: String.self)),
-                coordinate: Coordinate(latitude: try row.decode("lat"), longitude: try row.decode("lon")))
-        } catch let error as ValidationError {
-            throw StoreError.corrupt("a place's location: \(error)")
+        let id = try row.text("id"), latitude = try row.real("lat"), longitude = try row.real("lon")
+        return try readingStored("a place's location") {
+            try PlaceLocation(id: PlaceID(id), coordinate: Coordinate(latitude: latitude, longitude: longitude))
         }
     }
 
@@ -59,21 +26,26 @@ enum PlaceRow {
     /// `direct`: for COPY straight into `place`, whose footprint column reads geometry's text form (hex EWKB,
     /// carrying SRID 4326); otherwise for the staging table's `bytea`.
     static func copyLine(_ place: Place, direct: Bool, into buffer: inout ByteBuffer) {
-        let aliases = JSONValue.array(place.aliases.map(JSONValue.string)).text ?? "[]"
-        let attributes = JSONValue.object(place.attributes.mapValues(JSONValue.string)).text ?? "{}"
-        for (index, field) in [place.id.rawValue, place.name, place.category.rawValue, aliases, attributes, searchText(place)].enumerated() {
+        for (index, (column, value)) in zip(Place.table.columns, place.sqlValues).enumerated() {
             if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
-            CopyText.write(field, into: &buffer)
-        }
-        buffer.writeString("\t\(place.coordinate.latitude)\t\(place.coordinate.longitude)\t")
-        if let footprint = place.footprint, direct {
-            CopyText.writeHex(EWKB.withSRID4326(WKB.encode(footprint)), into: &buffer)
-        } else if let footprint = place.footprint {
-            // bytea's hex form, its backslash escaped for COPY.
-            buffer.writeString("\\\\x")
-            CopyText.writeHex(WKB.encode(footprint), into: &buffer)
-        } else {
-            buffer.writeString("\\N")
+            switch (value, column.kind) {
+            case (.null, _):
+                buffer.writeString("\\N")
+            case (.bytes(let wkb), .multiPolygon) where direct:
+                CopyText.writeHex(EWKB.withSRID4326(wkb), into: &buffer)
+            case (.bytes(let bytes), _):
+                // bytea's hex form, its backslash escaped for COPY.
+                buffer.writeString("\\\\x")
+                CopyText.writeHex(bytes, into: &buffer)
+            case (.text(let text), _):
+                CopyText.write(text, into: &buffer)
+            case (.real(let number), _):
+                buffer.writeString("\(number)")
+            case (.integer(let number), _):
+                buffer.writeString("\(number)")
+            case (.bool(let flag), _):
+                buffer.writeString(flag ? "t" : "f")
+            }
         }
         buffer.writeInteger(UInt8(ascii: "\n"))
     }
@@ -139,12 +111,19 @@ enum Staging {
         }
     }
 
-    static let fields = [
-        Field("id", "text"), Field("name", "text"), Field("category", "text"), Field("aliases", "jsonb"),
-        Field("attributes", "jsonb"), Field("search_text", "text"), Field("lat", "double precision"),
-        Field("lon", "double precision"),
-        Field("footprint", "bytea", value: "ST_GeomFromWKB(footprint, 4326)", compared: "ST_AsBinary(%@.footprint)"),
-    ]
+    /// The place's columns (`Place.schema`), geometry staged as WKB.
+    static let fields = Place.table.columns.map { column -> Field in
+        switch column.kind {
+        case .text: Field(column.name, "text")
+        case .integer: Field(column.name, "bigint")
+        case .real: Field(column.name, "double precision")
+        case .boolean: Field(column.name, "boolean")
+        case .bytes: Field(column.name, "bytea")
+        case .json(let type): Field(column.name, type)
+        case .multiPolygon:
+            Field(column.name, "bytea", value: "ST_GeomFromWKB(\(column.name), 4326)", compared: "ST_AsBinary(%@.\(column.name))")
+        }
+    }
 
     static var columns: [String] { fields.map(\.name) }
 
@@ -199,14 +178,6 @@ enum Staging {
     /// About a megabyte of COPY text per message: large enough that each costs nothing, small enough to
     /// stream.
     static let chunkBytes = 1 << 20
-}
-
-/// Candidate radii with a margin. PostGIS measures on a sphere of radius 6,371,008.7714 m and GeoCore on one
-/// of 6,371,008.8 m (`Earth.meanRadius`), so PostGIS's distances are the smaller by 4.5 parts in 10⁹; a
-/// margin of one part in a million and a centimetre covers that and any rounding, and ranking removes
-/// what the margin lets in.
-enum CandidateRadius {
-    static func meters(_ radius: Distance) -> Double { radius.meters * (1 + 1e-6) + 0.01 }
 }
 
 extension PostGISStore: PlaceStore {
@@ -424,14 +395,14 @@ extension PostGISStore: CampusStore {
     }
 
     public func campuses() async throws -> [Campus] {
-        try await rows("SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus ORDER BY id COLLATE \"C\"").map(Self.campus)
+        try await rows("SELECT \(unescaped: SQLDialect.postgres.columns(of: Campus.table)) FROM campus ORDER BY id COLLATE \"C\"").map(Self.campus)
     }
 
     /// Campuses whose bounding box holds the point, from the GiST index; GeoCore decides containment, as in
     /// every store.
     public func campuses(containing point: Coordinate) async throws -> [Campus] {
         try await rows("""
-            SELECT id, name, ST_AsBinary(boundary) AS boundary FROM campus
+            SELECT \(unescaped: SQLDialect.postgres.columns(of: Campus.table)) FROM campus
             WHERE boundary && ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)
             ORDER BY id COLLATE "C"
             """).map(Self.campus).filter { $0.boundary.contains(point) }
@@ -445,15 +416,7 @@ extension PostGISStore: CampusStore {
         try await rows("SELECT revision FROM data_revision WHERE name = 'campuses'").first?.decode("revision") ?? 0
     }
 
-    static func campus(_ row: Columns) throws -> Campus {
-        let id: String = try row.decode("id")
-        guard let blob = try row.bytes("boundary") else { throw StoreError.corrupt("campus \(id) has no boundary") }
-        do {
-            return try Campus(id: PlaceID(id), name: try row.decode("name"), boundary: try WKB.decodeStored(blob, of: "campus \(id)"))
-        } catch let error as ValidationError {
-            throw StoreError.corrupt("campus \(id): \(error)")
-        }
-    }
+    static func campus(_ row: Columns) throws -> Campus { try Campus(row: row) }
 }
 
 extension Transaction {

@@ -297,5 +297,19 @@ enum Schema {
                 AND (closes_at IS NULL OR closes_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
                 AND EXISTS (SELECT 1 FROM ballot WHERE ballot.vote_id = vote.id GROUP BY name_key HAVING count(*) > 1);
             """),
+
+        Migration(name: "v5 vote times", sql: """
+            -- What the vote rules work out (StoredVote), as in SpatiaLite's "v8 vote times": whether a vote takes
+            -- ballots until voting ends, when voting ends, from when it is final, from when an announcement is owed. The store compares
+            -- them and decides nothing; they are derived columns (DerivedColumns), filled from every vote when the
+            -- store opens. Claims read the partial index by due time.
+            ALTER TABLE vote
+                ADD COLUMN taking_ballots boolean,
+                ADD COLUMN voting_ends_at bigint,
+                ADD COLUMN final_at bigint,
+                ADD COLUMN announcement_due_at bigint;
+            DROP INDEX vote_unannounced;
+            CREATE INDEX vote_announcement_due ON vote (announcement_due_at) WHERE announcement_due_at IS NOT NULL;
+            """),
     ]
 }

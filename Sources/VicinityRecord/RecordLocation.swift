@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import VicinityCore
+import VicinitySQL
 import VicinityPostGIS
 import VicinitySpatiaLite
 

@@ -1,5 +1,6 @@
 import GRDB
 import VicinityCore
+import VicinitySQL
 
 extension SpatiaLiteStore: ChangeFeed {
     /// The number of the last change read. SQLite writes one transaction at a time, so numbers are taken in
@@ -17,7 +18,7 @@ extension SpatiaLiteStore: ChangeFeed {
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, kind, key, event_id FROM change WHERE id > ? ORDER BY id", arguments: [cursor])
             let changes = try rows.map(ChangeRow.change)
-            return .changes(changes, next: rows.last.map { $0["id"] } ?? cursor)
+            return .changes(changes, next: try rows.last.map { try SQLiteRow($0).integer("id") } ?? cursor)
         }
     }
 
@@ -37,18 +38,12 @@ extension SpatiaLiteStore: ChangeFeed {
             return count
         }
     }
-
-    /// A write that may record changes: once it has committed, this process's readers are woken.
-    func changingWrite<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
-        let result = try await pool.write(body)
-        changeSignal.notify()
-        return result
-    }
 }
 
 /// The mapping between `Change` and a row of the `change` table.
 enum ChangeRow {
     static func change(_ row: Row) throws -> Change {
-        try Change(storedKind: row["kind"], key: row["key"], eventID: row["event_id"])
+        let columns = SQLiteRow(row)
+        return try Change(storedKind: try columns.text("kind"), key: try columns.text("key"), eventID: try columns.optionalInteger("event_id"))
     }
 }

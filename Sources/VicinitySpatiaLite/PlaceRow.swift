@@ -2,55 +2,20 @@ import Foundation
 import GRDB
 import GeoCore
 import VicinityCore
+import VicinitySQL
 
-/// The mapping between `Place` and a row of the `place` table.
+/// How this store reads and writes whole places: the shared mapping (`Place.schema`), with the upsert that
+/// leaves an identical row alone.
 enum PlaceRow {
-    /// The columns `place(_:)` reads, in its order.
-    static let columns = "id, name, category, aliases, attributes, lat, lon, AsBinary(footprint)"
-    static let select = "SELECT \(columns) FROM place"
+    /// Every column of a place, read by name.
+    static let select = "SELECT \(SQLDialect.sqlite.columns(of: Place.table)) FROM place"
 
+    /// The values of `Schema.upsertPlace`, in the order of `Place.schema`.
     static func arguments(for place: Place) -> StatementArguments {
-        let aliases = JSONValue.array(place.aliases.map(JSONValue.string)).text ?? "[]"
-        let attributes = JSONValue.object(place.attributes.mapValues(JSONValue.string)).text ?? "{}"
-        let footprint = place.footprint.map { Data(WKB.encode($0)) }
-        return [
-            place.id.rawValue, place.name, place.category.rawValue, aliases, attributes,
-            searchText(place), place.coordinate.latitude, place.coordinate.longitude, footprint,
-        ]
+        SQLitePlans.arguments(place.sqlValues)
     }
 
-    /// Name and aliases folded the way `NameMatch` compares, one per line (a folded name holds no line break):
-    /// what the trigram index reads, and what search ranks without loading whole places.
-    static func searchText(_ place: Place) -> String {
-        NameMatch.foldedNames(of: place).joined(separator: "\n")
-    }
-
-    static func place(_ row: Row) throws -> Place {
-        let aliasesText: String = row[3]
-        let attributesText: String = row[4]
-        // JSONValue's own parser: on the read path of every query, JSONDecoder's per-call set-up dominated.
-        guard case .array(let aliasValues) = try JSONValue(jsonBytes: aliasesText.utf8),
-            case .object(let attributeValues) = try JSONValue(jsonBytes: attributesText.utf8)
-        else { throw StoreError.corrupt("aliases of \(row[0] as String) are not a JSON array or attributes not an object") }
-        let aliases = try aliasValues.map { value throws(StoreError) in
-            guard case .string(let alias) = value else { throw .corrupt("an alias of \(row[0] as String) is not a string") }
-            return alias
-        }
-        let attributes = try attributeValues.mapValues { value throws(StoreError) in
-            guard case .string(let attribute) = value else { throw .corrupt("an attribute of \(row[0] as String) is not a string") }
-            return attribute
-        }
-        let footprintBlob: Data? = row[7]
-        return try Place(
-            id: PlaceID(row[0] as String),
-            name: row[1],
-            category: Category(row[2] as String),
-            aliases: aliases,
-            attributes: attributes,
-            coordinate: Coordinate(latitude: row[5], longitude: row[6]),
-            footprint: try footprintBlob.map { try WKB.decodeStored(Array($0), of: "place \(row[0] as String)") }
-        )
-    }
+    static func place(_ row: Row) throws -> Place { try Place(row: SQLiteRow(row)) }
 }
 
 /// Candidate selection through SpatiaLite's R*Tree on `place.geom`.
@@ -94,16 +59,21 @@ enum SpatialIndex {
     }
 
     private static func location(_ row: Row) throws -> PlaceLocation {
-        try PlaceLocation(id: PlaceID(row[0] as String), coordinate: Coordinate(latitude: row[1], longitude: row[2]))
+        let columns = SQLiteRow(row)
+        let id = try columns.text("id"), latitude = try columns.real("lat"), longitude = try columns.real("lon")
+        return try readingStored("place \(id)") {
+            try PlaceLocation(id: PlaceID(id), coordinate: Coordinate(latitude: latitude, longitude: longitude))
+        }
     }
 
     /// Refills the R*Tree from every row in one packed pass (`PackedRTree`), for after a bulk load that
     /// suspended its triggers. A point's rectangle is its coordinate: `geom` is `MakePoint(lon, lat)`.
     static func repack(_ db: Database) throws {
         var entries: [PackedRTree.Entry] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT rowid, lat, lon FROM place")
+        let rows = try Row.fetchCursor(db, sql: "SELECT rowid AS key, lat, lon FROM place")
         while let row = try rows.next() {
-            entries.append(PackedRTree.entry(id: row[0], latitude: row[1], longitude: row[2]))
+            let columns = SQLiteRow(row)
+            entries.append(PackedRTree.entry(id: try columns.integer("key"), latitude: try columns.real("lat"), longitude: try columns.real("lon")))
         }
         try PackedRTree.replaceContent(of: "idx_place_geom", with: entries, in: db)
     }
@@ -136,9 +106,10 @@ enum NameSearch {
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [pattern] + filter.arguments)
         var result: [NameMatch.Candidate] = []
         while let row = try rows.next() {
-            let searchText: String = row[2]
+            let columns = SQLiteRow(row)
+            let id = try columns.text("id"), name = try columns.text("name"), searchText = try columns.text("search_text")
             result.append(NameMatch.Candidate(
-                id: try PlaceID(row[0] as String), name: row[1],
+                id: try readingStored("place \(id)") { try PlaceID(id) }, name: name,
                 foldedNames: searchText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)))
         }
         return result

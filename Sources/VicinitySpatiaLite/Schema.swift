@@ -283,6 +283,22 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v8 vote times") { db in
+            // What the vote rules work out (`StoredVote`): whether a vote takes ballots until voting ends, when
+            // voting ends, from when it is final, from when an announcement is owed. Stores compare them and decide nothing; they are
+            // derived columns (`DerivedColumns`), filled from every vote when the store opens, as they are after
+            // any change of their rule. The claim of announcements reads the partial index by due time instead
+            // of the columns the old condition read.
+            try db.execute(sql: """
+                ALTER TABLE vote ADD COLUMN taking_ballots INTEGER CHECK (taking_ballots IN (0, 1));
+                ALTER TABLE vote ADD COLUMN voting_ends_at INTEGER;
+                ALTER TABLE vote ADD COLUMN final_at INTEGER;
+                ALTER TABLE vote ADD COLUMN announcement_due_at INTEGER;
+                DROP INDEX vote_unannounced;
+                CREATE INDEX vote_announcement_due ON vote(announcement_due_at) WHERE announcement_due_at IS NOT NULL;
+                """)
+        }
+
         return migrator
     }
 

@@ -3,6 +3,7 @@ import GRDB
 import GeoCore
 import Logging
 import VicinityCore
+import VicinitySQL
 
 /// Places, campuses, accounts, positions, friendships and events in one SQLite file with SpatiaLite geometry
 /// and R*Tree spatial indexes.
@@ -37,7 +38,14 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         // GRDB sets NORMAL on the writer when it turns WAL on, after `prepareDatabase`: the setting goes on again.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(settings.synchronous.rawValue)") }
         try Schema.migrator.migrate(pool)
-        try pool.write { db in try DerivedColumns.bringUpToDate(db, logger: logger) }
+        let recomputed = try pool.write { db in try SQLitePlans.execute(DerivedColumns.bringUpToDate(), in: db, mayWrite: true).result }
+        for column in recomputed {
+            // A new or already current database changes no row: only a real recomputation is news.
+            logger.log(level: column.rowsChanged > 0 ? .info : .debug, "recomputed a derived column for its current rule", metadata: [
+                "column": "\(column.column)", "from_version": "\(column.fromVersion)", "to_version": "\(column.toVersion)",
+                "rows_changed": "\(column.rowsChanged)",
+            ])
+        }
         logger.debug("opened SpatiaLite database", metadata: [
             "path": "\(path)", "spatialite": "\(SpatiaLiteConnection.libraryVersion)",
         ])
@@ -181,40 +189,18 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public func categories() async throws -> [Category: Int] {
         try await pool.read { db in
             var result: [Category: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT category, count(*) FROM place GROUP BY category") {
-                result[try Category(row[0] as String)] = row[1]
+            for row in try Row.fetchAll(db, sql: "SELECT category, count(*) AS places FROM place GROUP BY category") {
+                let columns = SQLiteRow(row)
+                let category = try columns.text("category")
+                result[try readingStored("category \(category)") { try Category(category) }] = try columns.whole("places")
             }
             return result
         }
     }
 
     public func forEachPlace(_ body: @Sendable ([Place]) throws -> Void) async throws {
-        try await forEachBatch(sql: "\(PlaceRow.select) ORDER BY rowid", decode: PlaceRow.place, body)
+        try await forEach(Place.self, where: .all, batch: SQLBatch.load, body)
     }
-
-    /// Every row of `sql`, decoded and handed to `body` a batch at a time, in one read transaction: a writer
-    /// committing meanwhile is either wholly in the batches or wholly not. How the hot indexes load.
-    func forEachBatch<Element>(
-        sql: String, decode: @Sendable (Row) throws -> Element, _ body: @Sendable ([Element]) throws -> Void
-    ) async throws {
-        try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: sql)
-            var batch: [Element] = []
-            batch.reserveCapacity(Self.loadBatch)
-            while let row = try rows.next() {
-                batch.append(try decode(row))
-                if batch.count == Self.loadBatch {
-                    try body(batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-            }
-            if !batch.isEmpty { try body(batch) }
-        }
-    }
-
-    /// Rows handed over at a time by `forEachBatch`: large enough that the call costs nothing, small enough
-    /// that a batch is a few megabytes.
-    private static let loadBatch = 10_000
 
     public func revision() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT revision FROM data_revision WHERE name = 'places'") ?? 0 }
@@ -287,7 +273,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
 
     public func campuses() async throws -> [Campus] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, AsBinary(boundary) FROM campus ORDER BY id").map(Self.campus)
+            try Row.fetchAll(db, sql: "\(Self.campusSelect) ORDER BY id").map(Self.campus)
         }
     }
 
@@ -302,7 +288,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     public func campuses(containing point: Coordinate) async throws -> [Campus] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, name, AsBinary(boundary) FROM campus
+                \(Self.campusSelect)
                 WHERE rowid IN (SELECT pkid FROM idx_campus_boundary
                                 WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2)
                 ORDER BY id
@@ -312,11 +298,9 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         }
     }
 
-    static func campus(_ row: Row) throws -> Campus {
-        let blob: Data = row[2]
-        return try Campus(
-            id: PlaceID(row[0] as String), name: row[1], boundary: WKB.decodeStored(Array(blob), of: "campus \(row[0] as String)"))
-    }
+    static let campusSelect = "SELECT \(SQLDialect.sqlite.columns(of: Campus.table)) FROM campus"
+
+    static func campus(_ row: Row) throws -> Campus { try Campus(row: SQLiteRow(row)) }
 }
 
 /// How the SQLite file trades durability for speed; the figures that chose each value are with it.

@@ -2,9 +2,11 @@ import Foundation
 import GeoCore
 import GeoTestSupport
 import Logging
+import VicinityBcrypt
 import VicinityCore
 import VicinityImport
 import VicinityRecord
+import VicinitySQL
 
 /// Fills a database with synthetic people and votes for load tests, never for real use:
 ///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import VicinityCore
 import VicinityRecord
+import VicinitySQL
 
 /// `vicinity copy`: moves a whole record from one store to another, a SpatiaLite file to PostgreSQL or back.
 struct Copy: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VicinityCore
 import VicinityImport
+import VicinitySQL
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,7 @@ import Logging
 import VicinityCore
 import VicinityRecord
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// Where the record lives: `--db`, else `$VICINITY_DB`, else `Data/vicinity.sqlite` under the current folder.
 /// A `postgres://` URL means a PostgreSQL server with PostGIS; anything else is a SpatiaLite file.

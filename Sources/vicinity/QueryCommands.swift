@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import GeoCore
 import VicinityCore
+import VicinityHTTP
+import VicinitySQL
 
 struct Nearby: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the places within a radius, nearest first.")
@@ -35,7 +37,7 @@ struct Nearby: AsyncParsableCommand {
         let query = try query()
         let hits = try await database.withStore { try await $0.nearby(query) }
         if output.json {
-            try Output.printJSON(["places": hits.map(PlaceHitJSON.init)])
+            Output.printJSON(Wire.nearby(hits))
         } else if hits.isEmpty {
             print("No places within \(Output.metres(query.radius.distance)) of \(query.centre).")
         } else {
@@ -62,10 +64,8 @@ struct Closest: AsyncParsableCommand {
             Console.error("The database \(location) holds no places\(categories.isEmpty ? "" : " of that category"); import some first.")
             throw ExitCode(1)
         }
-        if output.json {
-            try Output.printJSON(ClosestJSON(
-                place: PlaceHitJSON(closest), distance_m: closest.distance.meters,
-                bearing_deg: closest.bearing.degrees, label: whereabouts.label, on_campus: whereabouts.onCampus))
+        if output.json, let json = Wire.closest(whereabouts) {
+            Output.printJSON(json.jsonBytes)
         } else {
             print(whereabouts.label)
             Output.printTable([closest])
@@ -79,36 +79,6 @@ extension Closest {
         of centre: Coordinate, categories: Set<VicinityCore.Category>, in record: Record
     ) async throws -> Whereabouts {
         try await Locator(places: record, campuses: record).whereabouts(of: centre, categories: categories)
-    }
-}
-
-/// The CLI's JSON uses the HTTP contract's field names.
-struct PlaceHitJSON: Encodable {
-    let id: String, name: String, category: String, lat: Double, lon: Double, distance_m: Double, bearing_deg: Double
-
-    init(_ hit: PlaceHit) {
-        id = hit.place.id.rawValue
-        name = hit.place.name
-        category = hit.place.category.rawValue
-        lat = hit.place.coordinate.latitude
-        lon = hit.place.coordinate.longitude
-        distance_m = hit.distance.meters
-        bearing_deg = hit.bearing.degrees
-    }
-}
-
-struct ClosestJSON: Encodable {
-    let place: PlaceHitJSON, distance_m: Double, bearing_deg: Double, label: String, on_campus: Bool?
-
-    enum CodingKeys: CodingKey { case place, distance_m, bearing_deg, label, on_campus }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(place, forKey: .place)
-        try container.encode(distance_m, forKey: .distance_m)
-        try container.encode(bearing_deg, forKey: .bearing_deg)
-        try container.encode(label, forKey: .label)
-        try container.encode(on_campus, forKey: .on_campus)  // null, not absent, when no campus is loaded
     }
 }
 
@@ -127,10 +97,9 @@ enum Output {
         }
     }
 
-    static func printJSON(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    /// JSON as the HTTP answers write it (`Wire`), on one line.
+    static func printJSON(_ bytes: [UInt8]) {
+        print(String(decoding: bytes, as: UTF8.self))
     }
 
     static func metres(_ distance: Distance) -> String {

@@ -6,9 +6,11 @@ import Logging
 import Metrics
 import NIOCore
 import Prometheus
+import VicinityBcrypt
 import VicinityCore
 import VicinityHTTP
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// `vicinity serve`: the HTTP service over the record `--db` names, until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {

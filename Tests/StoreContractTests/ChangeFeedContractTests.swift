@@ -5,6 +5,7 @@ import Testing
 import VicinityCore
 import VicinityPostGIS
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// One check of the change feed, run on a store and a second one over the same data (another process, where
 /// the kind has one).
@@ -63,7 +64,7 @@ struct ChangeFeedContractTests {
                 for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
                 let here = position(of: ana.id)
                 try await store.setPosition(here)
-                _ = try await store.appendEvents([EventDraft(recipient: ben.id, type: .poke, data: [:], createdAt: epoch)])
+                _ = try await store.appendEvents([try poke(to: ben.id)])
 
                 let cursor = try await peer.changeCursor()
                 guard case .changes(let none, _) = try await peer.changes(after: cursor) else {
@@ -78,10 +79,7 @@ struct ChangeFeedContractTests {
                 try await store.setPosition(here)
                 #expect(try await store.deletePosition(of: ana.id))
                 #expect(try await store.deletePosition(of: ana.id) == false)
-                let events = try await store.appendEvents([
-                    EventDraft(recipient: ana.id, type: .poke, data: [:], createdAt: epoch),
-                    EventDraft(recipient: ben.id, type: .poke, data: [:], createdAt: epoch),
-                ])
+                let events = try await store.appendEvents([try poke(to: ana.id), try poke(to: ben.id)])
                 let vote = try makeVote(by: ana.id, participants: 2)
                 #expect(try await store.createVote(vote, passwordHash: someHash))
                 #expect(try await store.createVote(vote, passwordHash: someHash) == false)
@@ -129,7 +127,7 @@ struct ChangeFeedContractTests {
                                 let spot = try Coordinate(latitude: 33.77 + Double(round) * 1e-4, longitude: -118.11)
                                 try await target.setPosition(position(of: person.id, at: spot))
                                 events += try await target.appendEvents([
-                                    EventDraft(recipient: followed.id, type: .poke, data: ["n": .number(Double(round))], createdAt: epoch),
+                                    try poke(to: followed.id, number: round),
                                 ]).map(\.id)
                             }
                             return events

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 @testable import VicinityCore
 @testable import VicinitySpatiaLite
+import VicinitySQL
 
 extension BruteForce {
     /// Every place of the categories within the radius, nearest first, ties by id: no limit, no cursor.

@@ -4,6 +4,7 @@ import Testing
 import VicinityCore
 import PostgresNIO
 @testable import VicinityPostGIS
+import VicinitySQL
 
 /// The PostgreSQL server the PostGIS cases run against: `VICINITY_TEST_POSTGRES_URL`, which `Scripts/test.sh`
 /// sets after starting one with `Scripts/postgres.sh`. Without it those cases are left out and one skipped

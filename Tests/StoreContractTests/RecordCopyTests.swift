@@ -5,6 +5,8 @@ import Logging
 import Testing
 import VicinityCore
 import VicinitySpatiaLite
+import VicinityBcrypt
+import VicinitySQL
 
 /// Where a record is copied to: another SpatiaLite file, or a PostGIS schema when the test server runs.
 enum CopyTarget: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -49,8 +51,7 @@ struct RecordCopyTests {
 
         // The third event is the oldest, so removing old events removes the highest number given.
         let events = try await store.appendEvents([10, 20, 0].map { second in
-            EventDraft(recipient: pim.id, type: .poke, data: ["from": nok.summary.jsonValue, "n": .number(Double(second))],
-                       createdAt: epoch + .seconds(Int64(second)))
+            EventDraft.poke(to: pim.id, from: nok.summary, at: epoch + .seconds(Int64(second)))
         })
         #expect(try await store.deleteEvents(before: epoch + .seconds(5)) == 1)
 
@@ -119,7 +120,7 @@ struct RecordCopyTests {
         #expect(try await services.accounts.authenticate(token: token).userID == pim.id)
         let signedIn = try await services.accounts.signIn(username: "PIM", password: "correct horse battery", from: ClientAddress("192.0.2.9"))
         #expect(signedIn.account == pim)
-        let next = try await record.appendEvents([EventDraft(recipient: pim.id, type: .poke, data: [:], createdAt: epoch + .seconds(200))])
+        let next = try await record.appendEvents([.poke(to: pim.id, from: pim.summary, at: epoch + .seconds(200))])
         #expect(next[0].id.rawValue == lastGiven.rawValue + 1)
     }
 }

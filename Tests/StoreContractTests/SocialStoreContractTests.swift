@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
+import VicinitySQL
 
 typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore
 
@@ -59,6 +60,12 @@ func account(_ username: String, first: String = "Test", last: String? = nil, at
 }
 
 /// A bcrypt-shaped hash, as the schema demands; no test here checks a password.
+/// A poke to `recipient` from a sender who need not have an account (an event keeps what it tells), told apart
+/// from other pokes by its time.
+func poke(to recipient: UserID, number: Int = 0, from sender: Account? = nil) throws -> EventDraft {
+    .poke(to: recipient, from: try (sender ?? account("sender")).summary, at: epoch + .milliseconds(Int64(number)))
+}
+
 let someHash = PasswordHash(encoded: "$2b$04$abcdefghijklmnopqrstuuJ7o2nQ4bq8Yd1Vd8F1z1Xv6m0q6lG2m")
 
 /// CSULB's Hall of Science, from Data/csulb-buildings.csv.
@@ -242,13 +249,10 @@ struct SocialStoreContractTests {
     func events(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
-        let a = try account("anna"), b = try account("ben")
+        let a = try account("anna", first: "ก\"\\ 🙂"), b = try account("ben")
         for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
         let drafts = (0..<6).map { index in
-            EventDraft(
-                recipient: index % 2 == 0 ? a.id : b.id, type: .poke,
-                data: ["from": a.summary.jsonValue, "n": .number(Double(index)), "text": .string("ก\u{0}\"\\")],
-                createdAt: epoch + .seconds(Int64(index)))
+            EventDraft.poke(to: index % 2 == 0 ? a.id : b.id, from: a.summary, at: epoch + .seconds(Int64(index)))
         }
         let recorded = try await store.appendEvents(drafts)
         #expect(recorded.map(\.id) == recorded.map(\.id).sorted())
@@ -260,7 +264,7 @@ struct SocialStoreContractTests {
         #expect(try await store.events(for: a.id, after: nil, since: epoch, limit: 2) == Array(forA.prefix(2)))
         #expect(try await store.deleteEvents(before: epoch + .seconds(4)) == 4)
         // Numbers are never reused after old events go.
-        let later = try await store.appendEvents([EventDraft(recipient: a.id, type: .friendAccepted, data: [:], createdAt: epoch)])
+        let later = try await store.appendEvents([.friendAccepted(to: a.id, friend: b.summary, at: epoch)])
         #expect(later[0].id > (try #require(recorded.last)).id)
     }
 
@@ -279,8 +283,8 @@ struct SocialStoreContractTests {
                     var ids: [EventID] = []
                     for round in 0..<25 {
                         // Some appends also hold an event for another recipient, first or last.
-                        let mine = EventDraft(recipient: followed.id, type: .poke, data: ["n": .number(Double(round))], createdAt: epoch)
-                        let theirs = EventDraft(recipient: other.id, type: .poke, data: [:], createdAt: epoch)
+                        let mine = try poke(to: followed.id, number: round)
+                        let theirs = try poke(to: other.id)
                         let drafts = [[mine], [mine, theirs], [theirs, mine]][(writer + round) % 3]
                         ids += try await target.appendEvents(drafts).filter { $0.recipient == followed.id }.map(\.id)
                     }
@@ -319,7 +323,7 @@ struct SocialSpatiaLiteFileTests {
             try await store.setPosition(SharedPosition(
                 userID: a.id, coordinate: hallOfScience, accuracy: nil, status: nil, label: "Around Hall of Science",
                 onCampus: nil, closestPlace: nil, updatedAt: epoch))
-            _ = try await store.appendEvents([EventDraft(recipient: b.id, type: .poke, data: [:], createdAt: epoch)])
+            _ = try await store.appendEvents([try poke(to: b.id)])
             try store.close()
         }
         let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))

@@ -7,6 +7,7 @@ import Testing
 import VicinityCore
 import VicinityImport
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// The stores under test. Every test in this file runs against each, so that the SpatiaLite store is held
 /// to the in-memory reference and both to brute force.

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import VicinityCore
 @testable import VicinitySpatiaLite
+import VicinitySQL
 
 /// A vote with the given settings, held at `location`, opened at `epoch` unless told otherwise.
 func makeVote(
@@ -28,6 +29,14 @@ extension VoteStore {
         let question = try await vote(id: ballot.vote)?.question
             ?? VoteQuestion(subject: try VoteSubject("Lunch after the lab?"), options: try VoteOptions(["Pizza", "Tacos", "Pho"]))
         return try await castBallot(ballot, answering: question)
+    }
+}
+
+extension VoteStore {
+    /// Claims the announcements due at `now` and records no event for them: the claim alone, as the tests of
+    /// claims look at it.
+    func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
+        try await announce(at: now, limit: limit) { _, _ in [] }.votes
     }
 }
 
@@ -444,7 +453,7 @@ struct VoteStoreContractTests {
                                 INSERT INTO ballot (id, vote_id, voter_id, voter_name, name_key, option_index, cast_at, counted)
                                 VALUES (?, ?, ?, 'Ana Lima', ?, ?, ?, 1)
                                 """,
-                            arguments: [String(repeating: "\(index)", count: 19) + vote.rawValue.prefix(1), vote.rawValue, voter,
+                            arguments: [String(repeating: "\(index)", count: 19) + (vote == open ? "a" : "b"), vote.rawValue, voter,
                                         Ballot.nameKey("Ana Lima"), index, now.millisecondsSince1970 - 30_000])
                     }
                 }

@@ -2,6 +2,7 @@ import Testing
 import VicinityCore
 import VicinityPostGIS
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// The window ledgers a subject's two stores count in: one shared ledger where the record shares it (memory,
 /// where both are one store; PostgreSQL), and SpatiaLite's own per process, which is tested as one process.

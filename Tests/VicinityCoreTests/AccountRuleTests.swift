@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Testing
 import VicinityCore
+import VicinityBcrypt
 
 /// bcrypt at its minimum cost: these tests are about the rules around hashing, not the hash's strength.
 

@@ -1,5 +1,6 @@
 import GeoCore
 import VicinityCore
+import VicinityBcrypt
 
 /// bcrypt at its minimum cost: these tests check the rules around hashing, not the hash's strength.
 let hasher = BcryptHasher(cost: .forTesting(4))

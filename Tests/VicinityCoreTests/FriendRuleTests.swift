@@ -295,7 +295,12 @@ struct FriendServiceTests {
         // Ben received four pokes and a friend request; Anna one poke and the acceptance.
         let events = try await world.store.events(for: b.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
         #expect(events.map(\.type) == [.friendRequest, .poke, .poke, .poke, .poke])
-        #expect(events.allSatisfy { $0.data["from"] != nil && !"\($0.data)".contains("lat") })
+        #expect(events.allSatisfy { event in
+            switch event.payload {
+            case .poke(let from), .friendRequest(_, let from): from.id == a.userID || from.id == b.userID
+            default: false
+            }
+        }, "a poke and a request name their sender, and events carry no position at all (EventPayload has none)")
     }
 
     @Test("people search ranks exact username, prefix, then names; never lists the searcher; marks requests")
@@ -368,9 +373,12 @@ struct EventRuleTests {
     func overflow() async throws {
         let hub = EventHub(maximumStreamsPerUser: 1)
         let user = UserID.random()
+        let someone = UserSummary(
+            id: .random(), username: try Username("someone"), firstName: try PersonName("Some", field: "first_name"),
+            lastName: try PersonName("One", field: "last_name"))
         let stream = hub.subscribe(Identity(userID: user, session: TokenDigest(bytes: [1])))
         let events = (1...(EventHub.bufferedEvents + 1)).map {
-            Event(id: EventID(Int64($0)), draft: EventDraft(recipient: user, type: .poke, data: [:], createdAt: Timestamp(millisecondsSince1970: 0)))
+            Event(id: EventID(Int64($0)), draft: .friendAccepted(to: user, friend: someone, at: Timestamp(millisecondsSince1970: 0)))
         }
         hub.publish(events)
         var received: [EventID] = []

@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import Synchronization
 import Testing
+import VicinityBcrypt
 import VicinityCore
 
 /// Services over an in-memory store with a manual clock, with helpers to make people and votes.
@@ -415,8 +416,9 @@ struct VoteRuleTests {
         #expect(last.view.state == .settling(.allVoted, endedAt: ended, until: until))
         let told = try await room.events(of: teacher)
         #expect(told.map(\.type) == [.voteConflict], "the initiator is told once, when settling begins")
-        #expect(told.first?.data["conflicts"] == .array([.object(["name": .string("Ana Lima"), "ballots": .number(2)])]))
-        #expect(told.first?.data["settling_until"] == .string(until.rfc3339))
+        guard case .voteConflict(let notice)? = told.first?.payload else { throw StoreError.database("no vote_conflict told") }
+        #expect(notice.conflicts == [NameCount(name: "Ana Lima", ballots: 2)])
+        #expect(notice.settlingUntil == until)
         for voter in [ana, impostor, ben] { #expect(try await room.events(of: voter).isEmpty, "voters wait for the result") }
         for person in [teacher, ana, ben] {
             await #expect(throws: ServiceError.conflict(.voteSettling(until: until))) {
@@ -459,21 +461,18 @@ struct VoteRuleTests {
         for person in [teacher, ana, impostor, ben] {
             let finished = try await room.events(of: person).filter { $0.type == .voteFinished }
             #expect(finished.count == 1, "one end event each")
-            guard case .object(let result)? = finished.first?.data["result"] else {
+            guard case .voteFinished(let notice)? = finished.first?.payload else {
                 Issue.record("no result in the event")
                 continue
             }
-            #expect(result["ballots_voided"] == .number(1))
-            #expect(result["tally"] == .array([
-                .object(["index": .number(0), "option": .string("Pizza"), "ballots": .number(1)]),
-                .object(["index": .number(1), "option": .string("Tacos"), "ballots": .number(1)]),
-                .object(["index": .number(2), "option": .string("Pho"), "ballots": .number(0)]),
-            ]))
-            guard case .object(let own)? = result["your_ballot"] else {
-                #expect(person.userID == teacher.userID && result["your_ballot"] == .null, "the initiator did not vote")
+            let result = notice.outcome
+            #expect(result.ballotsVoided == 1)
+            #expect(result.options == ["Pizza", "Tacos", "Pho"] && result.tally == [1, 1, 0])
+            guard let own = result.yourBallot else {
+                #expect(person.userID == teacher.userID, "the initiator did not vote")
                 continue
             }
-            #expect(own["counted"] == .bool(person.userID != impostor.userID))
+            #expect(own.counted == (person.userID != impostor.userID))
         }
         let forImpostor = try await room.votes.result(of: id, for: impostor, from: room.address)
         #expect(forImpostor.yourBallot?.counted == false && forImpostor.yourBallot?.option == 1)
@@ -551,7 +550,11 @@ struct VoteRuleTests {
         #expect(try await room.votes.result(of: id, for: ana, from: room.address).tally == [0, 0, 1])
         for person in [teacher, ana] {
             let events = try await room.events(of: person)
-            #expect(events.map(\.type) == [.voteFinished] && events.first?.data["reason"] == .string("closed"))
+            guard case .voteFinished(let notice)? = events.first?.payload else {
+                Issue.record("no vote_finished told")
+                continue
+            }
+            #expect(events.count == 1 && notice.reason == .closed)
         }
         #expect(try await room.events(of: ben).isEmpty)
 
@@ -702,8 +705,8 @@ struct VoteRuleTests {
         var received: [[String]] = []
         for person in [teacher, ana, ben] {
             let events = try await room.store.events(for: person.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
-            #expect(events.allSatisfy { $0.type == .voteFinished && $0.data["option"] == nil && $0.data["tally"] == nil })
-            received.append(events.compactMap { if case .string(let id) = $0.data["vote_id"] { id } else { nil } })
+            #expect(events.allSatisfy { $0.type == .voteFinished })
+            received.append(events.compactMap { if case .voteFinished(let notice) = $0.payload { notice.vote.rawValue } else { nil } })
         }
         #expect(received[0] == [full.rawValue, timed.rawValue], "the initiator hears of both")
         #expect(received[1] == [full.rawValue, timed.rawValue], "a voter in both hears of both")

@@ -9,6 +9,7 @@ import Testing
 import VicinityCore
 import VicinityHTTP
 import VicinitySpatiaLite
+import VicinitySQL
 
 /// Runs the application on an ephemeral port over the given stores.
 private func withLiveApp<S: Stores>(
@@ -216,8 +217,12 @@ struct EventStreamTests {
             let anna = try await client.person("anna")
             let annaID = try #require(UserID(anna.id))
             let count = EventHub.bufferedEvents * 3 + 7
+            let sender = UserSummary(
+                id: .random(), username: try Username("sender"), firstName: try PersonName("Sen", field: "first_name"),
+                lastName: try PersonName("Der", field: "last_name"))
+            let start = Timestamp(Date())
             let drafts = (0..<count).map { index in
-                EventDraft(recipient: annaID, type: .poke, data: ["n": .number(Double(index))], createdAt: Timestamp(Date()))
+                EventDraft.poke(to: annaID, from: sender, at: start + .milliseconds(Int64(index)))
             }
             let recorded = try await store.appendEvents(drafts)
             let stream = try await EventStreamConnection.open(port: port, token: anna.token, lastEventID: "0")

@@ -7,6 +7,7 @@ import Testing
 import VicinityCore
 import VicinityHTTP
 import VicinitySpatiaLite
+import VicinitySQL
 
 @Suite("Over a real socket")
 struct LiveServerTests {

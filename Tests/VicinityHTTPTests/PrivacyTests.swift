@@ -150,8 +150,8 @@ struct PrivacyTests {
             let pokes = try await store.events(for: viewerID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
                 .filter { $0.type == .poke }
             #expect(pokes.count == 2)
-            #expect(Set(pokes.map { Set($0.data.keys) }).count == 1)
-            #expect(pokes.allSatisfy { Set($0.data.keys) == ["from"] })
+            #expect(Set(pokes.map { Set(Wire.payload($0.payload).keys) }).count == 1)
+            #expect(pokes.allSatisfy { Set(Wire.payload($0.payload).keys) == ["from"] })
 
             // Guests get one and the same 401 from every friend-finder operation, whatever the id.
             var answers: Set<String> = []

@@ -6,6 +6,7 @@ import Testing
 import VicinityCore
 import VicinityHTTP
 @testable import VicinityPostGIS
+import VicinitySQL
 
 private let postgresURL = testPostgresURL
 

@@ -121,7 +121,7 @@ struct VoteFlowTests {
                 let events = try await store.events(
                     for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
                 #expect(events.map(\.type) == [.voteFinished], "\(person.username)")
-                #expect(events.first?.data["reason"] == .string("all_voted"))
+                #expect(events.first.map { Wire.payload($0.payload)["reason"] } == .string("all_voted"))
             }
         }
     }
@@ -396,7 +396,7 @@ struct VoteFlowTests {
                         for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
                     // Event numbers follow the order recipients are served in, which follows their random ids.
                     let text = events.map { event in
-                        "\(event.type) " + String(decoding: JSONValue.object(event.data).jsonBytes, as: UTF8.self)
+                        "\(event.type) " + String(decoding: JSONValue.object(Wire.payload(event.payload)).jsonBytes, as: UTF8.self)
                     }.joined(separator: "\n")
                     seen.withLock { $0.texts.append(text) }
                 }

@@ -8,6 +8,7 @@ import VicinityCore
 import VicinityHTTP
 @testable import VicinityPostGIS
 import VicinitySpatiaLite
+import VicinitySQL
 
 private let postgresURL = testPostgresURL
 
@@ -92,7 +93,7 @@ struct VoteVisibilityTests {
                 let events = try await stores.events.events(
                     for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
                 let finished = try #require(events.first { $0.type == .voteFinished }, "\(person.username)")
-                let carried = try JSONSerialization.jsonObject(with: Data(JSONValue.object(finished.data).jsonBytes)) as? [String: Any]
+                let carried = try JSONSerialization.jsonObject(with: Data(JSONValue.object(Wire.payload(finished.payload)).jsonBytes)) as? [String: Any]
                 // The event carries all of it but the public facts and the names, which are a request away.
                 result["vote"] = nil
                 result["voters"] = nil

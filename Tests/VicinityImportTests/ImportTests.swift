@@ -5,6 +5,7 @@ import Testing
 import VicinityCore
 @testable import VicinityImport
 import VicinitySpatiaLite
+import VicinitySQL
 
 private func fixture(_ name: String) throws -> String {
     let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"))

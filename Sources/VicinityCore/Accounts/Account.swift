@@ -151,6 +151,17 @@ public struct Account: Hashable, Sendable {
     }
 }
 
+/// An account with its password hash, as the record keeps it.
+public struct StoredAccount: Hashable, Sendable {
+    public var account: Account
+    public var passwordHash: PasswordHash
+
+    public init(account: Account, passwordHash: PasswordHash) {
+        self.account = account
+        self.passwordHash = passwordHash
+    }
+}
+
 /// Who someone is, without anything private: what other people see of a user.
 public struct UserSummary: Hashable, Sendable {
     public var id: UserID

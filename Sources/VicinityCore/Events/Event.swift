@@ -1,5 +1,3 @@
-import GeoCore
-
 /// The number of an event: increasing across the whole service and never reused, so that a client that
 /// reconnects with the last number it saw gets exactly what came after.
 public struct EventID: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -32,126 +30,84 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
 /// An event to record for one recipient; the store gives it its number.
 public struct EventDraft: Hashable, Sendable {
     public var recipient: UserID
-    public var type: EventType
-    /// What the recipient's app shows, as JSON; never a position.
-    public var data: [String: JSONValue]
+    /// What the recipient's app is told; never a position, a distance or a choice of someone else's ballot.
+    public var payload: EventPayload
     public var createdAt: Timestamp
 
-    public init(recipient: UserID, type: EventType, data: [String: JSONValue], createdAt: Timestamp) {
+    public init(recipient: UserID, payload: EventPayload, createdAt: Timestamp) {
         self.recipient = recipient
-        self.type = type
-        self.data = data
+        self.payload = payload
         self.createdAt = createdAt
     }
 
+    public var type: EventType { payload.type }
+
     /// `from` poked `recipient`.
     public static func poke(to recipient: UserID, from: UserSummary, at time: Timestamp) -> EventDraft {
-        EventDraft(recipient: recipient, type: .poke, data: ["from": from.jsonValue], createdAt: time)
+        EventDraft(recipient: recipient, payload: .poke(from: from), createdAt: time)
     }
 
     /// A friend request arrived.
     public static func friendRequest(_ request: FriendRequest, from: UserSummary) -> EventDraft {
-        EventDraft(
-            recipient: request.to, type: .friendRequest,
-            data: ["request_id": .string(request.id.rawValue), "from": from.jsonValue], createdAt: request.createdAt)
+        EventDraft(recipient: request.to, payload: .friendRequest(request.id, from: from), createdAt: request.createdAt)
     }
 
     /// `friend` accepted the recipient's request (or asked back, which accepts it).
     public static func friendAccepted(to recipient: UserID, friend: UserSummary, at time: Timestamp) -> EventDraft {
-        EventDraft(recipient: recipient, type: .friendAccepted, data: ["friend": friend.jsonValue], createdAt: time)
+        EventDraft(recipient: recipient, payload: .friendAccepted(friend: friend), createdAt: time)
     }
-}
 
-extension EventDraft {
     /// A vote the recipient voted in or opened has finished, with its tally as the recipient reads it: each
     /// event has one recipient, so it carries their own ballot, and only those who may see a result get one.
     public static func voteFinished(
         to recipient: UserID, vote: Vote, reason: VoteState.FinishReason, at time: Timestamp, result: VoteResult
     ) -> EventDraft {
         EventDraft(
-            recipient: recipient, type: .voteFinished,
-            data: [
-                "vote_id": .string(vote.id.rawValue),
-                "subject": .string(vote.subject.rawValue),
-                "reason": .string(reason.rawValue),
-                "ballots_cast": .number(Double(vote.ballotsCast)),
-                "participants": .number(Double(vote.participants.value)),
-                "result": .object(result.tallyFields),
-            ],
+            recipient: recipient,
+            payload: .voteFinished(VoteFinishedNotice(
+                vote: vote.id, subject: vote.subject.rawValue, reason: reason, ballotsCast: vote.ballotsCast,
+                participants: vote.participants.value, outcome: VoteOutcome(result))),
             createdAt: time)
     }
 
     /// The recipient's vote has ended with ballots under names that read the same: the result waits until they
     /// settle them (`GET /v1/votes/{id}/conflicts`) or `until`. Names and counts only, never a choice.
-    public static func voteConflict(to initiator: UserID, vote: Vote, names: [(name: String, ballots: Int)], until: Timestamp, at time: Timestamp) -> EventDraft {
+    public static func voteConflict(
+        to initiator: UserID, vote: Vote, names: [NameCount], until: Timestamp, at time: Timestamp
+    ) -> EventDraft {
         EventDraft(
-            recipient: initiator, type: .voteConflict,
-            data: [
-                "vote_id": .string(vote.id.rawValue),
-                "subject": .string(vote.subject.rawValue),
-                "conflicts": .array(names.map { .object(["name": .string($0.name), "ballots": .number(Double($0.ballots))]) }),
-                "settling_until": .string(until.rfc3339),
-            ],
+            recipient: initiator,
+            payload: .voteConflict(VoteConflictNotice(
+                vote: vote.id, subject: vote.subject.rawValue, conflicts: names, settlingUntil: until)),
             createdAt: time)
     }
 
     /// The initiator called off a vote the recipient voted in or opened: there is no result.
     public static func voteCancelled(to recipient: UserID, vote: Vote, at time: Timestamp) -> EventDraft {
         EventDraft(
-            recipient: recipient, type: .voteCancelled,
-            data: [
-                "vote_id": .string(vote.id.rawValue),
-                "subject": .string(vote.subject.rawValue),
-                "ballots_cast": .number(Double(vote.ballotsCast)),
-                "participants": .number(Double(vote.participants.value)),
-            ],
+            recipient: recipient,
+            payload: .voteCancelled(VoteCancelledNotice(
+                vote: vote.id, subject: vote.subject.rawValue, ballotsCast: vote.ballotsCast,
+                participants: vote.participants.value)),
             createdAt: time)
     }
-}
-
-extension Settlement {
-    /// `{"by": "initiator" | "time", "at": …}`.
-    public var jsonValue: JSONValue { .object(["by": .string(by.rawValue), "at": .string(at.rfc3339)]) }
 }
 
 /// A recorded event.
 public struct Event: Hashable, Sendable {
     public var id: EventID
     public var recipient: UserID
-    public var type: EventType
-    public var data: [String: JSONValue]
+    public var payload: EventPayload
     public var createdAt: Timestamp
 
     public init(id: EventID, draft: EventDraft) {
         self.id = id
         recipient = draft.recipient
-        type = draft.type
-        data = draft.data
+        payload = draft.payload
         createdAt = draft.createdAt
     }
 
-    /// The event as its recipient's app reads it: its data with `id`, `type` and `at`.
-    public var jsonValue: JSONValue {
-        var fields = data
-        fields["id"] = .string(id.description)
-        fields["type"] = .string(type.rawValue)
-        fields["at"] = .string(createdAt.rfc3339)
-        return .object(fields)
-    }
-}
-
-extension UserSummary {
-    /// The wire form of a person, the same in answers and events: id, username, first and last name.
-    public var jsonFields: [String: JSONValue] {
-        [
-            "id": .string(id.rawValue),
-            "username": .string(username.rawValue),
-            "first_name": .string(firstName.rawValue),
-            "last_name": .string(lastName.rawValue),
-        ]
-    }
-
-    public var jsonValue: JSONValue { .object(jsonFields) }
+    public var type: EventType { payload.type }
 }
 
 /// How long events are kept for clients that reconnect.

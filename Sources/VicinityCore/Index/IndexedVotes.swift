@@ -92,9 +92,11 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
         return outcome
     }
 
-    public func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote] {
-        let claimed = try await record.claimAnnouncements(at: now, limit: limit)
-        held.write { held in for vote in claimed { held.forget(vote.id) } }
+    public func announce(
+        at now: Timestamp, limit: Int, _ announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
+    ) async throws -> (votes: [Vote], events: [Event]) {
+        let claimed = try await record.announce(at: now, limit: limit, announcements)
+        held.write { held in for vote in claimed.votes { held.forget(vote.id) } }
         return claimed
     }
 

@@ -1,8 +1,10 @@
 import GeoCore
 
-/// Where votes and their ballots live. Stores keep what they are given and do the few steps that must not
-/// interleave (a ballot against the count and the clock, a void against the finish) in one transaction;
-/// the rules are `VoteService`'s.
+/// Where votes and their ballots live. Stores keep what they are given and run the few steps that must not
+/// interleave (a ballot against the count and the clock, a void against the finish, a claim against another)
+/// under the vote's lock, reading the vote, applying a rule of `StoredVote` or `Vote` in Swift and writing it
+/// back. No store decides anything about a vote itself: it compares the times the rules worked out
+/// (`StoredVote.votingEndsAt`, `announcementDueAt`).
 public protocol VoteStore: Sendable {
     /// Adds a vote with its password's hash; false, changing nothing, when a vote already has its id.
     func createVote(_ vote: Vote, passwordHash: PasswordHash) async throws -> Bool
@@ -18,12 +20,9 @@ public protocol VoteStore: Sendable {
     /// Every public vote open at `now`, in no order: what a hot index of votes is built from.
     func openPublicVotes(at now: Timestamp) async throws -> [Vote]
 
-    /// Records the ballot in one step that concurrent ballots and changes cannot interleave: refused when the
-    /// vote is not open at `ballot.castAt` (time up, every participant has voted, closed or cancelled) or any
-    /// announcement of it was claimed, when its question is no longer `question` (the one the ballot's option
-    /// was checked against), or when the voter has a ballot in it; otherwise counted, the vote completed when it
-    /// was the last participant's, and marked as in a name conflict when the ballot's name reads as another's
-    /// and the vote is not anonymous.
+    /// Records the ballot in one step that concurrent ballots and changes cannot interleave, as
+    /// `StoredVote.cast` decides from the vote, the voter's ballot if any and the ballots under the same
+    /// name, all read under the vote's lock.
     func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome
 
     /// Every ballot of the vote, in the order cast (ties by id).
@@ -45,12 +44,14 @@ public protocol VoteStore: Sendable {
 
     func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote]
 
-    /// Votes with an announcement due at `now`, marked in the same step so that each is made once however many
-    /// callers race; at most `limit`. Two are due in a vote's life: settling began (its initiator is told of
-    /// the name conflicts), and the vote finished or was cancelled (everyone in it is told). A vote whose
-    /// settling ended before the first was made is owed only the second. The caller reads which is due off
-    /// `state(at: now)` of the vote returned.
-    func claimAnnouncements(at now: Timestamp, limit: Int) async throws -> [Vote]
+    /// Claims the votes with an announcement due at `now` (`StoredVote.announcementDueAt`), earliest due first
+    /// (ties by id), at most `limit`, and records the events `announcements` makes of each (from the vote as
+    /// claimed and its ballots, in the order cast), all in one transaction: each announcement is made once
+    /// however many callers race, and never claimed without its events. Returns the votes claimed and the
+    /// events recorded.
+    func announce(
+        at now: Timestamp, limit: Int, _ announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
+    ) async throws -> (votes: [Vote], events: [Event])
 }
 
 /// What became of a ballot.

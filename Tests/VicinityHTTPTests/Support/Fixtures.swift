@@ -9,6 +9,7 @@ import Synchronization
 import VicinityCore
 import VicinityHTTP
 import VicinityImport
+import VicinityBcrypt
 
 /// Rows copied verbatim from Data/csulb-buildings.csv (header and six buildings).
 let csulbRows = """

@@ -1,0 +1,82 @@
+/// What an event tells its recipient. Each kind carries what the recipient's app shows, and never a position,
+/// a distance, a bearing or the choice of anyone's ballot but the recipient's own.
+public enum EventPayload: Hashable, Sendable {
+    case poke(from: UserSummary)
+    case friendRequest(FriendRequestID, from: UserSummary)
+    case friendAccepted(friend: UserSummary)
+    case voteFinished(VoteFinishedNotice)
+    case voteConflict(VoteConflictNotice)
+    case voteCancelled(VoteCancelledNotice)
+
+    public var type: EventType {
+        switch self {
+        case .poke: .poke
+        case .friendRequest: .friendRequest
+        case .friendAccepted: .friendAccepted
+        case .voteFinished: .voteFinished
+        case .voteConflict: .voteConflict
+        case .voteCancelled: .voteCancelled
+        }
+    }
+}
+
+/// A vote the recipient opened or voted in has finished: its outcome as the recipient reads it.
+public struct VoteFinishedNotice: Hashable, Sendable {
+    public var vote: VoteID
+    /// The subject as the vote asked it when it finished.
+    public var subject: String
+    public var reason: VoteState.FinishReason
+    public var ballotsCast: Int
+    public var participants: Int
+    public var outcome: VoteOutcome
+
+    public init(vote: VoteID, subject: String, reason: VoteState.FinishReason, ballotsCast: Int, participants: Int, outcome: VoteOutcome) {
+        self.vote = vote
+        self.subject = subject
+        self.reason = reason
+        self.ballotsCast = ballotsCast
+        self.participants = participants
+        self.outcome = outcome
+    }
+}
+
+/// How many ballots carry one name that reads as another's.
+public struct NameCount: Hashable, Sendable {
+    public var name: String
+    public var ballots: Int
+
+    public init(name: String, ballots: Int) {
+        self.name = name
+        self.ballots = ballots
+    }
+}
+
+/// The recipient's vote ended with ballots under names that read the same; it settles until `settlingUntil`.
+public struct VoteConflictNotice: Hashable, Sendable {
+    public var vote: VoteID
+    public var subject: String
+    public var conflicts: [NameCount]
+    public var settlingUntil: Timestamp
+
+    public init(vote: VoteID, subject: String, conflicts: [NameCount], settlingUntil: Timestamp) {
+        self.vote = vote
+        self.subject = subject
+        self.conflicts = conflicts
+        self.settlingUntil = settlingUntil
+    }
+}
+
+/// A vote the recipient opened or voted in was called off.
+public struct VoteCancelledNotice: Hashable, Sendable {
+    public var vote: VoteID
+    public var subject: String
+    public var ballotsCast: Int
+    public var participants: Int
+
+    public init(vote: VoteID, subject: String, ballotsCast: Int, participants: Int) {
+        self.vote = vote
+        self.subject = subject
+        self.ballotsCast = ballotsCast
+        self.participants = participants
+    }
+}

@@ -1,0 +1,75 @@
+import GeoCore
+
+extension VoteService {
+    // MARK: Ballots
+
+    /// Casts the caller's one ballot. The password is checked under the guessing guard, after everything that
+    /// needs no password (so that a finished vote or a second ballot never costs a try) and before anything
+    /// is written.
+    public func castBallot(
+        on id: VoteID, password text: String, option index: Int, by identity: Identity, from address: ClientAddress
+    ) async throws -> BallotReceipt {
+        let (vote, hash) = try await lookUp(id, by: identity, from: address) { try await stores.votes.voteForBallot(id: id) }
+        switch vote.state(at: clock.now) {
+        case .open: break
+        case .cancelled: throw ServiceError.conflict(.voteCancelled)
+        case .settling, .finished: throw ServiceError.conflict(.voteFinished)
+        }
+        var problems: [ValidationError] = []
+        var option = 0
+        var password: VotePassword?
+        do throws(ValidationError) { option = try vote.options.option(index) } catch { problems.append(error) }
+        do throws(ValidationError) { password = try VotePassword(text) } catch { problems.append(error) }
+        guard problems.isEmpty, let password else { throw ServiceError.invalid(problems) }
+        if try await stores.votes.ballot(of: id, by: identity.userID) != nil { throw ServiceError.conflict(.alreadyVoted) }
+        // The voter's name goes on the ballot, the initiator's on the receipt: one read for both.
+        let people = try await stores.accounts.summaries(of: [identity.userID, vote.initiator])
+        guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
+        guard let initiator = people[vote.initiator] else { throw ServiceError.notFound(.vote) }
+
+        let key = id.rawValue + " " + identity.userID.rawValue
+        await memo.settled(vote: id)
+        let attempt = try await passwordGuard.begin(account: key, address: address.rawValue)
+        let matches: Bool
+        do { matches = try await passwordMatches(password, vote: id, hash: hash) } catch {
+            try? await passwordGuard.abandoned(attempt)
+            throw error
+        }
+        guard matches else {
+            let delay = try await passwordGuard.failed(attempt)
+            if delay > .zero { try await clock.sleep(for: delay) }
+            throw ServiceError.forbidden("The password of this vote is wrong.")
+        }
+        try await passwordGuard.succeeded(attempt)
+
+        let ballot = Ballot(
+            id: .random(), vote: id, voter: identity.userID, voterName: me.displayName, option: option,
+            castAt: clock.now)
+        switch try await stores.votes.castBallot(ballot, answering: vote.question) {
+        case .noSuchVote: throw ServiceError.notFound(.vote)
+        case .finished: throw ServiceError.conflict(.voteFinished)
+        case .questionChanged: throw ServiceError.conflict(.questionChanged)
+        case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
+        case .cast(let after):
+            if after.completedAt != nil { try await announceFinishes() }
+            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiator.displayName, state: after.state(at: clock.now)))
+        }
+    }
+
+    /// The result of a finished vote, with the caller's own ballot; before the finish, `voteNotFinished` with
+    /// how far it has got, or `voteSettling` with when it comes at the latest. Only the initiator and those who
+    /// voted see it, for public and private votes alike.
+    public func result(of id: VoteID, for identity: Identity, from address: ClientAddress) async throws -> VoteResult {
+        let vote = try await lookUp(id, by: identity, from: address) { try await stores.votes.vote(id: id) }
+        let voted = vote.initiator == identity.userID ? true : try await stores.votes.ballot(of: id, by: identity.userID) != nil
+        guard voted else { throw ServiceError.forbidden("Only the initiator of this vote and those who voted in it see its result.") }
+        switch vote.state(at: clock.now) {
+        case .open:
+            throw ServiceError.conflict(.voteNotFinished(ballotsCast: vote.ballotsCast, participants: vote.participants.value))
+        case .settling(_, _, let until): throw ServiceError.conflict(.voteSettling(until: until))
+        case .cancelled: throw ServiceError.conflict(.voteCancelled)
+        case .finished: break
+        }
+        return VoteResult(vote: try await view(vote), ballots: try await stores.votes.ballots(of: id), for: identity.userID)
+    }
+}

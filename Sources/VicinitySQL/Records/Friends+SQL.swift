@@ -1,0 +1,35 @@
+import VicinityCore
+
+extension FriendshipSide: SQLRecord {
+    public static let schema = RecordSchema<FriendshipSide>(
+        "friendship", key: ["account_id", "friend_id"],
+        fields: [
+            SQLField("account_id", .text) { .text($0.user.rawValue) },
+            SQLField("friend_id", .text) { .text($0.friend.rawValue) },
+            SQLField("since", .integer) { .time($0.since) },
+            SQLField("share_position", .boolean) { .bool($0.sharesPosition) },
+        ])
+
+    public init(row: some SQLRow) throws(StoreError) {
+        self.init(
+            user: try UserID.stored(try row.text("account_id")), friend: try UserID.stored(try row.text("friend_id")),
+            since: try row.time("since"), sharesPosition: try row.bool("share_position"))
+    }
+}
+
+extension FriendRequest: SQLRecord {
+    public static let schema = RecordSchema<FriendRequest>(
+        "friend_request", key: ["id"],
+        fields: [
+            SQLField("id", .text) { .text($0.id.rawValue) },
+            SQLField("from_id", .text) { .text($0.from.rawValue) },
+            SQLField("to_id", .text) { .text($0.to.rawValue) },
+            SQLField("created_at", .integer) { .time($0.createdAt) },
+        ])
+
+    public init(row: some SQLRow) throws(StoreError) {
+        self.init(
+            id: try FriendRequestID.stored(try row.text("id")), from: try UserID.stored(try row.text("from_id")),
+            to: try UserID.stored(try row.text("to_id")), createdAt: try row.time("created_at"))
+    }
+}

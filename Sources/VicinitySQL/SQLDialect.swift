@@ -1,0 +1,347 @@
+import GeoCore
+import VicinityCore
+
+/// A statement's text with its arguments, in one store's dialect.
+public struct SQLStatement: Sendable {
+    public let text: String
+    public let arguments: [SQLArgument]
+    /// The columns a read or a write's `RETURNING` gives back, by name; empty for a write that returns none.
+    public let returns: [String]
+
+    public init(text: String, arguments: [SQLArgument], returns: [String]) {
+        self.text = text
+        self.arguments = arguments
+        self.returns = returns
+    }
+}
+
+/// One bound argument: a value, or (PostgreSQL's `= ANY`) an array of one kind.
+public enum SQLArgument: Sendable {
+    case value(SQLValue)
+    case texts([String])
+    case integers([Int64])
+}
+
+/// How each of the two SQL stores writes the shared statements (`SQLQuery`, `SQLWrite`): placeholders, casts,
+/// geometry functions and row locks. Identifiers are the schema's own, never input; every value is bound.
+public enum SQLDialect: Sendable {
+    /// SQLite with SpatiaLite: `?` placeholders, JSON as text, `geom` POINTs made by `MakePoint`.
+    case sqlite
+    /// PostgreSQL with PostGIS: `$n` placeholders, `json`/`jsonb` casts, generated geography columns.
+    case postgres
+
+    /// SpatiaLite's POINT column beside a table's latitude and longitude (`SQLTable.point`).
+    static let pointColumn = "geom"
+
+    /// Every column of the table as a `SELECT` list reads it, each under its own name.
+    public func columns(of table: SQLTable) -> String {
+        table.columns.map(selected).joined(separator: ", ")
+    }
+
+    public func select(_ query: SQLQuery) -> SQLStatement {
+        var builder = Builder(dialect: self)
+        var text = "SELECT " + columns(of: query.table) + " FROM " + query.table.name
+        let condition = builder.condition(query.condition, in: query.table)
+        if condition != "1 = 1" { text += " WHERE " + condition }
+        if !query.order.isEmpty {
+            text += " ORDER BY " + query.order.map { order in
+                let collated = self == .postgres && query.table.column(order.column)?.kind == .text
+                return order.column + (collated ? " COLLATE \"C\"" : "") + (order.descending ? " DESC" : "")
+            }.joined(separator: ", ")
+        }
+        if let limit = query.limit { text += " LIMIT " + builder.bind(.value(.integer(Int64(limit)))) }
+        if self == .postgres {
+            switch query.lock {
+            case .none: break
+            case .forUpdate: text += " FOR UPDATE"
+            case .skipLocked: text += " FOR UPDATE SKIP LOCKED"
+            }
+        }
+        return SQLStatement(text: text, arguments: builder.arguments, returns: query.table.columns.map(\.name))
+    }
+
+    /// `SELECT count(*) AS count` of the rows that meet the query's condition.
+    public func count(_ query: SQLQuery) -> SQLStatement {
+        var builder = Builder(dialect: self)
+        var text = "SELECT count(*) AS count FROM " + query.table.name
+        let condition = builder.condition(query.condition, in: query.table)
+        if condition != "1 = 1" { text += " WHERE " + condition }
+        return SQLStatement(text: text, arguments: builder.arguments, returns: ["count"])
+    }
+
+    /// The highest number the table's identity has given (`last`): SQLite's AUTOINCREMENT keeps it in
+    /// `sqlite_sequence`, PostgreSQL's identity in its sequence (null before the first).
+    public func lastNumber(_ table: SQLTable) -> SQLStatement {
+        switch self {
+        case .sqlite:
+            SQLStatement(text: "SELECT seq AS last FROM sqlite_sequence WHERE name = ?", arguments: [.value(.text(table.name))], returns: ["last"])
+        case .postgres:
+            SQLStatement(
+                text: "SELECT pg_sequence_last_value(pg_get_serial_sequence($1, $2)::regclass) AS last",
+                arguments: [.value(.text(table.name)), .value(.text(identity(of: table)))], returns: ["last"])
+        }
+    }
+
+    /// The statements of a write, in order: one for most, several for a copy's rows and for numbering.
+    public func statements(_ write: SQLWrite) -> [SQLStatement] {
+        switch write {
+        case .insertMany(let table, let rows):
+            switch self {
+            case .sqlite:
+                // One cached statement, run per row: SQLite takes rows at memory speed inside a transaction.
+                return rows.map { self.write(.insert(table, $0)) }
+            case .postgres:
+                // PostgreSQL binds at most 65,535 parameters a statement: rows go in chunks that stay under it.
+                let perStatement = max(1, 60_000 / max(1, table.columns.count))
+                return stride(from: 0, to: rows.count, by: perStatement).map { start in
+                    manyRows(table, Array(rows[start..<min(rows.count, start + perStatement)]))
+                }
+            }
+        case .continueNumbering(let table, let number):
+            switch self {
+            case .sqlite:
+                return [
+                    SQLStatement(text: "DELETE FROM sqlite_sequence WHERE name = ?", arguments: [.value(.text(table.name))], returns: []),
+                    SQLStatement(
+                        text: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
+                        arguments: [.value(.text(table.name)), .value(.integer(number))], returns: []),
+                ]
+            case .postgres:
+                // `setval(…, n, true)` says n was given; before any number, the sequence starts at 1 unused.
+                let sequence = "pg_get_serial_sequence($1, $2)"
+                let text = number > 0
+                    ? "SELECT setval(\(sequence), $3, true) AS affected" : "SELECT setval(\(sequence), 1, false) AS affected"
+                var arguments: [SQLArgument] = [.value(.text(table.name)), .value(.text(identity(of: table)))]
+                if number > 0 { arguments.append(.value(.integer(number))) }
+                return [SQLStatement(text: text, arguments: arguments, returns: [])]
+            }
+        default:
+            return [self.write(write)]
+        }
+    }
+
+    private func identity(of table: SQLTable) -> String {
+        table.columns.first { $0.origin == .identity }?.name ?? "id"
+    }
+
+    /// One PostgreSQL `INSERT` of several rows.
+    private func manyRows(_ table: SQLTable, _ rows: [[SQLValue]]) -> SQLStatement {
+        var builder = Builder(dialect: self)
+        let overriding = table.columns.contains { $0.origin == .identity } ? " OVERRIDING SYSTEM VALUE" : ""
+        let tuples = rows.map { values in
+            "(" + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+        }
+        return SQLStatement(
+            text: "INSERT INTO \(table.name) (\(table.columns.map(\.name).joined(separator: ", ")))\(overriding) VALUES "
+                + tuples.joined(separator: ", ") + " RETURNING 1 AS affected",
+            arguments: builder.arguments, returns: [])
+    }
+
+    /// A write; on PostgreSQL every write returns a row per row it touched (`1 AS affected` when it asked for
+    /// no column), which is how its count is read.
+    public func write(_ write: SQLWrite) -> SQLStatement {
+        var builder = Builder(dialect: self)
+        var text: String
+        var returning: [String] = []
+        switch write {
+        case .insert(let table, let values, let conflict, let wanted):
+            precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
+            var names = table.columns.map(\.name)
+            var placeholders = zip(table.columns, values).map { builder.placeholder($1, for: $0) }
+            if let point = pointValues(table, values) {
+                names.append(Self.pointColumn)
+                placeholders.append(builder.point(point))
+            }
+            // PostgreSQL takes a number its identity would give only when told to (a copy keeps its numbers).
+            let overriding = self == .postgres && table.columns.contains { $0.origin == .identity } ? " OVERRIDING SYSTEM VALUE" : ""
+            text = "INSERT INTO \(table.name) (\(names.joined(separator: ", ")))\(overriding) VALUES (\(placeholders.joined(separator: ", ")))"
+            switch conflict {
+            case .fail: break
+            case .ignore: text += " ON CONFLICT DO NOTHING"
+            case .replace:
+                let others = names.filter { !table.key.contains($0) }
+                text += " ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET "
+                    + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            }
+            returning = wanted
+        case .update(let table, let values):
+            precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
+            // Bound in the order the text names them: SQLite's `?` are numbered by place.
+            var assignments: [String] = []
+            for (column, value) in zip(table.columns, values) where !table.key.contains(column.name) {
+                assignments.append(column.name + " = " + builder.placeholder(value, for: column))
+            }
+            if let point = pointValues(table, values) { assignments.append(Self.pointColumn + " = " + builder.point(point)) }
+            var keys: [String] = []
+            for (column, value) in zip(table.columns, values) where table.key.contains(column.name) {
+                keys.append(column.name + " = " + builder.placeholder(value, for: column))
+            }
+            text = "UPDATE \(table.name) SET \(assignments.joined(separator: ", ")) WHERE \(keys.joined(separator: " AND "))"
+        case .set(let table, let assignments, let condition):
+            precondition(
+                !assignments.contains { $0.column == table.point?.latitude || $0.column == table.point?.longitude },
+                "a located row of \(table) moves only by a whole update, which moves its point too")
+            let set = assignments.map { assignment in
+                let column = table.column(assignment.column) ?? SQLColumn(name: assignment.column, kind: .text, origin: .field)
+                return assignment.column + " = " + builder.placeholder(assignment.value, for: column)
+            }
+            text = "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE \(builder.condition(condition, in: table))"
+        case .delete(let table, let condition):
+            text = "DELETE FROM \(table.name) WHERE \(builder.condition(condition, in: table))"
+        case .increment(let table, let column, let condition):
+            text = "UPDATE \(table.name) SET \(column) = \(column) + 1 WHERE \(builder.condition(condition, in: table))"
+        case .insertMany, .continueNumbering:
+            preconditionFailure("\(write) takes several statements: `statements(_:)` writes them")
+        }
+        if !returning.isEmpty {
+            text += " RETURNING " + returning.joined(separator: ", ")
+        } else if self == .postgres {
+            text += " RETURNING 1 AS affected"
+        }
+        return SQLStatement(text: text, arguments: builder.arguments, returns: returning)
+    }
+
+    /// How a column is read: geometry as WKB, JSON as its text.
+    private func selected(_ column: SQLColumn) -> String {
+        switch (self, column.kind) {
+        case (.sqlite, .multiPolygon): "AsBinary(\(column.name)) AS \(column.name)"
+        case (.postgres, .multiPolygon): "ST_AsBinary(\(column.name)) AS \(column.name)"
+        case (.postgres, .json): "\(column.name)::text AS \(column.name)"
+        default: column.name
+        }
+    }
+
+    /// The point a located row's SpatiaLite geometry is made from; nil where the database makes it itself.
+    private func pointValues(_ table: SQLTable, _ values: [SQLValue]) -> (latitude: SQLValue, longitude: SQLValue)? {
+        guard self == .sqlite, let point = table.point,
+            let latitude = table.columns.firstIndex(where: { $0.name == point.latitude }),
+            let longitude = table.columns.firstIndex(where: { $0.name == point.longitude })
+        else { return nil }
+        return (values[latitude], values[longitude])
+    }
+
+    /// Collects arguments and writes their placeholders.
+    private struct Builder {
+        let dialect: SQLDialect
+        var arguments: [SQLArgument] = []
+
+        mutating func bind(_ argument: SQLArgument) -> String {
+            arguments.append(argument)
+            return dialect == .sqlite ? "?" : "$\(arguments.count)"
+        }
+
+        /// A value written into a column of this kind.
+        mutating func placeholder(_ value: SQLValue, for column: SQLColumn) -> String {
+            let bound = bind(.value(value))
+            switch (dialect, column.kind) {
+            case (.postgres, .json(let type)): return "\(bound)::\(type)"
+            case (.sqlite, .multiPolygon): return "GeomFromWKB(\(bound), 4326)"
+            case (.postgres, .multiPolygon): return "ST_GeomFromWKB(\(bound), 4326)"
+            default: return bound
+            }
+        }
+
+        mutating func point(_ point: (latitude: SQLValue, longitude: SQLValue)) -> String {
+            let longitude = bind(.value(point.longitude))
+            let latitude = bind(.value(point.latitude))
+            return "MakePoint(\(longitude), \(latitude), 4326)"
+        }
+
+        mutating func condition(_ condition: SQLCondition, in table: SQLTable) -> String {
+            switch condition {
+            case .all:
+                return "1 = 1"
+            case .equals(let column, .null), .isNull(let column):
+                return "\(column) IS NULL"
+            case .notNull(let column), .notEquals(let column, .null):
+                return "\(column) IS NOT NULL"
+            case .equals(let column, let value):
+                return "\(column) = \(bind(.value(value)))"
+            case .notEquals(let column, let value):
+                return "\(column) <> \(bind(.value(value)))"
+            case .compare(let column, let comparison, let value):
+                return "\(column) \(comparison.rawValue) \(bind(.value(value)))"
+            case .among(let column, let values):
+                guard !values.isEmpty else { return "1 = 0" }
+                switch dialect {
+                case .sqlite:
+                    // One statement for any number of values, which SQLite caches, instead of one per length.
+                    let list = values.map { value -> String in
+                        switch value {
+                        case .integer(let number): String(number)
+                        case .text(let text): Self.jsonString(text)
+                        default: preconditionFailure("a list to match holds text or integers")
+                        }
+                    }
+                    return "\(column) IN (SELECT value FROM json_each(\(bind(.value(.text("[" + list.joined(separator: ",") + "]"))))))"
+                case .postgres:
+                    if case .integer = values[0] {
+                        return "\(column) = ANY(\(bind(.integers(values.compactMap { if case .integer(let n) = $0 { n } else { nil } }))))"
+                    }
+                    return "\(column) = ANY(\(bind(.texts(values.compactMap { if case .text(let t) = $0 { t } else { nil } }))))"
+                }
+            case .startsWith(let column, let prefix):
+                return "\(column) LIKE \(bind(.value(.text(Self.escapedLike(prefix) + "%")))) ESCAPE '\\'"
+            case .contains(let column, let part):
+                return "\(column) LIKE \(bind(.value(.text("%" + Self.escapedLike(part) + "%")))) ESCAPE '\\'"
+            case .near(let centre, let radius):
+                switch dialect {
+                case .sqlite:
+                    // The R*Tree keeps rectangles rounded outwards to 32-bit floats, so a point inside the box is
+                    // never missed.
+                    let box = BoundingBox(around: centre, radius: radius)
+                    var ranges: [String] = []
+                    for range in box.longitudeRanges {
+                        ranges.append(
+                            "rowid IN (SELECT pkid FROM idx_\(table.name)_\(SQLDialect.pointColumn) WHERE xmin <= "
+                                + bind(.value(.real(range.upperBound))) + " AND xmax >= " + bind(.value(.real(range.lowerBound)))
+                                + " AND ymin <= " + bind(.value(.real(box.maxLatitude))) + " AND ymax >= "
+                                + bind(.value(.real(box.minLatitude))) + ")")
+                    }
+                    return "(" + ranges.joined(separator: " OR ") + ")"
+                case .postgres:
+                    let longitude = bind(.value(.real(centre.longitude))), latitude = bind(.value(.real(centre.latitude)))
+                    let meters = bind(.value(.real(CandidateRadius.meters(radius))))
+                    return "ST_DWithin(location, ST_SetSRID(ST_MakePoint(\(longitude), \(latitude)), 4326)::geography, \(meters), false)"
+                }
+            case .and(let parts):
+                guard !parts.isEmpty else { return "1 = 1" }
+                return joined(parts, by: " AND ", in: table)
+            case .or(let parts):
+                guard !parts.isEmpty else { return "1 = 0" }
+                return joined(parts, by: " OR ", in: table)
+            }
+        }
+
+        private mutating func joined(_ parts: [SQLCondition], by separator: String, in table: SQLTable) -> String {
+            var rendered: [String] = []
+            for part in parts { rendered.append(condition(part, in: table)) }
+            return "(" + rendered.joined(separator: separator) + ")"
+        }
+
+        /// `%`, `_` and the escape character itself taken literally in a `LIKE` pattern.
+        static func escapedLike(_ text: String) -> String {
+            var escaped = ""
+            for character in text {
+                if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return escaped
+        }
+
+        /// A JSON string literal, for SQLite's `json_each` lists.
+        static func jsonString(_ text: String) -> String {
+            var bytes: [UInt8] = []
+            JSONValue.writeString(text, to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
+
+/// Candidate radii with a margin. PostGIS measures on a sphere of radius 6,371,008.7714 m and GeoCore on one
+/// of 6,371,008.8 m (`Earth.meanRadius`), so PostGIS's distances are the smaller by 4.5 parts in 10⁹; a
+/// margin of one part in a million and a centimetre covers that and any rounding, and ranking removes
+/// what the margin lets in.
+public enum CandidateRadius {
+    public static func meters(_ radius: Distance) -> Double { radius.meters * (1 + 1e-6) + 0.01 }
+}

@@ -1,0 +1,118 @@
+import VicinityCore
+
+extension SQLPlan {
+    /// Locks the pair, reads everything between the two (`FriendPair`) and goes on with `next`.
+    static func pair(_ a: UserID, _ b: UserID, _ next: @escaping @Sendable (FriendPair) throws -> SQLPlan) -> SQLPlan {
+        let (x, y) = (SQLValue.text(a.rawValue), SQLValue.text(b.rawValue))
+        let key = [a.rawValue, b.rawValue].sorted().joined(separator: "|")
+        return .locking(
+            [SQLLockKey(.friendPair, key)],
+            .select(FriendshipSide.self, where: .or([
+                .and([.equals("account_id", x), .equals("friend_id", y)]), .and([.equals("account_id", y), .equals("friend_id", x)]),
+            ]), lock: .forUpdate) { sides in
+                .select(FriendRequest.self, where: .or([
+                    .and([.equals("from_id", x), .equals("to_id", y)]), .and([.equals("from_id", y), .equals("to_id", x)]),
+                ]), lock: .forUpdate) { requests in
+                    try next(FriendPair(a, b, sides: sides, requests: requests))
+                }
+            })
+    }
+
+    /// Lets `rule` change the pair under its lock and writes back what it changed.
+    static func changing(
+        _ a: UserID, _ b: UserID, _ rule: @escaping @Sendable (inout FriendPair) throws -> Result
+    ) -> SQLPlan {
+        .pair(a, b) { before in
+            var after = before
+            let result = try rule(&after)
+            return .writing(
+                SQLWrite.changes(from: before.sides, to: after.sides) + SQLWrite.changes(from: before.requests, to: after.requests),
+                result: result)
+        }
+    }
+}
+
+extension SQLRecordStore {
+    public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
+        try await write(.changing(request.from, request.to) { $0.send(request) })
+    }
+
+    public func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest? {
+        // The pair is known from the request; under its lock the pair is read again, in case another writer
+        // turned the request into a friendship or removed it meanwhile.
+        try await write(.select(FriendRequest.self, where: .and([.equals("id", .text(id.rawValue)), .equals("to_id", .text(recipient.rawValue))])) { seen in
+            guard let request = seen.first else { return .done(nil) }
+            return .changing(request.from, request.to) { $0.accept(id, recipient: recipient, at: time) }
+        })
+    }
+
+    /// Under the pair's lock, as every change between two people: a request withdrawn while the other asks
+    /// back is either withdrawn first (their request is then a new one) or accepted first (and then not
+    /// withdrawn), never both.
+    public func deleteFriendRequest(_ id: FriendRequestID, participant: UserID) async throws -> FriendRequest? {
+        let user = SQLValue.text(participant.rawValue)
+        return try await write(.select(FriendRequest.self, where: .and([
+            .equals("id", .text(id.rawValue)), .or([.equals("from_id", user), .equals("to_id", user)]),
+        ])) { seen in
+            guard let request = seen.first else { return .done(nil) }
+            return .changing(request.from, request.to) { $0.withdraw(id, participant: participant) }
+        })
+    }
+
+    public func friendRequests(of user: UserID) async throws -> [FriendRequest] {
+        let id = SQLValue.text(user.rawValue)
+        return try await records(
+            FriendRequest.self, where: .or([.equals("from_id", id), .equals("to_id", id)]),
+            order: [.ascending("created_at"), .ascending("id")])
+    }
+
+    public func friendships(of user: UserID) async throws -> [Friendship] {
+        let id = SQLValue.text(user.rawValue)
+        return try await read(.select(FriendshipSide.self, where: .equals("account_id", id)) { mine in
+            .select(FriendshipSide.self, where: .equals("friend_id", id)) { theirs in
+                let shares = Dictionary(theirs.map { ($0.user, $0.sharesPosition) }) { first, _ in first }
+                return .done(mine.compactMap { side in
+                    shares[side.friend].map {
+                        Friendship(friend: side.friend, since: side.since, sharesWithFriend: side.sharesPosition, friendSharesWithMe: $0)
+                    }
+                })
+            }
+        })
+    }
+
+    public func friendship(of user: UserID, with friend: UserID) async throws -> Friendship? {
+        let (x, y) = (SQLValue.text(user.rawValue), SQLValue.text(friend.rawValue))
+        return try await read(.select(FriendshipSide.self, where: .or([
+            .and([.equals("account_id", x), .equals("friend_id", y)]), .and([.equals("account_id", y), .equals("friend_id", x)]),
+        ])) { sides in
+            .done(FriendPair(user, friend, sides: sides, requests: []).friendship(of: user))
+        })
+    }
+
+    public func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try await write(.changing(user, friend) { $0.setSharing(shares, from: user) })
+    }
+
+    public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {
+        try await write(.changing(user, friend) { $0.end() })
+    }
+
+    public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {
+        guard !others.isEmpty else { return [:] }
+        let me = SQLValue.text(user.rawValue)
+        let list = Set(others.map(\.rawValue)).sorted().map(SQLValue.text)
+        return try await read(.select(FriendRequest.self, where: .or([
+            .and([.equals("from_id", me), .among("to_id", list)]), .and([.equals("to_id", me), .among("from_id", list)]),
+        ])) { requests in
+            .select(FriendshipSide.self, where: .and([.equals("account_id", me), .among("friend_id", list)])) { sides in
+                var result: [UserID: Relationship] = [:]
+                for request in requests {
+                    result[request.from == user ? request.to : request.from] =
+                        request.from == user ? .requestSent(request.id) : .requestReceived(request.id)
+                }
+                for side in sides { result[side.friend] = .friend }
+                return .done(result)
+            }
+        })
+    }
+}
