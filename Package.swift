@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "VicinitySpatiaLite", targets: ["VicinitySpatiaLite"]),
         .library(name: "VicinityPostGIS", targets: ["VicinityPostGIS"]),
         .library(name: "VicinityHTTP", targets: ["VicinityHTTP"]),
+        .library(name: "VicinityTransports", targets: ["VicinityTransports"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -105,6 +106,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // The pool's own errors (`ConnectionPoolError`), which `PostGISStore` maps to the store's.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        /// What leaves the service: one folder a transport (Mail: SMTP submission), beside the stores and, like them,
+        /// met by the rest only in `vicinity`. It keeps its own value types and needs no other module of the package.
+        .target(
+            name: "VicinityTransports",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
