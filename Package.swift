@@ -230,6 +230,16 @@ let package = Package(
             name: "VicinityCLITests",
             swiftSettings: swiftSettings
         ),
+        /// Runs the transports against real peers on loopback (an aiosmtpd relay started by the tests).
+        .testTarget(
+            name: "VicinityTransportsTests",
+            dependencies: [
+                "VicinityTransports",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Support/smtp_server.py"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "VicinityHTTPTests",
             dependencies: [
