@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "VicinitySpatiaLite", targets: ["VicinitySpatiaLite"]),
         .library(name: "VicinityPostGIS", targets: ["VicinityPostGIS"]),
         .library(name: "VicinityHTTP", targets: ["VicinityHTTP"]),
+        .library(name: "VicinityTransports", targets: ["VicinityTransports"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -130,6 +131,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        /// What leaves the service: one folder a transport (Mail: SMTP submission), beside the stores and, like them,
+        /// met by the rest only in `vicinity`. It keeps its own value types and needs no other module of the package.
+        .target(
+            name: "VicinityTransports",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         /// Turns `--db` text into a store: the one place that knows both stores.
         .target(
             name: "VicinityRecord",
@@ -239,6 +253,16 @@ let package = Package(
         /// Runs the built `vicinity` executable; needs no module of the package, only the binary beside it.
         .testTarget(
             name: "VicinityCLITests",
+            swiftSettings: swiftSettings
+        ),
+        /// Runs the transports against real peers on loopback (an aiosmtpd relay started by the tests).
+        .testTarget(
+            name: "VicinityTransportsTests",
+            dependencies: [
+                "VicinityTransports",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Support/smtp_server.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
