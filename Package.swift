@@ -207,7 +207,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        /// Prints import and query figures; run in release by Scripts/benchmark.sh, never by the tests.
+        /// Prints import and query figures; run in release by Scripts/bench/places.sh, never by the tests.
         .executableTarget(
             name: "vicinity-bench",
             dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySQL", "VicinitySpatiaLite"],

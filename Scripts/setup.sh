@@ -5,12 +5,12 @@
 #   zlib1g-dev         zlib, to read .csv.gz and .geojson.gz imports
 #   pkg-config         lets the Swift build find them
 #   spatialite-bin     the `spatialite` shell, to open the database by hand
-#   wrk                HTTP load generator used by Scripts/benchmark-http.sh
+#   wrk                HTTP load generator used by Scripts/bench/http.sh
 #   libjs-leaflet      Leaflet, the map library the page at / loads (the server serves it from its folder)
 #   openssl            makes the certificate of the mail relay the SMTP tests start
 # and, for python3 on $PATH, aiosmtpd (from PyPI, else Debian's python3-aiosmtpd): the mail relay of those tests.
 # Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself, and
-# Scripts/check-browser.sh what the browser tests need (Chromium, chromedriver, Selenium, Thai fonts).
+# Scripts/check/browser.sh what the browser tests need (Chromium, chromedriver, Selenium, Thai fonts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One front against two behind nginx, over one PostgreSQL, one run, release build; then the change feed's lag
-# and the fault run (Scripts/bench/faults.py) on the two fronts.
+# and the fault run (Scripts/check/faults.py) on the two fronts.
 #   Scripts/bench/fronts.sh [--quick] [--points N] [--users N] [--seconds S]
 #
 # 1. N uniform points (Scripts/bench/make-points.py, seed 2026; default 1,000,000) imported into a fresh
@@ -93,7 +93,7 @@ figure[lag_load_rps]="$(awk '/Requests\/sec/ { print $2 }' "$work/lag-load.txt")
 echo "  under 64 connections of position updates through nginx (${figure[lag_load_rps]} req/s): ${figure[lag_load]}"
 figure[memory_two]="$(peak_memory)"
 echo "fault run (100 streams, PostgreSQL stopped 8 s, then SIGKILL of front A):"
-python3 Scripts/bench/faults.py "http://127.0.0.1:$balancer" "$VICINITY_CLUSTER_DIR" "$work/seed" | tee "$work/faults.txt" | sed 's/^/  /'
+python3 Scripts/check/faults.py "http://127.0.0.1:$balancer" "$VICINITY_CLUSTER_DIR" "$work/seed" | tee "$work/faults.txt" | sed 's/^/  /'
 Scripts/cluster.sh stop >/dev/null
 
 # --- The table ----------------------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ report="docs/results/fronts-$(date -u +%Y%m%dT%H%M%SZ).md"
     echo "- idle: ${figure[lag_idle]}"
     echo "- under 64 connections of position updates through nginx (${figure[lag_load_rps]} req/s): ${figure[lag_load]}"
     echo
-    echo "Fault run (Scripts/bench/faults.py: 100 event streams, position writers, readers and pokes through nginx;"
+    echo "Fault run (Scripts/check/faults.py: 100 event streams, position writers, readers and pokes through nginx;"
     echo "PostgreSQL stopped 8 s and started with both fronts up, then front A killed with SIGKILL):"
     echo
     sed 's/^/    /' "$work/faults.txt"

@@ -1,11 +1,14 @@
 """Holds the event streams of the first COUNT people of a SESSIONS file ("TOKEN LAT LON" lines from
-vicinity-seed) open for SECONDS and counts what arrives, for Scripts/benchmark-friends.sh:
+vicinity-seed) open for SECONDS and counts what arrives, for Scripts/bench/friends.sh:
     listeners.py HOST PORT SESSIONS COUNT SECONDS
 Prints one line: streams opened, friend_moved notices and recorded events received."""
+import os
 import sys
 import threading
 import time
 
+# The stream reader is shared with the cluster and fault checks, in Scripts/lib.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from sse import open_stream
 
 

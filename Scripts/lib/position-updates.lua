@@ -1,6 +1,6 @@
 -- wrk script: PUT /v1/me/position, each request a different user of the SESSIONS file ("TOKEN LAT LON" lines
 -- from vicinity-seed) moving to a new spot, starting at a random line per thread. Used by
--- Scripts/benchmark-friends.sh and Scripts/bench/storage.sh.
+-- Scripts/bench/friends.sh and Scripts/bench/storage.sh.
 local lines = {}
 for line in io.lines(os.getenv("SESSIONS")) do lines[#lines + 1] = line end
 local counter = 0

@@ -9,7 +9,7 @@ public struct BcryptCost: Hashable, Sendable, CustomStringConvertible {
 
     /// OWASP's Password Storage Cheat Sheet asks for at least 10.
     public static let minimum: UInt8 = 10
-    /// Measured on this project's 2-core machine (Scripts/benchmark-friends.sh, README): at cost 10 two cores
+    /// Measured on this project's 2-core machine (Scripts/bench/friends.sh, README): at cost 10 two cores
     /// sign in about 40 people a second, so a classroom of 50 signs in within two seconds; 12 would take four
     /// times as long, and a burst of sign-ins would hold the cores for that much longer.
     public static let standard = BcryptCost(uncheckedValue: 10)

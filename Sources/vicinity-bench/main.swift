@@ -10,7 +10,7 @@ import VicinitySpatiaLite
 ///   vicinity-bench FILE.csv [QUERIES]
 ///   vicinity-bench scale [LARGEST [QUERIES]]   (the hot index from 10k points up to LARGEST; see Scale.swift)
 ///   vicinity-bench writes [COUNT]               (the cost of one committed write, synchronous FULL and NORMAL)
-/// Build in release; Scripts/benchmark.sh does both.
+/// Build in release; Scripts/bench/places.sh does both.
 
 func seconds(_ duration: Duration) -> Double {
     duration.milliseconds / 1000

@@ -12,37 +12,42 @@ import VicinitySQL
 struct DatabaseOptions: ParsableArguments {
     static let defaultPath = "Data/vicinity.sqlite"
 
-    @Option(name: .customLong("db"), help: ArgumentHelp(
-        "SpatiaLite database file (created when missing), or postgres://user@host:port/database for PostgreSQL with PostGIS.",
-        discussion: """
-            Default: $VICINITY_DB, else \(defaultPath). A server's password comes from PGPASSWORD or the password \
-            file (PGPASSFILE, else ~/.pgpass); it is never shown. URL options: sslmode=disable|prefer|require|verify-full, \
-            schema=NAME.
-            """,
-        valueName: "path-or-url"))
-    var given: String?
+    /// The option of every command that opens the record; `serve` lists it with its own (`ServeOptionTable`).
+    static let record = EnvironmentOption<RecordLocation>(
+        "db", variable: "VICINITY_DB", valueName: "path-or-url",
+        abstract: "SpatiaLite database file (created when missing), or postgres://user@host:port/database for PostgreSQL with PostGIS.",
+        standard: .file(path: defaultPath), shown: defaultPath,
+        note: """
+            A server's password comes from PGPASSWORD or the password file (PGPASSFILE, else ~/.pgpass); it is \
+            never shown. URL options: sslmode=disable|prefer|require|verify-full, schema=NAME.
+            """
+    ) { text throws(OptionRefusal) in
+        do throws(RecordLocation.Problem) { return try RecordLocation(text) } catch { throw .problem(error.description) }
+    }
 
-    /// The database as given, password and all; never shown (`withStore` hands out its `location`).
-    private var resolved: String {
-        given ?? ProcessInfo.processInfo.environment["VICINITY_DB"] ?? Self.defaultPath
+    @Option(Self.record) var given: String?
+
+    /// The record named. A server's URL may hold a password, so this is never shown; stores show `location`.
+    func location() throws -> RecordLocation {
+        try Self.record.resolve(given: given, environment: ProcessInfo.processInfo.environment)
     }
 
     /// Whether the record is a server database, which the SQLite-only options do not apply to.
     var isServer: Bool {
-        if case .server = try? RecordLocation(resolved) { true } else { false }
+        if case .server = try? location() { true } else { false }
     }
 
-    func validate() throws { _ = try Self.location(resolved, option: "--db (or VICINITY_DB)") }
+    func validate() throws { _ = try location() }
 
     /// Opens the record, runs `body` with it, then closes it (`RecordLocation.withRecord`).
     func withStore<Result>(
         logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
         _ body: (any RecordStore) async throws -> Result
     ) async throws -> Result {
-        try await Self.location(resolved, option: "--db (or VICINITY_DB)").withRecord(logger: logger, settings: settings, body)
+        try await location().withRecord(logger: logger, settings: settings, body)
     }
 
-    /// The record `text` names; `option` says where the text came from, for messages.
+    /// The record `text` names; `option` says where the text came from, for messages (`copy --from`, `--to`).
     static func location(_ text: String, option: String) throws -> RecordLocation {
         do { return try RecordLocation(text) } catch { throw ValidationError("\(option): \(error)") }
     }

@@ -14,141 +14,38 @@ import VicinitySQL
 
 /// `vicinity serve`: the HTTP service over the record `--db` names, until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
+    /// Every setting, each declared once with its flag, environment variable, default and help; each property
+    /// below takes its name and help from its entry, and `settings` resolves it there.
+    static let options = ServeOptionTable()
+
     static let configuration = CommandConfiguration(
         abstract: "Run the HTTP service.",
-        discussion: """
-            Every option may also come from the environment: VICINITY_HOST, VICINITY_PORT, VICINITY_DB, \
-            VICINITY_TEMPLE_CATEGORIES, VICINITY_BCRYPT_COST, VICINITY_POSITION_MAX_AGE, \
-            VICINITY_SESSION_LIFETIME, VICINITY_TRUSTED_PROXIES, VICINITY_LOG_LEVEL, VICINITY_DB_READERS, \
-            VICINITY_DB_CACHE_MIB, VICINITY_DB_MMAP_MIB, VICINITY_REQUEST_TIMEOUT, VICINITY_MAX_CONNECTIONS, \
-            VICINITY_MAX_CONNECTIONS_PER_CLIENT, VICINITY_IPV6_PREFIX, VICINITY_LEAFLET_DIR, VICINITY_PAGE_DIR, \
-            VICINITY_MAP_TILES, VICINITY_MAP_ATTRIBUTION, VICINITY_MAP_START. A command-line option wins \
-            over the environment. \
-            SIGTERM or SIGINT stops accepting connections and lets requests in flight finish.
-            """
+        discussion: OptionName.environmentDiscussion(options.names)
+            + " SIGTERM or SIGINT stops accepting connections and lets requests in flight finish."
     )
 
-    static let defaultHost = "127.0.0.1"
-    static let defaultPort = 8080
-
-    @Option(help: ArgumentHelp(
-        "Address to listen on.", discussion: "Default: $VICINITY_HOST, else \(defaultHost).", valueName: "address"))
-    var host: String?
-
-    @Option(help: ArgumentHelp(
-        "TCP port to listen on; 0 picks a free one, named in the start-up line.",
-        discussion: "Default: $VICINITY_PORT, else \(defaultPort).", valueName: "port"))
-    var port: Int?
-
+    @Option(Self.options.host) var host: String?
+    @Option(Self.options.port) var port: String?
     @OptionGroup var database: DatabaseOptions
-
-    @Option(name: .customLong("temple-categories"), help: ArgumentHelp(
-        "Comma-separated categories that /v1/temples/recommended answers with.",
-        discussion: "Default: $VICINITY_TEMPLE_CATEGORIES, else \(Self.standardTempleList).",
-        valueName: "list"))
-    var templeCategories: String?
-
-    @Option(name: .customLong("bcrypt-cost"), help: ArgumentHelp(
-        "bcrypt work factor for new password hashes, \(BcryptCost.minimum) to 31; each step doubles the time a guess costs.",
-        discussion: "Default: $VICINITY_BCRYPT_COST, else \(BcryptCost.standard).", valueName: "cost"))
-    var bcryptCost: Int?
-
-    @Option(name: .customLong("position-max-age"), help: ArgumentHelp(
-        "Age after which a shared position is last seen rather than current: a number with s, m, h or d.",
-        discussion: "Default: $VICINITY_POSITION_MAX_AGE, else 24h.", valueName: "age"))
-    var positionMaxAge: String?
-
-    @Option(name: .customLong("session-lifetime"), help: ArgumentHelp(
-        "How long a sign-in token works: a number with s, m, h or d.",
-        discussion: "Default: $VICINITY_SESSION_LIFETIME, else 30d.", valueName: "duration"))
-    var sessionLifetime: String?
-
-    @Option(name: .customLong("vote-settling-time"), help: ArgumentHelp(
-        "How long a vote's initiator has to settle ballots cast under the same name before the result is published as it stands: a number with s, m, h or d.",
-        discussion: "Fixed in each vote when it opens. Default: $VICINITY_VOTE_SETTLING_TIME, else 24h.", valueName: "duration"))
-    var voteSettlingTime: String?
-
-    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
-        "IP address of a reverse proxy whose X-Forwarded-For names the client (repeat for several).",
-        discussion: "Default: $VICINITY_TRUSTED_PROXIES (comma-separated), else none: the peer is the client.",
-        valueName: "address"))
-    var trustedProxies: [String] = []
-
-    @Option(name: .customLong("db-readers"), help: ArgumentHelp(
-        "SpatiaLite only: SQLite read connections, \(StorageSettings.readerRange.lowerBound) to \(StorageSettings.readerRange.upperBound): how many reads of the database run at once.",
-        discussion: "Default: $VICINITY_DB_READERS, else \(StorageSettings.standardReaders).", valueName: "count"))
-    var databaseReaders: Int?
-
-    @Option(name: .customLong("db-cache-mib"), help: ArgumentHelp(
-        "SpatiaLite only: page cache of each SQLite connection, in MiB.",
-        discussion: "Default: $VICINITY_DB_CACHE_MIB, else \(StorageSettings.standardCacheMebibytes).", valueName: "MiB"))
-    var databaseCache: Int?
-
-    @Option(name: .customLong("db-mmap-mib"), help: ArgumentHelp(
-        "SpatiaLite only: how much of the database file each SQLite connection reads through a memory map, in MiB; 0 for none.",
-        discussion: "Default: $VICINITY_DB_MMAP_MIB, else \(StorageSettings.standardMmapMebibytes).", valueName: "MiB"))
-    var databaseMmap: Int?
-
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp(
-        "Longest a request may take to arrive, headers and body together, from its first byte; then 408: a number with s or m.",
-        discussion: "Default: $VICINITY_REQUEST_TIMEOUT, else 20s.", valueName: "duration"))
-    var requestTimeout: String?
-
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
-        "Open connections served at once; past it new ones are answered 503 at once.",
-        discussion: "Default: $VICINITY_MAX_CONNECTIONS, else \(HTTPOptions.standard.maximumConnections), lowered to stay well under the process's descriptor limit.",
-        valueName: "count"))
-    var maximumConnections: Int?
-
-    @Option(name: .customLong("max-connections-per-client"), help: ArgumentHelp(
-        "Open connections of one client (an IPv4 address, an IPv6 prefix) served at once.",
-        discussion: "Default: $VICINITY_MAX_CONNECTIONS_PER_CLIENT, else \(HTTPOptions.standard.maximumConnectionsPerClient).",
-        valueName: "count"))
-    var maximumConnectionsPerClient: Int?
-
-    @Option(name: .customLong("ipv6-prefix"), help: ArgumentHelp(
-        "Leading bits of an IPv6 address that name one client, for every limit per client, \(AddressGroups.ipv6PrefixLengths.lowerBound) to \(AddressGroups.ipv6PrefixLengths.upperBound).",
-        discussion: "Default: $VICINITY_IPV6_PREFIX, else \(AddressGroups.standard.ipv6PrefixLength): a subscriber's /64.",
-        valueName: "bits"))
-    var ipv6Prefix: Int?
-
-    @Option(name: .customLong("leaflet-dir"), help: ArgumentHelp(
-        "Folder holding Leaflet (leaflet.js, leaflet.css, images/) for the map page at /.",
-        discussion: "Default: $VICINITY_LEAFLET_DIR, else \(PageOptions.debianLeafletDirectory) (Debian's libjs-leaflet). Without it the page says the map library is missing.",
-        valueName: "folder"))
-    var leafletDirectory: String?
-
-    @Option(name: .customLong("page-dir"), help: ArgumentHelp(
-        "Serve the map page's own files from this folder, read at every request, instead of the built-in copy.",
-        discussion: "Default: $VICINITY_PAGE_DIR, else the built-in copy. For editing the page (Sources/VicinityHTTP/Resources/web) without rebuilding.",
-        valueName: "folder"))
-    var pageDirectory: String?
-
-    @Option(name: .customLong("map-tiles"), help: ArgumentHelp(
-        "A raster tile server's URL template for the map page, with {z}, {x} and {y} (and {s} for subdomains).",
-        discussion: "Default: $VICINITY_MAP_TILES, else none: the map draws only campuses and places, on a plain background. Needs --map-attribution.",
-        valueName: "url-template"))
-    var mapTiles: String?
-
-    @Option(name: .customLong("map-attribution"), help: ArgumentHelp(
-        "The attribution the tile server's licence asks the map to show, such as \"© OpenStreetMap contributors\".",
-        discussion: "Default: $VICINITY_MAP_ATTRIBUTION.", valueName: "text"))
-    var mapAttribution: String?
-
-    @Option(name: .customLong("map-start"), help: ArgumentHelp(
-        "Where the map page opens: LAT,LON,ZOOM.",
-        discussion: "Default: $VICINITY_MAP_START, else \(MapView.standard.centre.latitude),\(MapView.standard.centre.longitude),\(MapView.standard.zoom) (Hall of Science, CSULB).",
-        valueName: "lat,lon,zoom"))
-    var mapStart: String?
-
-    @Option(name: .customLong("log-level"), help: ArgumentHelp(
-        "trace, debug, info, notice, warning, error or critical.",
-        discussion: "Default: $VICINITY_LOG_LEVEL, else info.", valueName: "level"))
-    var logLevel: String?
-
-    private static var standardTempleList: String {
-        TempleCategories.standard.categories.map(\.rawValue).sorted().joined(separator: ",")
-    }
+    @Option(Self.options.templeCategories) var templeCategories: String?
+    @Option(Self.options.bcryptCost) var bcryptCost: String?
+    @Option(Self.options.positionMaxAge) var positionMaxAge: String?
+    @Option(Self.options.sessionLifetime) var sessionLifetime: String?
+    @Option(Self.options.voteSettlingTime) var voteSettlingTime: String?
+    @Option(Self.options.trustedProxies) var trustedProxies: [String] = []
+    @Option(Self.options.databaseReaders) var databaseReaders: String?
+    @Option(Self.options.databaseCache) var databaseCache: String?
+    @Option(Self.options.databaseMmap) var databaseMmap: String?
+    @Option(Self.options.requestTimeout) var requestTimeout: String?
+    @Option(Self.options.maximumConnections) var maximumConnections: String?
+    @Option(Self.options.maximumConnectionsPerClient) var maximumConnectionsPerClient: String?
+    @Option(Self.options.ipv6Prefix) var ipv6Prefix: String?
+    @Option(Self.options.leafletDirectory) var leafletDirectory: String?
+    @Option(Self.options.pageDirectory) var pageDirectory: String?
+    @Option(Self.options.mapTiles) var mapTiles: String?
+    @Option(Self.options.mapAttribution) var mapAttribution: String?
+    @Option(Self.options.mapStart) var mapStart: String?
+    @Option(Self.options.logLevel) var logLevel: String?
 
     /// The options with the environment and defaults applied, each checked.
     struct Settings {
@@ -176,153 +73,76 @@ struct Serve: AsyncParsableCommand {
             guard let given = maximumConnections else { return min(HTTPOptions.standard.maximumConnections, room) }
             guard given <= room else {
                 throw ValidationError(
-                    "--max-connections (or VICINITY_MAX_CONNECTIONS) \(given) does not fit under the descriptor limit of \(descriptorLimit), which leaves room for \(room); raise the limit or ask for fewer")
+                    "\(Serve.options.maximumConnections.name.named) \(given) does not fit under the descriptor limit of \(descriptorLimit), which leaves room for \(room); raise the limit or ask for fewer")
             }
             return given
         }
     }
 
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
-        let host = host ?? environment["VICINITY_HOST"] ?? Self.defaultHost
-        guard !host.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw ValidationError("--host (or VICINITY_HOST) must not be empty")
+        let table = Self.options
+        /// An option's value: the command line's, else the environment's, else the default.
+        func value<Value>(_ entry: EnvironmentOption<Value>, _ given: String?) throws -> Value {
+            try entry.resolve(given: given, environment: environment)
         }
 
-        let port: Int
-        if let given = self.port {
-            port = given
-        } else if let text = environment["VICINITY_PORT"] {
-            guard let parsed = Int(text) else { throw ValidationError("VICINITY_PORT must be a port number, not \"\(text)\"") }
-            port = parsed
-        } else {
-            port = Self.defaultPort
-        }
-        guard (0...65535).contains(port) else { throw ValidationError("the port must be in 0...65535, not \(port)") }
+        // In the table's order, so that of several bad settings the first in the help is named.
+        let host = try value(table.host, host)
+        let port = try value(table.port, port)
+        var services = ServiceSettings(temples: try value(table.templeCategories, templeCategories))
+        let bcryptCost = try value(table.bcryptCost, bcryptCost)
+        services.friends.positions.maximumAge = try value(table.positionMaxAge, positionMaxAge)
+        services.accounts.sessionLifetime = try value(table.sessionLifetime, sessionLifetime)
+        services.votes.settlingTime = try value(table.voteSettlingTime, voteSettlingTime)
+        let proxies = try table.trustedProxies.resolve(given: trustedProxies, environment: environment)
 
-        let list = templeCategories ?? environment["VICINITY_TEMPLE_CATEGORIES"] ?? Self.standardTempleList
-        let parsed = VicinityCore.Category.list([list], field: "temple category")
-        if let problem = parsed.errors.first { throw ValidationError("\(problem.field) \(problem.message)") }
-        // An empty set would recommend nothing; refuse it rather than serve an endpoint that never answers.
-        guard !parsed.categories.isEmpty else { throw ValidationError("--temple-categories needs at least one category") }
-
-        var cost = BcryptCost.standard
-        if let text = bcryptCost.map(String.init) ?? environment["VICINITY_BCRYPT_COST"] {
-            do { cost = try BcryptCost(Int(text) ?? -1) } catch {
-                throw ValidationError("--bcrypt-cost (or VICINITY_BCRYPT_COST) \(error.message), not \"\(text)\"")
-            }
-        }
-
-        var services = ServiceSettings(temples: TempleCategories(categories: parsed.categories))
-        if let text = positionMaxAge ?? environment["VICINITY_POSITION_MAX_AGE"] {
-            services.friends.positions.maximumAge = try Self.duration(text, option: "--position-max-age (or VICINITY_POSITION_MAX_AGE)")
-        }
-        if let text = sessionLifetime ?? environment["VICINITY_SESSION_LIFETIME"] {
-            services.accounts.sessionLifetime = try Self.duration(text, option: "--session-lifetime (or VICINITY_SESSION_LIFETIME)")
-        }
-        if let text = voteSettlingTime ?? environment["VICINITY_VOTE_SETTLING_TIME"] {
-            services.votes.settlingTime = try Self.duration(text, option: "--vote-settling-time (or VICINITY_VOTE_SETTLING_TIME)")
-        }
-
-        let proxyList = trustedProxies.isEmpty
-            ? (environment["VICINITY_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init) : trustedProxies
-        var proxies: Set<String> = []
-        for text in proxyList.map({ $0.trimmingCharacters(in: .whitespaces) }) where !text.isEmpty {
-            // Written as the server will see peers, so that "::1" and "0:0:0:0:0:0:0:1" are one proxy.
-            guard let address = try? SocketAddress(ipAddress: text, port: 0), let canonical = address.ipAddress else {
-                throw ValidationError("--trusted-proxy (or VICINITY_TRUSTED_PROXIES) must be an IP address, not \"\(text)\"")
-            }
-            proxies.insert(canonical)
-        }
-
-        /// The option, else the environment variable; nil when neither is given.
-        func whole(_ given: Int?, _ variable: String) throws -> Int? {
-            if let given { return given }
-            guard let text = environment[variable] else { return nil }
-            guard let parsed = Int(text) else { throw ValidationError("\(variable) must be a whole number, not \"\(text)\"") }
-            return parsed
-        }
-        func whole(_ given: Int?, _ variable: String, standard: Int) throws -> Int {
-            try whole(given, variable) ?? standard
-        }
-        if database.isServer, let option = [
-            (databaseReaders, "--db-readers"), (databaseCache, "--db-cache-mib"), (databaseMmap, "--db-mmap-mib"),
+        if database.isServer, let tuned = [
+            (databaseReaders, table.databaseReaders), (databaseCache, table.databaseCache), (databaseMmap, table.databaseMmap),
         ].first(where: { $0.0 != nil })?.1 {
-            throw ValidationError("\(option) tunes a SpatiaLite file; --db names a PostgreSQL server, whose settings are its own")
+            throw ValidationError(
+                "\(tuned.name.long) tunes a SpatiaLite file; \(table.database.name.long) names a PostgreSQL server, whose settings are its own")
         }
-        let readers = try whole(databaseReaders, "VICINITY_DB_READERS", standard: StorageSettings.standardReaders)
-        let cache = try whole(databaseCache, "VICINITY_DB_CACHE_MIB", standard: StorageSettings.standardCacheMebibytes)
-        let mmap = try whole(databaseMmap, "VICINITY_DB_MMAP_MIB", standard: StorageSettings.standardMmapMebibytes)
+        let readers = try value(table.databaseReaders, databaseReaders)
+        let cache = try value(table.databaseCache, databaseCache)
+        let mmap = try value(table.databaseMmap, databaseMmap)
         let storage: StorageSettings
         do {
             storage = try StorageSettings(readers: readers, cacheMebibytes: cache, mmapMebibytes: mmap)
         } catch {
-            let option = switch error {
-            case .readers: "--db-readers (or VICINITY_DB_READERS)"
-            case .cacheMebibytes: "--db-cache-mib (or VICINITY_DB_CACHE_MIB)"
-            case .mmapMebibytes: "--db-mmap-mib (or VICINITY_DB_MMAP_MIB)"
+            let entry = switch error {
+            case .readers: table.databaseReaders
+            case .cacheMebibytes: table.databaseCache
+            case .mmapMebibytes: table.databaseMmap
             }
-            throw ValidationError("\(option): \(error.message)")
+            throw entry.name.refusal(.problem(error.message))
         }
 
-        var timeout = HTTPOptions.standard.requestTimeout
-        if let text = requestTimeout ?? environment["VICINITY_REQUEST_TIMEOUT"] {
-            timeout = try Self.duration(text, option: "--request-timeout (or VICINITY_REQUEST_TIMEOUT)")
-        }
-        let maximumConnections = try whole(maximumConnections, "VICINITY_MAX_CONNECTIONS")
-        if let maximumConnections, maximumConnections < DescriptorLimit.minimumConnections {
-            throw ValidationError("--max-connections (or VICINITY_MAX_CONNECTIONS) must be at least \(DescriptorLimit.minimumConnections), not \(maximumConnections)")
-        }
-        let perClient = try whole(
-            maximumConnectionsPerClient, "VICINITY_MAX_CONNECTIONS_PER_CLIENT",
-            standard: HTTPOptions.standard.maximumConnectionsPerClient)
-        guard perClient >= 1 else {
-            throw ValidationError("--max-connections-per-client (or VICINITY_MAX_CONNECTIONS_PER_CLIENT) must be at least 1, not \(perClient)")
-        }
-        let prefix = try whole(ipv6Prefix, "VICINITY_IPV6_PREFIX", standard: AddressGroups.standard.ipv6PrefixLength)
-        let groups: AddressGroups
-        do { groups = try AddressGroups(ipv6PrefixLength: prefix) } catch {
-            throw ValidationError("--ipv6-prefix (or VICINITY_IPV6_PREFIX) \(error.message), not \(prefix)")
-        }
+        let requestTimeout = try value(table.requestTimeout, requestTimeout)
+        let maximumConnections = try value(table.maximumConnections, maximumConnections)
+        let perClient = try value(table.maximumConnectionsPerClient, maximumConnectionsPerClient)
+        let addressGroups = try value(table.ipv6Prefix, ipv6Prefix)
 
         var page = PageOptions(
-            leafletDirectory: leafletDirectory ?? environment["VICINITY_LEAFLET_DIR"] ?? PageOptions.debianLeafletDirectory,
-            pageDirectory: pageDirectory ?? environment["VICINITY_PAGE_DIR"])
-        let tiles = mapTiles ?? environment["VICINITY_MAP_TILES"]
-        let attribution = mapAttribution ?? environment["VICINITY_MAP_ATTRIBUTION"]
-        switch (tiles, attribution) {
+            leafletDirectory: try value(table.leafletDirectory, leafletDirectory),
+            pageDirectory: try value(table.pageDirectory, pageDirectory))
+        switch (try value(table.mapTiles, mapTiles), try value(table.mapAttribution, mapAttribution)) {
         case (let template?, let attribution):
             do { page.tiles = try TileLayer(template: template, attribution: attribution ?? "") } catch {
-                let option = error.field == "map tiles" ? "--map-tiles (or VICINITY_MAP_TILES)" : "--map-attribution (or VICINITY_MAP_ATTRIBUTION)"
-                throw ValidationError("\(option) \(error.message)")
+                let entry = error.field == "map tiles" ? table.mapTiles : table.mapAttribution
+                throw entry.name.refusal(.predicate(error.message))
             }
         case (nil, _?):
-            throw ValidationError("--map-attribution (or VICINITY_MAP_ATTRIBUTION) goes with --map-tiles, which is not given")
+            throw table.mapAttribution.name.refusal(.predicate("goes with \(table.mapTiles.name.long), which is not given"))
         case (nil, nil):
             break
         }
-        if let text = mapStart ?? environment["VICINITY_MAP_START"] {
-            do { page.start = try MapView(text) } catch {
-                throw ValidationError("--map-start (or VICINITY_MAP_START) \(error.message), not \"\(text)\"")
-            }
-        }
+        page.start = try value(table.mapStart, mapStart)
 
-        let levelText = logLevel ?? environment["VICINITY_LOG_LEVEL"] ?? "info"
-        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
-            throw ValidationError("unknown log level \"\(levelText)\"")
-        }
         return Settings(
-            host: host, port: port, services: services, bcryptCost: cost, trustedProxies: proxies, logLevel: level,
-            storage: storage, requestTimeout: timeout, maximumConnections: maximumConnections,
-            maximumConnectionsPerClient: perClient, addressGroups: groups, page: page)
-    }
-
-    /// A positive whole number of seconds, minutes, hours or days: `90s`, `15m`, `24h`, `30d`.
-    static func duration(_ text: String, option: String) throws -> Duration {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0,
-            count <= 3650 * 86_400 / unit
-        else { throw ValidationError("\(option) must be a positive whole number with s, m, h or d, such as 24h; not \"\(text)\"") }
-        return .seconds(count * unit)
+            host: host, port: port, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
+            logLevel: try value(table.logLevel, logLevel), storage: storage, requestTimeout: requestTimeout,
+            maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
+            page: page)
     }
 
     /// A load time for the start-up line: milliseconds below ten seconds, else seconds.

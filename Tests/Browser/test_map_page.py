@@ -1,5 +1,5 @@
 """The map page in a real browser: headless Chromium, driven by Selenium, against a running server over the
-shipped data (VICINITY_BROWSER_URL). Scripts/check-browser.sh starts such a server and runs these:
+shipped data (VICINITY_BROWSER_URL). Scripts/check/browser.sh starts such a server and runs these:
 
     VICINITY_BROWSER_URL=http://127.0.0.1:18085 /usr/bin/python3 -m unittest discover -s Tests/Browser -v
 

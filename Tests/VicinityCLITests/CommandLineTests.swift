@@ -25,10 +25,10 @@ enum CLI {
         var errors: String
     }
 
-    /// Runs `vicinity` with the arguments to completion, in an environment without `VICINITY_*` settings.
-    /// Output goes to files rather than pipes, so that a chatty process can never block on a full pipe.
-    static func run(_ arguments: [String]) throws -> Outcome {
-        let process = try makeProcess(arguments)
+    /// Runs `vicinity` with the arguments to completion, in an environment without `VICINITY_*` settings but
+    /// those given. Output goes to files rather than pipes, so that a chatty process can never block on a full pipe.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let process = try makeProcess(arguments, environment: environment)
         let capture = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-cli-\(UUID().uuidString)")
         let outputURL = capture.appendingPathExtension("out"), errorsURL = capture.appendingPathExtension("err")
         defer { for url in [outputURL, errorsURL] { try? FileManager.default.removeItem(at: url) } }
@@ -46,12 +46,13 @@ enum CLI {
             errors: try String(contentsOf: errorsURL, encoding: .utf8))
     }
 
-    static func makeProcess(_ arguments: [String]) throws -> Process {
+    static func makeProcess(_ arguments: [String], environment: [String: String] = [:]) throws -> Process {
         let binary = try #require(executable, "build the executable first: swift build --build-tests")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("VICINITY_") }
+            .merging(environment) { _, given in given }
         process.standardInput = FileHandle.nullDevice
         return process
     }
@@ -233,6 +234,74 @@ struct CommandLineTests {
             #expect(outcome.errors.contains(message), "\(outcome.errors)")
         }
         #expect(scratch.contents.isEmpty, "a refused command opens no database")
+    }
+
+    @Test("serve refuses a bad value from the environment as it does on the command line, naming the flag and the variable (status 64)",
+          .timeLimit(.minutes(1)))
+    func badServeEnvironment() throws {
+        let scratch = try Scratch()
+        for (environment, message) in [
+            (["VICINITY_PORT": "http"], "--port (or VICINITY_PORT) must be a whole number, not \"http\""),
+            (["VICINITY_BCRYPT_COST": "9"], "--bcrypt-cost (or VICINITY_BCRYPT_COST) must be an integer in [10, 31], not \"9\""),
+            (["VICINITY_VOTE_SETTLING_TIME": "soon"], "--vote-settling-time (or VICINITY_VOTE_SETTLING_TIME) must be a positive whole number"),
+            (["VICINITY_TRUSTED_PROXIES": "10.0.0.1, proxy.campus.edu"], "--trusted-proxy (or VICINITY_TRUSTED_PROXIES) must be an IP address, not \"proxy.campus.edu\""),
+            (["VICINITY_DB_READERS": "0"], "--db-readers (or VICINITY_DB_READERS): readers must be 1...64, not 0"),
+            (["VICINITY_LOG_LEVEL": "loud"], "--log-level (or VICINITY_LOG_LEVEL) must be trace, debug, info, notice, warning, error or critical, not \"loud\""),
+            (["VICINITY_MAP_ATTRIBUTION": "© OpenStreetMap contributors"], "--map-attribution (or VICINITY_MAP_ATTRIBUTION) goes with --map-tiles, which is not given"),
+        ] {
+            // The command line would win over VICINITY_PORT.
+            let port = environment["VICINITY_PORT"] == nil ? ["--port", "0"] : []
+            let outcome = try CLI.run(["serve", "--db", scratch.database] + port, environment: environment)
+            #expect(outcome.status == 64, "\(environment)")
+            #expect(outcome.errors.contains(message), "\(outcome.errors)")
+        }
+        let database = try CLI.run(["serve", "--port", "0"], environment: ["VICINITY_DB": ""])
+        #expect(database.status == 64)
+        #expect(database.errors.contains("--db (or VICINITY_DB): the database path is empty"), "\(database.errors)")
+        #expect(scratch.contents.isEmpty, "a refused command opens no database")
+    }
+
+    @Test("a serve setting comes from the command line, else from its environment variable, else from its default",
+          .timeLimit(.minutes(1)))
+    func settingPrecedence() async throws {
+        let scratch = try Scratch()
+        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        let variables = ["VICINITY_TEMPLE_CATEGORIES": "shrine", "VICINITY_MAX_CONNECTIONS_PER_CLIENT": "100"]
+        for (arguments, environment, expected) in [
+            ([String](), [String: String](), ["temples: buddhist_temple, shrine;", ", 256 per client,"]),
+            ([], variables, ["temples: shrine;", ", 100 per client,"]),
+            (["--max-connections-per-client", "50"], variables, ["temples: shrine;", ", 50 per client,"]),
+        ] {
+            let server = try CLI.makeProcess(
+                ["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"] + arguments, environment: environment)
+            defer { if server.isRunning { server.terminate() } }
+            let line = try startUpLine(of: server)
+            for text in expected { #expect(line.contains(text), "\(arguments) \(environment): \(line)") }
+            server.terminate()
+            server.waitUntilExit()
+        }
+    }
+
+    @Test("serve's help gives each option's environment variable and lists them all with the rule that the command line wins")
+    func serveHelp() throws {
+        let help = try CLI.run(["serve", "--help"])
+        #expect(help.status == 0)
+        let text = help.output.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+        let rule = "A command-line option wins over the environment, and either over the default."
+        #expect(text.contains(rule))
+        /// The `VICINITY_*` names in `text`.
+        func variables(_ text: Substring) -> [String] {
+            text.split { (character: Character) in !(character.isUppercase || character.isNumber || character == "_") }
+                .map(String.init).filter { $0.hasPrefix("VICINITY_") }
+        }
+        let listed = try #require(text.range(of: "Every option may also come from the environment:")).upperBound
+        let listedVariables = variables(text[listed..<(try #require(text.range(of: rule)).lowerBound)])
+        let optionDefaults = text.components(separatedBy: "Default: $").dropFirst().compactMap { variables(Substring($0)).first }
+        let options = help.output.split(separator: "\n").filter { $0.hasPrefix("  --") && !$0.hasPrefix("  --help") && !$0.hasPrefix("  --version") }
+        #expect(listedVariables == optionDefaults, "the list in the discussion and the options' defaults")
+        #expect(optionDefaults.count == options.count, "an option without a variable in:\n\(help.output)")
+        #expect(Set(listedVariables).count == listedVariables.count)
+        #expect(listedVariables.contains("VICINITY_VOTE_SETTLING_TIME"))
     }
 
     @Test("serve announces the port it bound, answers, refuses a taken port, and stops cleanly on SIGTERM",

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # HTTP throughput and latency of a release build on loopback, with wrk, against the shipped data:
-#   Scripts/benchmark-http.sh [SECONDS_PER_RUN]     default 10
+#   Scripts/bench/http.sh [SECONDS_PER_RUN]     default 10
 # For each endpoint and 1, 16 and 64 connections (wrk on 2 threads, 1 for a single connection), prints requests/s and p99 latency,
 # beside the floor of the same run: /v1/distance, which parses two positions and touches no data.
 # Query positions cycle through every CSULB building in Data/csulb-buildings.csv.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 duration="${1:-10}"
 port="${VICINITY_BENCH_PORT:-18080}"
 source Scripts/lib/shipped-server.sh

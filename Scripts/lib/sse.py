@@ -1,4 +1,5 @@
-"""The event stream of /v1/events as the cluster checks read it (Scripts/bench/cluster_check.py, faults.py)."""
+"""The event stream of /v1/events as the checks and a benchmark read it (Scripts/check/cluster.py and faults.py,
+Scripts/bench/listeners.py)."""
 import http.client
 
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Import and query figures for the store, in a release build:
-#   Scripts/benchmark.sh PLACES.csv[.gz] [QUERIES]
+#   Scripts/bench/places.sh PLACES.csv[.gz] [QUERIES]
 # The reference dataset is GeoNames cities1000 (170,391 places; CC BY 4.0), not shipped in the repository.
 # The scale curve of the in-memory place index (uniform points, 10k up to LARGEST, default 1M; 10M needs about
 # 4 GiB and two minutes):
-#   Scripts/benchmark.sh scale [LARGEST [QUERIES]]
+#   Scripts/bench/places.sh scale [LARGEST [QUERIES]]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: Scripts/benchmark.sh PLACES.csv[.gz] [QUERIES] | scale [LARGEST [QUERIES]]" >&2; exit 64; }
+cd "$(dirname "$0")/../.."
+[ $# -ge 1 ] || { echo "usage: Scripts/bench/places.sh PLACES.csv[.gz] [QUERIES] | scale [LARGEST [QUERIES]]" >&2; exit 64; }
 input="$1"; shift
 Scripts/setup.sh >/dev/null
 swift build -c release --product vicinity-bench >/dev/null

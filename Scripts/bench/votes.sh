@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Vote app throughput of a release build on loopback, with wrk, in one run:
-#   Scripts/benchmark-votes.sh [SECONDS_PER_RUN] [USERS] [VOTES]      defaults 10, 10000 and 10000
+#   Scripts/bench/votes.sh [SECONDS_PER_RUN] [USERS] [VOTES]      defaults 10, 10000 and 10000
 # Loads the shipped data, seeds USERS synthetic people signed in (vicinity-seed), one busy permanent vote at the
 # Hall of Science open to 1,000 of them, and VOTES open public votes spread uniformly over the 20 km square
 # centred there (a city's worth), starts `vicinity serve`, then measures, each beside the /v1/distance floor
@@ -11,7 +11,7 @@
 #                                 409 answers to ballots that came after the vote was full
 #   GET /v1/votes/nearby          a random centre in the square per request, radius 1000 m, 64 connections
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 duration="${1:-10}"
 users="${2:-10000}"
 votes="${3:-10000}"

@@ -2,7 +2,7 @@
 """Mutation fuzzing of `vicinity import places --dry-run`: every mangled file must end in exit 0 (imported)
 or 65 (refused with its problems listed), never a crash, a hang or another status.
 
-    Scripts/fuzz-import.py [RUNS] [SEED]      default 300 runs, seed 1; needs a release build
+    Scripts/check/fuzz-import.py [RUNS] [SEED]      default 300 runs, seed 1; needs a release build
 
 Seeds are the shipped CSULB CSV and the UCSB GeoJSON test fixture; each run flips, inserts, deletes and
 duplicates bytes. Failing inputs are kept in a temporary folder named at the end.
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 binary = os.path.join(root, ".build", "release", "vicinity")
 if not os.access(binary, os.X_OK):
     sys.exit("fuzz-import: build first: swift build -c release --product vicinity")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Friend-finder throughput of a release build on loopback, with wrk, in one run:
-#   Scripts/benchmark-friends.sh [SECONDS_PER_RUN] [USERS]      defaults 10 and 10000
+#   Scripts/bench/friends.sh [SECONDS_PER_RUN] [USERS]      defaults 10 and 10000
 # Loads the shipped data, seeds USERS synthetic people signed in and sharing positions around the CSULB
 # buildings (user00000 with 200 friends; vicinity-seed), starts `vicinity serve`, then measures, each beside the
 # /v1/distance floor taken in the same run:
@@ -10,7 +10,7 @@
 #   GET /v1/friends/nearby     user00000 and their 200 friends, 64 connections
 #   POST /v1/sessions          sign-ins (bcrypt at the server's cost), 8 and 64 connections
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 duration="${1:-10}"
 users="${2:-10000}"
 port="${VICINITY_BENCH_PORT:-18082}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Faults under load, against a running cluster (Scripts/cluster.sh) seeded by vicinity-seed, as clients see them.
 
-    Scripts/bench/faults.py BASE_URL CLUSTER_FOLDER SEED_FOLDER [--streams 100] [--writers 8] [--readers 4]
+    Scripts/check/faults.py BASE_URL CLUSTER_FOLDER SEED_FOLDER [--streams 100] [--writers 8] [--readers 4]
                             [--postgres-down 8]
 
 While position writers, readers and pokes run through the load balancer, and STREAMS people hold event streams
@@ -33,6 +33,8 @@ import threading
 import time
 import urllib.parse
 
+# The stream reader is shared with the cluster check and the friends benchmark, in Scripts/lib.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import sse
 
 parser = argparse.ArgumentParser()

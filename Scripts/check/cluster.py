@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a running cluster (Scripts/cluster.sh) through its load balancer, as clients would use it.
 
-    Scripts/bench/cluster_check.py BASE_URL FOLDER
+    Scripts/check/cluster.py BASE_URL FOLDER
 
 1. Two people sign up and become friends through nginx, whose round robin sends their requests to both
    fronts. One opens an event stream; the other pokes them ten times: every poke must arrive, once, in order.
@@ -20,6 +20,8 @@ import time
 import urllib.parse
 import urllib.request
 
+# The stream reader is shared with the fault check and the friends benchmark, in Scripts/lib.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import sse
 
 BASE, FOLDER = sys.argv[1], sys.argv[2]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The map page in a real browser: Selenium drives headless Chromium (both from Debian) through what people do
 # on it, against a server over the shipped data on loopback:
-#   Scripts/check-browser.sh [-k PATTERN]            release build
-#   Scripts/check-browser.sh --quick [-k PATTERN]    the debug build
+#   Scripts/check/browser.sh [-k PATTERN]            release build
+#   Scripts/check/browser.sh --quick [-k PATTERN]    the debug build
 # Tests/Browser/test_map_page.py: two students sign up in two browsers, befriend each other through the page,
 # share positions at CSULB buildings, and one's pin follows the other's move within 2 s, without reload; a
 # guest finds Wat Pho and gets temples with distances and directions links; a vote opened by one is found
@@ -19,7 +19,7 @@
 # With VICINITY_PAGE_DIR=Sources/VicinityHTTP/Resources/web the server reads the page from disk rather than
 # its built-in copy (`vicinity serve --page-dir`), so page edits are checked without a rebuild.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 configuration=release
 if [ "${1:-}" = "--quick" ]; then configuration=debug; shift; fi
 port="${VICINITY_BROWSER_PORT:-18085}"

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Floods a release server with slow requests and shows that it stays up and keeps serving others.
 #
-#   Scripts/check-flood.sh [SECONDS] [CONNECTIONS]
+#   Scripts/check/flood.sh [SECONDS] [CONNECTIONS]
 #
 # Starts `vicinity serve` (release build, shipped data) under a descriptor limit of 1024, as a small host
 # would have it, so that its connection cap is 512 (a quarter of the limit and at least 512 descriptors kept
 # back), 256 per client. Then two phases of CONNECTIONS (default 2,500) slow requests, each a head and then a
-# body byte every 2 s, opened again whenever cut (Scripts/bench/flood.py):
+# body byte every 2 s, opened again whenever cut (Scripts/check/flood.py):
 #   one   all from 127.0.0.1: the per-client cap refuses what is over 256 at once with 503;
 #   many  spread over 20 addresses: the total cap refuses what is over 512 at once.
 # Throughout, a prober on another address asks /health and signs people up, and in phase many a connection
 # opened before the flood keeps asking /health. Prints what each side saw, and the server's descriptors, CPU
 # time and memory; fails if the server died or stopped answering the prober.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds="${1:-45}"
 connections="${2:-2500}"
 source Scripts/lib/shipped-server.sh
@@ -39,10 +39,10 @@ for phase in one many; do
     peak_fds=0
     ( while kill -0 "$server" 2>/dev/null; do ls "/proc/$server/fd" | wc -l; sleep 1; done ) > "$work/fds-$phase" &
     watcher=$!
-    python3 Scripts/bench/flood.py --role probe --port "$port" --phase "$phase" --seconds "$seconds" > "$work/probe-$phase.txt" &
+    python3 Scripts/check/flood.py --role probe --port "$port" --phase "$phase" --seconds "$seconds" > "$work/probe-$phase.txt" &
     probe=$!
     sleep 1  # the kept connection is open before the flood
-    python3 Scripts/bench/flood.py --role attack --port "$port" --phase "$phase" --seconds "$seconds" --connections "$connections"
+    python3 Scripts/check/flood.py --role attack --port "$port" --phase "$phase" --seconds "$seconds" --connections "$connections"
     wait "$probe"
     tee "$work/flood-$phase.txt" < "$work/probe-$phase.txt"
     kill "$watcher" 2>/dev/null || true

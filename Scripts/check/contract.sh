@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Property-based check of the running service against its own OpenAPI document, with Schemathesis (PyPI):
-#   Scripts/check-contract.sh [EXAMPLES_PER_OPERATION]     default 300, release build
-#   Scripts/check-contract.sh --quick                      25 per operation on the debug build (what CI runs)
-#   Scripts/check-contract.sh [--quick] --postgres [N]     the same with the server over PostgreSQL + PostGIS
+#   Scripts/check/contract.sh [EXAMPLES_PER_OPERATION]     default 300, release build
+#   Scripts/check/contract.sh --quick                      25 per operation on the debug build (what CI runs)
+#   Scripts/check/contract.sh [--quick] --postgres [N]     the same with the server over PostgreSQL + PostGIS
 #                                                          (a fresh database on Scripts/postgres.sh's server)
 # Starts a server over the shipped data on loopback and generates thousands of requests from /openapi.yaml,
 # valid and invalid, guests' and signed-in (a user signed up for the check sends its token). It fails when
@@ -14,7 +14,7 @@
 # script) has no JSON Schema pattern that every validator reads, and negative_data_rejection, because it
 # does not count 414 (query string over 4 KiB) as a refusal.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 examples=300
 configuration=release
 if [ "${1:-}" = "--quick" ]; then examples=25; configuration=debug; shift; fi

@@ -1,0 +1,192 @@
+import Foundation
+import GeoCore
+import Logging
+import NIOCore
+import VicinityCore
+import VicinityHTTP
+import VicinitySpatiaLite
+
+/// Every setting of `vicinity serve`, each declared once with its flag, environment variable, default, help
+/// and reader. `Serve` has an `@Option` property for each entry and resolves it here; the help's list of
+/// variables is read off this table, in the order of its entries.
+struct ServeOptionTable: Sendable {
+    /// Loopback, so that a server started by hand is not reachable from the network until asked to be.
+    let host = EnvironmentOption(
+        "host", variable: "VICINITY_HOST", valueName: "address",
+        abstract: "Address to listen on.",
+        standard: "127.0.0.1"
+    ) { text throws(OptionRefusal) in
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw .predicate("must not be empty") }
+        return text
+    }
+
+    /// 8080, the usual port of an HTTP service that is not run as root.
+    let port = EnvironmentOption(
+        "port", variable: "VICINITY_PORT", valueName: "port",
+        abstract: "TCP port to listen on; 0 picks a free one, named in the start-up line.",
+        standard: 8080
+    ) { text throws(OptionRefusal) in
+        let port = try OptionText.wholeNumber(text)
+        // TCP port numbers are 16 bits.
+        guard (0...Int(UInt16.max)).contains(port) else { throw .predicate("must be in 0...\(UInt16.max), not \(port)") }
+        return port
+    }
+
+    let database = DatabaseOptions.record
+
+    let templeCategories = EnvironmentOption(
+        "temple-categories", variable: "VICINITY_TEMPLE_CATEGORIES", valueName: "list",
+        abstract: "Comma-separated categories that /v1/temples/recommended answers with.",
+        standard: TempleCategories.standard,
+        shown: TempleCategories.standard.categories.map(\.rawValue).sorted().joined(separator: ",")
+    ) { text throws(OptionRefusal) in
+        let list = VicinityCore.Category.list([text], field: "temple category")
+        if let problem = list.errors.first { throw .problem("\(problem.field) \(problem.message)") }
+        // An empty set would recommend nothing; refuse it rather than serve an endpoint that never answers.
+        guard !list.categories.isEmpty else { throw .predicate("needs at least one category") }
+        return TempleCategories(categories: list.categories)
+    }
+
+    let bcryptCost = EnvironmentOption(
+        "bcrypt-cost", variable: "VICINITY_BCRYPT_COST", valueName: "cost",
+        abstract: "bcrypt work factor for new password hashes, \(BcryptCost.minimum) to 31; each step doubles the time a guess costs.",
+        standard: BcryptCost.standard, shown: "\(BcryptCost.standard)"
+    ) { text throws(OptionRefusal) in
+        // Text that is no number is refused in the same words as a number out of range.
+        do throws(ValidationError) { return try BcryptCost(Int(text) ?? -1) } catch { throw .predicate("\(error.message), not \"\(text)\"") }
+    }
+
+    let positionMaxAge = EnvironmentOption.duration(
+        "position-max-age", variable: "VICINITY_POSITION_MAX_AGE", valueName: "age",
+        abstract: "Age after which a shared position is last seen rather than current: a number with s, m, h or d.",
+        standard: ServiceSettings.standard.friends.positions.maximumAge)
+
+    let sessionLifetime = EnvironmentOption.duration(
+        "session-lifetime", variable: "VICINITY_SESSION_LIFETIME", valueName: "duration",
+        abstract: "How long a sign-in token works: a number with s, m, h or d.",
+        standard: ServiceSettings.standard.accounts.sessionLifetime)
+
+    let voteSettlingTime = EnvironmentOption.duration(
+        "vote-settling-time", variable: "VICINITY_VOTE_SETTLING_TIME", valueName: "duration",
+        abstract: "How long a vote's initiator has to settle ballots cast under the same name before the result is published as it stands: a number with s, m, h or d.",
+        standard: ServiceSettings.standard.votes.settlingTime,
+        note: "Fixed in each vote when it opens.")
+
+    let trustedProxies = EnvironmentListOption(
+        "trusted-proxy", variable: "VICINITY_TRUSTED_PROXIES", valueName: "address",
+        abstract: "IP address of a reverse proxy whose X-Forwarded-For names the client (repeat for several).",
+        shown: "none: the peer is the client"
+    ) { text throws(OptionRefusal) in
+        // Written as the server will see peers, so that "::1" and "0:0:0:0:0:0:0:1" are one proxy.
+        guard let address = try? SocketAddress(ipAddress: text, port: 0), let canonical = address.ipAddress else {
+            throw .predicate("must be an IP address, not \"\(text)\"")
+        }
+        return canonical
+    }
+
+    // The three SQLite settings are read as whole numbers here; `StorageSettings` holds their ranges and
+    // checks them together (`Serve.settings`).
+    let databaseReaders = EnvironmentOption(
+        "db-readers", variable: "VICINITY_DB_READERS", valueName: "count",
+        abstract: "SpatiaLite only: SQLite read connections, \(StorageSettings.readerRange.lowerBound) to \(StorageSettings.readerRange.upperBound): how many reads of the database run at once.",
+        standard: StorageSettings.standardReaders, read: OptionText.wholeNumber)
+
+    let databaseCache = EnvironmentOption(
+        "db-cache-mib", variable: "VICINITY_DB_CACHE_MIB", valueName: "MiB",
+        abstract: "SpatiaLite only: page cache of each SQLite connection, in MiB.",
+        standard: StorageSettings.standardCacheMebibytes, read: OptionText.wholeNumber)
+
+    let databaseMmap = EnvironmentOption(
+        "db-mmap-mib", variable: "VICINITY_DB_MMAP_MIB", valueName: "MiB",
+        abstract: "SpatiaLite only: how much of the database file each SQLite connection reads through a memory map, in MiB; 0 for none.",
+        standard: StorageSettings.standardMmapMebibytes, read: OptionText.wholeNumber)
+
+    let requestTimeout = EnvironmentOption.duration(
+        "request-timeout", variable: "VICINITY_REQUEST_TIMEOUT", valueName: "duration",
+        abstract: "Longest a request may take to arrive, headers and body together, from its first byte; then 408: a number with s or m.",
+        standard: HTTPOptions.standard.requestTimeout)
+
+    /// None given leaves the cap to the descriptor limit in force at start (`Serve.Settings.connectionCap`).
+    let maximumConnections = EnvironmentOption<Int?>(
+        "max-connections", variable: "VICINITY_MAX_CONNECTIONS", valueName: "count",
+        abstract: "Open connections served at once; past it new ones are answered 503 at once.",
+        standard: nil,
+        shown: "\(HTTPOptions.standard.maximumConnections), lowered to stay well under the process's descriptor limit"
+    ) { text throws(OptionRefusal) in
+        try OptionText.wholeNumber(text, atLeast: DescriptorLimit.minimumConnections)
+    }
+
+    let maximumConnectionsPerClient = EnvironmentOption(
+        "max-connections-per-client", variable: "VICINITY_MAX_CONNECTIONS_PER_CLIENT", valueName: "count",
+        abstract: "Open connections of one client (an IPv4 address, an IPv6 prefix) served at once.",
+        standard: HTTPOptions.standard.maximumConnectionsPerClient
+    ) { text throws(OptionRefusal) in
+        try OptionText.wholeNumber(text, atLeast: 1)
+    }
+
+    let ipv6Prefix = EnvironmentOption(
+        "ipv6-prefix", variable: "VICINITY_IPV6_PREFIX", valueName: "bits",
+        abstract: "Leading bits of an IPv6 address that name one client, for every limit per client, \(AddressGroups.ipv6PrefixLengths.lowerBound) to \(AddressGroups.ipv6PrefixLengths.upperBound).",
+        standard: AddressGroups.standard,
+        shown: "\(AddressGroups.standard.ipv6PrefixLength): a subscriber's /64"
+    ) { text throws(OptionRefusal) in
+        let bits = try OptionText.wholeNumber(text)
+        do throws(ValidationError) { return try AddressGroups(ipv6PrefixLength: bits) } catch { throw .predicate("\(error.message), not \(bits)") }
+    }
+
+    let leafletDirectory = EnvironmentOption(
+        "leaflet-dir", variable: "VICINITY_LEAFLET_DIR", valueName: "folder",
+        abstract: "Folder holding Leaflet (leaflet.js, leaflet.css, images/) for the map page at /.",
+        standard: PageOptions.debianLeafletDirectory,
+        shown: "\(PageOptions.debianLeafletDirectory) (Debian's libjs-leaflet)",
+        note: "Without it the page says the map library is missing.", read: OptionText.verbatim)
+
+    let pageDirectory = EnvironmentOption<String?>(
+        "page-dir", variable: "VICINITY_PAGE_DIR", valueName: "folder",
+        abstract: "Serve the map page's own files from this folder, read at every request, instead of the built-in copy.",
+        standard: nil, shown: "the built-in copy",
+        note: "For editing the page (Sources/VicinityHTTP/Resources/web) without rebuilding.", read: OptionText.verbatim)
+
+    let mapTiles = EnvironmentOption<String?>(
+        "map-tiles", variable: "VICINITY_MAP_TILES", valueName: "url-template",
+        abstract: "A raster tile server's URL template for the map page, with {z}, {x} and {y} (and {s} for subdomains).",
+        standard: nil, shown: "none: the map draws only campuses and places, on a plain background",
+        note: "Needs --map-attribution.", read: OptionText.verbatim)
+
+    let mapAttribution = EnvironmentOption<String?>(
+        "map-attribution", variable: "VICINITY_MAP_ATTRIBUTION", valueName: "text",
+        abstract: "The attribution the tile server's licence asks the map to show, such as \"© OpenStreetMap contributors\".",
+        standard: nil, shown: nil, read: OptionText.verbatim)
+
+    let mapStart = EnvironmentOption(
+        "map-start", variable: "VICINITY_MAP_START", valueName: "lat,lon,zoom",
+        abstract: "Where the map page opens: LAT,LON,ZOOM.",
+        standard: MapView.standard,
+        shown: "\(MapView.standard.centre.latitude),\(MapView.standard.centre.longitude),\(MapView.standard.zoom) (Hall of Science, CSULB)"
+    ) { text throws(OptionRefusal) in
+        do throws(ValidationError) { return try MapView(text) } catch { throw .predicate("\(error.message), not \"\(text)\"") }
+    }
+
+    let logLevel = EnvironmentOption(
+        "log-level", variable: "VICINITY_LOG_LEVEL", valueName: "level",
+        abstract: "\(Self.levelNames).",
+        standard: Logger.Level.info
+    ) { text throws(OptionRefusal) in
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw .predicate("must be \(Self.levelNames), not \"\(text)\"")
+        }
+        return level
+    }
+
+    /// "trace, debug, info, notice, warning, error or critical".
+    private static var levelNames: String {
+        let names = Logger.Level.allCases.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+    }
+
+    /// Every entry's names, in the order declared: read off the stored properties, so that an entry added to
+    /// the table is in the help's list without a second list to keep in step.
+    var names: [OptionName] {
+        Mirror(reflecting: self).children.compactMap { ($0.value as? any NamedOption)?.name }
+    }
+}
