@@ -132,10 +132,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         /// What leaves the service: one folder a transport (Mail: SMTP submission), beside the stores and, like them,
-        /// met by the rest only in `vicinity`. It keeps its own value types and needs no other module of the package.
+        /// met by the rest only in `vicinity`. Each is an adapter behind VicinityCore's protocol (`MailTransport`)
+        /// over clients with value types of their own.
         .target(
             name: "VicinityTransports",
             dependencies: [
+                "VicinityCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -187,6 +189,7 @@ let package = Package(
                 "VicinitySpatiaLite",
                 "VicinityPostGIS",
                 "VicinityHTTP",
+                "VicinityTransports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -4,15 +4,27 @@ import Synchronization
 /// store is held to by the store contract tests. Each call holds the one lock from start to end, so every call
 /// is atomic, as a database transaction is.
 struct SocialState {
-    var accounts: [UserID: (account: Account, passwordHash: PasswordHash)] = [:]
+    var accounts: [UserID: StoredAccount] = [:]
     var usernames: [String: UserID] = [:]
+    /// Verified addresses by `Email.key`.
+    var emails: [String: UserID] = [:]
     var sessions: [TokenDigest: Session] = [:]
+    var codes: [CodeKey: StoredCode] = [:]
+    var outbox: [OutboxID: OutboxMessage] = [:]
     var positions: [UserID: SharedPosition] = [:]
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
     var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
     var requests: [FriendRequestID: FriendRequest] = [:]
     var events: [Event] = []
     var lastEventID: Int64 = 0
+
+    struct CodeKey: Hashable {
+        var account: UserID
+        var purpose: CodePurpose
+    }
+
+    /// Keeps a message, replacing one with its id.
+    mutating func record(_ message: OutboxMessage) { outbox[message.id] = message }
 
     /// Numbers the drafts above every number given before and keeps them.
     mutating func append(_ drafts: [EventDraft]) -> [Event] {
@@ -42,11 +54,16 @@ struct SocialState {
 }
 
 extension InMemoryStore: AccountStore {
-    public func createAccount(_ account: Account, passwordHash: PasswordHash) async throws {
+    public func createAccount(_ stored: StoredAccount, code: StoredCode?, message: OutboxMessage?) async throws {
         try state.withLock { (state) throws(ServiceError) in
+            let account = stored.account
             guard state.social.usernames[account.username.key] == nil else { throw .conflict(.usernameTaken) }
+            if let email = account.email, state.social.emails[email.key] != nil { throw .conflict(.emailTaken) }
             state.social.usernames[account.username.key] = account.id
-            state.social.accounts[account.id] = (account, passwordHash)
+            if let email = account.email { state.social.emails[email.key] = account.id }
+            state.social.accounts[account.id] = stored
+            if let code { state.social.codes[.init(account: code.account, purpose: code.purpose)] = code }
+            if let message { state.social.record(message) }
         }
     }
 
@@ -58,20 +75,35 @@ extension InMemoryStore: AccountStore {
         state.withLock { state in Set(ids).compactMap { state.social.accounts[$0]?.account } }
     }
 
-    public func credentials(usernameKey: String) async throws -> (account: Account, passwordHash: PasswordHash)? {
+    public func storedAccount(id: UserID) async throws -> StoredAccount? {
+        state.withLock { $0.social.accounts[id] }
+    }
+
+    public func credentials(usernameKey: String) async throws -> StoredAccount? {
         state.withLock { state in state.social.usernames[usernameKey].flatMap { state.social.accounts[$0] } }
     }
 
-    public func passwordHash(of id: UserID) async throws -> PasswordHash? {
-        state.withLock { $0.social.accounts[id]?.passwordHash }
+    public func credentials(emailKey: String) async throws -> StoredAccount? {
+        state.withLock { state in state.social.emails[emailKey].flatMap { state.social.accounts[$0] } }
     }
 
-    public func updateAccount(_ account: Account, newPasswordHash: PasswordHash?, keeping: TokenDigest) async throws -> Bool {
-        state.withLock { state in
-            guard let stored = state.social.accounts[account.id] else { return false }
-            state.social.accounts[account.id] = (account, newPasswordHash ?? stored.passwordHash)
-            if newPasswordHash != nil {
-                state.social.sessions = state.social.sessions.filter { $0.value.userID != account.id || $0.key == keeping }
+    public func updateAccount(_ stored: StoredAccount, ending: SessionEnding) async throws -> Bool {
+        try state.withLock { (state) throws(ServiceError) in
+            let id = stored.account.id
+            guard let before = state.social.accounts[id] else { return false }
+            if let email = stored.account.email, let holder = state.social.emails[email.key], holder != id {
+                throw .conflict(.emailTaken)
+            }
+            if let old = before.account.email { state.social.emails[old.key] = nil }
+            if let email = stored.account.email { state.social.emails[email.key] = id }
+            state.social.accounts[id] = stored
+            state.social.sessions = state.social.sessions.filter { digest, session in
+                guard session.userID == id else { return true }
+                switch ending {
+                case .none: return true
+                case .allBut(let kept): return digest == kept
+                case .all: return false
+                }
             }
             return true
         }
@@ -106,6 +138,121 @@ extension InMemoryStore: AccountStore {
     }
 
     public func accountCount() async throws -> Int { state.withLock { $0.social.accounts.count } }
+
+    public func issueCode(_ code: StoredCode, message: OutboxMessage) async throws {
+        state.withLock { state in
+            state.social.codes[.init(account: code.account, purpose: code.purpose)] = code
+            state.social.record(message)
+        }
+    }
+
+    public func spendCodeTry(of account: UserID, purpose: CodePurpose, at now: Timestamp) async throws -> StoredCode? {
+        state.withLock { state in
+            let key = SocialState.CodeKey(account: account, purpose: purpose)
+            guard let code = state.social.codes[key], code.isUsable(at: now) else { return nil }
+            state.social.codes[key]?.triesLeft -= 1
+            return code
+        }
+    }
+
+    public func consumeCode(_ code: StoredCode) async throws -> Bool {
+        try state.withLock { (state) throws(ServiceError) in
+            let key = SocialState.CodeKey(account: code.account, purpose: code.purpose)
+            guard state.social.codes[key]?.hash == code.hash else { return false }
+            if code.purpose == .verifyEmail, var stored = state.social.accounts[code.account] {
+                if let holder = state.social.emails[code.email.key], holder != code.account { throw .conflict(.emailTaken) }
+                if let old = stored.account.email { state.social.emails[old.key] = nil }
+                stored.account.email = code.email
+                if stored.account.pendingEmail?.key == code.email.key { stored.account.pendingEmail = nil }
+                state.social.emails[code.email.key] = code.account
+                state.social.accounts[code.account] = stored
+            }
+            state.social.codes[key] = nil
+            return true
+        }
+    }
+
+    public func deleteAccount(
+        _ id: UserID, at now: Timestamp, cancel: @escaping @Sendable (inout StoredVote) -> Bool,
+        announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
+    ) async throws -> Bool {
+        changing { state in
+            guard let stored = state.social.accounts[id] else { return (false, []) }
+            var changes: [Change] = []
+            // Votes they opened: those not over are called off and their voters told; all stay, naming nobody.
+            var drafts: [EventDraft] = []
+            for (voteID, var entry) in state.votes.votes where entry.vote.initiator == id {
+                if cancel(&entry) { drafts += announcements(entry.vote, state.votes.ballots[voteID] ?? []) }
+                entry.vote.initiator = nil
+                state.votes.votes[voteID] = entry
+                changes.append(.vote(voteID))
+            }
+            // Their ballots stay counted and name nobody.
+            for (voteID, ballots) in state.votes.ballots {
+                state.votes.ballots[voteID] = ballots.map { $0.voter == id ? $0.withoutVoter : $0 }
+            }
+            state.social.accounts[id] = nil
+            state.social.usernames[stored.account.username.key] = nil
+            if let email = stored.account.email { state.social.emails[email.key] = nil }
+            state.social.sessions = state.social.sessions.filter { $0.value.userID != id }
+            state.social.codes = state.social.codes.filter { $0.key.account != id }
+            state.social.outbox = state.social.outbox.filter { $0.value.account != id }
+            if state.social.positions.removeValue(forKey: id) != nil { changes.append(.position(id)) }
+            state.social.friendships[id] = nil
+            for friend in state.social.friendships.keys { state.social.friendships[friend]?[id] = nil }
+            state.social.requests = state.social.requests.filter { $0.value.from != id && $0.value.to != id }
+            state.social.events.removeAll { $0.recipient == id || $0.payload.about == id }
+            let events = state.social.append(drafts)
+            return (true, changes + events.map { .event($0.id, recipient: $0.recipient) })
+        }
+    }
+}
+
+extension InMemoryStore: OutboxStore {
+    public func enqueue(_ messages: [OutboxMessage]) async throws {
+        state.withLock { state in for message in messages { state.social.record(message) } }
+    }
+
+    public func claimOutbox(at now: Timestamp, limit: Int, rules: OutboxRules) async throws -> [OutboxMessage] {
+        state.withLock { state in
+            let available = state.social.outbox.values
+                .filter { $0.isAvailable(at: now) }
+                .sorted { a, b in (a.availableAt ?? now, a.id) < (b.availableAt ?? now, b.id) }
+                .prefix(limit)
+            var claimed: [OutboxMessage] = []
+            for var message in available {
+                let attempt = message.claim(at: now, rules: rules)
+                state.social.record(message)
+                if attempt { claimed.append(message) }
+            }
+            return claimed
+        }
+    }
+
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
+        state.withLock { state in
+            guard let held = state.social.outbox[message.id], held.attempts == attempt, held.state == .pending else { return false }
+            state.social.record(message)
+            return true
+        }
+    }
+
+    public func pendingOutboxCount() async throws -> Int {
+        state.withLock { state in state.social.outbox.values.count { $0.state == .pending } }
+    }
+
+    public func pruneOutbox(settledBefore time: Timestamp) async throws -> Int {
+        state.withLock { state in
+            let before = state.social.outbox.count
+            state.social.outbox = state.social.outbox.filter { _, message in
+                switch message.state {
+                case .pending: true
+                case .sent(let at), .dropped(let at, _): at >= time
+                }
+            }
+            return before - state.social.outbox.count
+        }
+    }
 }
 
 extension InMemoryStore: PositionStore {

@@ -84,6 +84,10 @@ extension InMemoryStore: VoteStore {
         }
     }
 
+    public func ballots(by voter: UserID) async throws -> [Ballot] {
+        state.withLock { state in Self.inOrderCast(state.votes.ballots.values.flatMap { $0.filter { $0.voter == voter } }) }
+    }
+
     public func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote] {
         state.withLock { state in
             let mine: [Vote]

@@ -26,6 +26,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var events: InMemoryStore { self }
     public var votes: InMemoryStore { self }
     public var changes: InMemoryStore { self }
+    public var outbox: InMemoryStore { self }
     public let guesses = MemoryGuessingLedger()
     public let limits = MemoryWindowLedger()
 

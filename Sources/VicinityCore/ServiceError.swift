@@ -16,6 +16,8 @@ public enum ServiceError: Error, Hashable, Sendable {
     case conflict(Conflict)
     /// A limit was reached; the caller may try again after `retryAfter`.
     case rateLimited(retryAfter: Duration, Limit)
+    /// This needs mail, and no relay is configured (`serve --smtp-url`).
+    case mailUnavailable
 
     public enum Missing: Hashable, Sendable {
         case user
@@ -31,6 +33,10 @@ public enum ServiceError: Error, Hashable, Sendable {
 
     public enum Conflict: Hashable, Sendable {
         case usernameTaken
+        /// Another account has verified this address.
+        case emailTaken
+        /// A code to confirm an address was asked for, and no address waits for one.
+        case noEmailToVerify
         case alreadyFriends
         case alreadyRequested
         /// The caller's own current position is needed (for distances) and there is none.
@@ -79,6 +85,9 @@ public enum ServiceError: Error, Hashable, Sendable {
         case voteLookups
         /// Lookups of vote ids that name no vote, from one client address.
         case voteLookupsFromAddress
+        case codesForAccount
+        case codesToAddress
+        case codesFromClient
     }
 
     /// One field's problem, for input rules that reject a single value.
@@ -106,6 +115,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case .conflict(let conflict):
             switch conflict {
             case .usernameTaken: "This username is taken."
+            case .emailTaken: "Another account has verified this e-mail address."
+            case .noEmailToVerify: "No e-mail address of yours waits for a code: give one first (PATCH /v1/me with email)."
             case .alreadyFriends: "You are already friends."
             case .alreadyRequested: "A friend request to this user is already pending."
             case .noCurrentPosition:
@@ -149,7 +160,15 @@ public enum ServiceError: Error, Hashable, Sendable {
                 "You have asked for too many vote ids that name no vote; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .voteLookupsFromAddress:
                 "Too many vote ids that name no vote were asked for from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .codesForAccount:
+                "Enough codes have been mailed for this account for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .codesToAddress:
+                "Enough codes have been mailed to this address for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .codesFromClient:
+                "Enough codes have been asked for from this address for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             }
+        case .mailUnavailable:
+            "This service cannot send mail: its operator has configured no mail relay (vicinity serve --smtp-url)."
         }
     }
 }

@@ -11,16 +11,26 @@ public struct Services<S: Stores>: Sendable {
     public let follower: ChangeFollower<S>
     /// Works out the `friend_moved` notices of the positions the follower reads: run it beside the follower.
     public let moves: FriendMoves<S>
+    /// Delivers the outbox's mail: run it for as long as the services serve.
+    public let outbox: OutboxSender<S>
 
     public init(
         stores: S,
         clock: any WallClock = SystemClock(),
         hasher: any PasswordHasher,
-        settings: ServiceSettings = .standard
+        mail: (any MailTransport)? = nil,
+        settings: ServiceSettings = .standard,
+        observeOutbox: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
     ) {
+        let outboxSignal = ChangeSignal()
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
-        accounts = AccountService(stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts)
+        accounts = AccountService(
+            stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts, outbox: settings.outbox,
+            outboxSignal: outboxSignal)
+        outbox = OutboxSender(
+            stores: stores, accounts: accounts, mail: mail, clock: clock, rules: settings.outbox, signal: outboxSignal,
+            observe: observeOutbox)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
         moves = FriendMoves(friends: friends, hub: events.hub)
         follower = ChangeFollower(stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following)
@@ -39,15 +49,17 @@ public struct ServiceSettings: Hashable, Sendable {
     public var events: EventRules
     public var votes: VoteRules
     public var following: FollowRules
+    public var outbox: OutboxRules
 
     public static let standard = ServiceSettings()
 
     public init(
         labels: LabelRule = .standard, temples: TempleCategories = .standard, accounts: AccountRules = .standard,
         friends: FriendRules = .standard, events: EventRules = .standard, votes: VoteRules = .standard,
-        following: FollowRules = .standard
+        following: FollowRules = .standard, outbox: OutboxRules = .standard
     ) {
         self.following = following
+        self.outbox = outbox
         self.labels = labels
         self.temples = temples
         self.accounts = accounts

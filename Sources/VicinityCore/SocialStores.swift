@@ -1,26 +1,31 @@
 import GeoCore
 
-/// Where accounts and sessions live. Stores keep what they are given; the rules (who may sign in, token
-/// lifetime, limits) are `AccountService`'s.
+/// Where accounts, their sessions and their mailed codes live. Stores keep what they are given; the rules (who
+/// may sign in, token lifetime, codes, limits) are `AccountService`'s.
 public protocol AccountStore: Sendable {
-    /// Adds an account with its password hash. Throws `ServiceError.conflict(.usernameTaken)` when an account
-    /// has the same username ignoring case, whatever the order of concurrent calls.
-    func createAccount(_ account: Account, passwordHash: PasswordHash) async throws
+    /// Adds an account, with the code mailed to its address and the message that mails it when it gave one,
+    /// all or nothing. Throws `ServiceError.conflict(.usernameTaken)` when an account has the same username
+    /// ignoring case, whatever the order of concurrent calls.
+    func createAccount(_ account: StoredAccount, code: StoredCode?, message: OutboxMessage?) async throws
 
     func account(id: UserID) async throws -> Account?
 
     /// The accounts among `ids` that exist, in no particular order.
     func accounts(ids: [UserID]) async throws -> [Account]
 
+    /// The account with its password hash.
+    func storedAccount(id: UserID) async throws -> StoredAccount?
+
     /// The account whose username is `usernameKey` ignoring case, with its password hash.
-    func credentials(usernameKey: String) async throws -> (account: Account, passwordHash: PasswordHash)?
+    func credentials(usernameKey: String) async throws -> StoredAccount?
 
-    func passwordHash(of id: UserID) async throws -> PasswordHash?
+    /// The account whose verified address is `emailKey` ignoring case (`Email.key`), with its password hash.
+    func credentials(emailKey: String) async throws -> StoredAccount?
 
-    /// Replaces the names, e-mail and privacy mode of an existing account, and with `newPasswordHash` its
-    /// password, which ends every session of the account but `keeping`: all of it or nothing. False when
-    /// there is no such account.
-    func updateAccount(_ account: Account, newPasswordHash: PasswordHash?, keeping: TokenDigest) async throws -> Bool
+    /// Replaces what an account holds (names, addresses, privacy mode, password hash, disabled), ending the
+    /// sessions `ending` names, all of it or nothing. False when there is no such account. Throws
+    /// `ServiceError.conflict(.emailTaken)` when another account has verified the same address ignoring case.
+    func updateAccount(_ account: StoredAccount, ending: SessionEnding) async throws -> Bool
 
     /// Every account whose username starts with `needle` or whose first and last name, folded by
     /// `PeopleMatch.nameKey`, contain it (`needle` is folded by `PeopleMatch.folded`), in any order:
@@ -34,6 +39,38 @@ public protocol AccountStore: Sendable {
     func deleteSessions(expiredBefore time: Timestamp) async throws -> Int
 
     func accountCount() async throws -> Int
+
+    /// Keeps `code` as the account's one code for its purpose, replacing any before it, and records `message`
+    /// (or, when a message with its id is waiting, replaces it: a sign-in code request becomes its mail), in
+    /// one step.
+    func issueCode(_ code: StoredCode, message: OutboxMessage) async throws
+
+    /// Takes one try of the account's code for `purpose` when it is usable at `now`, and returns the code as
+    /// it was; nil, changing nothing, when there is none or it is spent or expired. Concurrent checks each take
+    /// their own try, so a code is checked at most `triesLeft` times however many guesses race.
+    func spendCodeTry(of account: UserID, purpose: CodePurpose, at now: Timestamp) async throws -> StoredCode?
+
+    /// Removes `code` when it is still the account's code for its purpose (the same hash): true when it was.
+    /// A verify-email code also makes its address the account's verified one (and no longer pending), in the
+    /// same step; `ServiceError.conflict(.emailTaken)` when another account verified it first.
+    func consumeCode(_ code: StoredCode) async throws -> Bool
+
+    /// Removes the account and everything about it, in one transaction (`AccountDeletion` says what):
+    /// `cancel` is the rule that ends a vote it opened, `announcements` what is told of it. False when there
+    /// is no such account.
+    func deleteAccount(
+        _ id: UserID, at now: Timestamp, cancel: @escaping @Sendable (inout StoredVote) -> Bool,
+        announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
+    ) async throws -> Bool
+}
+
+/// Which sessions of an account an update ends.
+public enum SessionEnding: Hashable, Sendable {
+    case none
+    /// Every session but this one: a password change.
+    case allBut(TokenDigest)
+    /// Every session: an account disabled.
+    case all
 }
 
 extension AccountStore {
@@ -122,6 +159,7 @@ public protocol Stores: Sendable {
     associatedtype Friends: FriendStore
     associatedtype Events: EventStore
     associatedtype Votes: VoteStore
+    associatedtype Outbox: OutboxStore
 
     var places: Places { get }
     var campuses: Campuses { get }
@@ -130,6 +168,8 @@ public protocol Stores: Sendable {
     var friends: Friends { get }
     var events: Events { get }
     var votes: Votes { get }
+    /// Mail (and push) waiting to leave.
+    var outbox: Outbox { get }
 
     associatedtype Guesses: GuessingLedger
     /// Where failed password checks are counted: shared by every process that shares the record, where the

@@ -48,7 +48,24 @@ struct Problem: HTTPResponseError, Sendable {
     var headers: HTTPFields = [:]
     /// Extension members (RFC 9457 §3.2) that let a client act without parsing `detail`, such as how many
     /// ballots a vote still waits for.
-    var members: [String: Int] = [:]
+    var members: [String: Member] = [:]
+
+    /// An extension member's value: a count, or a name.
+    enum Member: Encodable, Hashable, Sendable, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+        case number(Int)
+        case text(String)
+
+        init(integerLiteral value: Int) { self = .number(value) }
+        init(stringLiteral value: String) { self = .text(value) }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .number(let value): try container.encode(value)
+            case .text(let value): try container.encode(value)
+            }
+        }
+    }
 
     static let contentType = "application/problem+json"
 
@@ -67,7 +84,7 @@ struct Problem: HTTPResponseError, Sendable {
         var status: Int
         var detail: String
         var errors: [FieldError]?
-        var members: [String: Int]
+        var members: [String: Member]
 
         struct Key: CodingKey {
             var stringValue: String
@@ -222,13 +239,16 @@ extension Problem {
             self.init(status: .notFound, detail: error.message)
         case .conflict(.voteNotFinished(let cast, let participants)):
             self.init(
-                status: .conflict, detail: error.message, members: ["ballots_cast": cast, "participants": participants])
+                status: .conflict, detail: error.message, members: ["ballots_cast": .number(cast), "participants": .number(participants)])
         case .conflict:
             self.init(status: .conflict, detail: error.message)
         case .rateLimited(let retryAfter, _):
             self.init(
                 status: .tooManyRequests, detail: error.message,
                 headers: [.retryAfter: String(max(1, retryAfter.wholeSecondsRoundedUp))])
+        case .mailUnavailable:
+            // Not the client's doing, nor something a retry fixes: the operator's setting, named.
+            self.init(status: .serviceUnavailable, detail: error.message, members: ["setting": "--smtp-url"])
         }
     }
 

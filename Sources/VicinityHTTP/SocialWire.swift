@@ -5,6 +5,8 @@ import VicinityCore
 /// The wire form of accounts, people, friends and positions: JSON values with the contract's field names.
 /// Absent facts are `null`, never missing members, so that every client reads one shape.
 extension Wire {
+    /// One's own account. `email` is the verified address (null until one is confirmed), `pending_email` the
+    /// one waiting for its code.
     static func account(_ account: Account) -> JSONValue {
         .object([
             "id": .string(account.id.rawValue),
@@ -12,9 +14,16 @@ extension Wire {
             "first_name": .string(account.firstName.rawValue),
             "last_name": .string(account.lastName.rawValue),
             "email": account.email.map { .string($0.rawValue) } ?? .null,
+            "email_verified": .bool(account.isVerified),
+            "pending_email": account.pendingEmail.map { .string($0.rawValue) } ?? .null,
             "privacy_mode": .bool(account.privacyMode),
             "created_at": .string(account.createdAt.rfc3339),
         ])
+    }
+
+    /// The answer to a request for a code: the same whatever the address, and how long a code works.
+    static func codeRequested(lifetime: Duration) -> JSONValue {
+        .object(["code_lifetime_s": .number(Double(lifetime.wholeSecondsRoundedUp))])
     }
 
     static func person(_ view: PersonView) -> JSONValue {

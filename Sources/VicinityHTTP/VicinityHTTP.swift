@@ -171,8 +171,11 @@ public func buildApplication<S: Stores>(
         router: buildRouter(services: services, options: options, metrics: metrics),
         server: server,
         configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
-        services: [ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger), VoteAnnouncer(votes: services.votes, logger: logger)]
-            + background,
+        services: [
+            ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger),
+            VoteAnnouncer(votes: services.votes, logger: logger),
+            OutboxDelivery(sender: services.outbox, logger: logger),
+        ] + background,
         onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
         logger: logger
     )

@@ -48,12 +48,13 @@ struct VoteRoutes<S: Stores>: RouteGroup {
             return visibility
         }
         let anonymous = body.bool("anonymous", required: false)
+        let verifiedOnly = body.bool("verified_only", required: false)
         let location = body.coordinate(required: false)
         try body.finish()
         let draft = VoteDraft(
             subject: try body.checked(subject), options: try body.checked(choices),
             participants: try body.checked(participants), password: try body.checked(password),
-            duration: try body.checked(duration), visibility: visibility ?? .public, anonymous: anonymous ?? false,
+            duration: try body.checked(duration), visibility: visibility ?? .public, anonymous: anonymous ?? false, verifiedOnly: verifiedOnly,
             location: location)
         let view = try await votes.open(draft, by: try context.signedIn())
         Counter(label: "vicinity_votes_opened_total").increment()

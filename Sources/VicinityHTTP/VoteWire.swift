@@ -15,8 +15,10 @@ extension Wire {
             "duration": .string(vote.duration.description),
             "visibility": .string(vote.visibility.rawValue),
             "anonymous": .bool(vote.anonymous),
+            "verified_only": .bool(vote.verifiedOnly),
             "label": .string(vote.label),
-            "initiator_name": .string(view.initiatorName),
+            // Null once the initiator deleted their account.
+            "initiator_name": view.initiatorName.map(JSONValue.string) ?? .null,
             "created_at": .string(vote.createdAt.rfc3339),
             "closes_at": vote.closesAt.map { .string($0.rfc3339) } ?? .null,
             "extended_by": vote.extendedBy.map { .string($0.description) } ?? .null,
@@ -66,7 +68,7 @@ extension Wire {
     static func result(_ result: VoteResult) -> JSONValue {
         var fields = outcome(VoteOutcome(result))
         fields["voters"] = result.voters.map { voters in
-            .array(voters.map { .object(["name": .string($0.name), "counted": .bool($0.counted)]) })
+            .array(voters.map { .object(["name": $0.name.map(JSONValue.string) ?? .null, "counted": .bool($0.counted)]) })
         } ?? .null
         fields["vote"] = .object(vote(result.view))
         return .object(fields)
@@ -78,6 +80,7 @@ extension Wire {
             "id": .string(ballot.id.rawValue),
             "voter": summary(ballot.voter),
             "voter_since": .string(ballot.voterSince.rfc3339),
+            "voter_email": ballot.voterEmail.map(JSONValue.string) ?? .null,
             "name": .string(ballot.voterName),
             "cast_at": .string(ballot.castAt.rfc3339),
             "counted": .bool(ballot.counted),

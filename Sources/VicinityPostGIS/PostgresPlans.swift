@@ -86,7 +86,10 @@ enum PostgresPlans {
                     if !statement.returns.isEmpty { rows += fetched }
                 } catch let error as PSQLError where error.sqlState == "23505" {
                     // A unique violation: what the plan named for a duplicate, else the database's refusal.
-                    if case .insert(_, _, .fail(let duplicate?), _) = write { throw duplicate }
+                    switch write {
+                case .insert(_, _, .fail(let duplicate?), _), .update(_, _, let duplicate?): throw duplicate
+                default: break
+                }
                     throw error
                 }
             }

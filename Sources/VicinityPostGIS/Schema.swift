@@ -311,5 +311,66 @@ enum Schema {
             DROP INDEX vote_unannounced;
             CREATE INDEX vote_announcement_due ON vote (announcement_due_at) WHERE announcement_due_at IS NOT NULL;
             """),
+
+        Migration(name: "v6 accounts and mail", sql: """
+            -- As SpatiaLite's "v9 accounts and mail": confirmed and waiting addresses (the addresses kept before
+            -- this migration were never confirmed, so they wait), accounts without a password, disabled accounts,
+            -- sessions opened with a code, the codes (bcrypt hashes), the outbox, events naming who they are
+            -- about, ballots and votes that outlive their people's accounts, votes for verified voters only, and
+            -- the window limits on codes.
+            ALTER TABLE account
+                ALTER COLUMN password_hash DROP NOT NULL,
+                ADD COLUMN email_key text CHECK (email_key IS NULL OR email_key = lower(email)),
+                ADD COLUMN pending_email text CHECK (pending_email IS NULL OR length(pending_email) BETWEEN 3 AND 254),
+                ADD COLUMN disabled boolean NOT NULL DEFAULT false;
+            UPDATE account SET pending_email = email, email = NULL WHERE email IS NOT NULL;
+            CREATE UNIQUE INDEX account_email_key ON account (email_key) WHERE email_key IS NOT NULL;
+            ALTER TABLE session ADD COLUMN by_code boolean NOT NULL DEFAULT false;
+            CREATE TABLE mail_code (
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                purpose text NOT NULL CHECK (purpose IN ('verify-email', 'sign-in')),
+                email text NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+                code_hash text NOT NULL CHECK (code_hash ~ '^\\$2[abxy]\\$[0-9][0-9]\\$'),
+                created_at bigint NOT NULL,
+                expires_at bigint NOT NULL CHECK (expires_at > created_at),
+                tries_left integer NOT NULL CHECK (tries_left >= 0),
+                PRIMARY KEY (account_id, purpose)
+            );
+            CREATE TABLE outbox (
+                id text NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                account_id text REFERENCES account (id) ON DELETE CASCADE,
+                payload jsonb CHECK (payload IS NULL OR jsonb_typeof(payload) = 'object'),
+                created_at bigint NOT NULL,
+                due_at bigint NOT NULL,
+                expires_at bigint NOT NULL,
+                attempts integer NOT NULL CHECK (attempts >= 0),
+                claimed_until bigint,
+                state text NOT NULL CHECK (state IN ('pending', 'sent', 'dropped')),
+                settled_at bigint CHECK ((settled_at IS NULL) = (state = 'pending')),
+                last_error text,
+                available_at bigint CHECK ((available_at IS NULL) = (state <> 'pending')),
+                CHECK (state = 'pending' OR payload IS NULL)
+            );
+            CREATE INDEX outbox_available ON outbox (available_at) WHERE available_at IS NOT NULL;
+            CREATE INDEX outbox_account ON outbox (account_id);
+            CREATE INDEX outbox_settled ON outbox (settled_at) WHERE settled_at IS NOT NULL;
+            ALTER TABLE event ADD COLUMN about_id text;
+            CREATE INDEX event_about ON event (about_id) WHERE about_id IS NOT NULL;
+            ALTER TABLE vote
+                ADD COLUMN verified_only boolean NOT NULL DEFAULT false,
+                ALTER COLUMN initiator_id DROP NOT NULL,
+                DROP CONSTRAINT vote_initiator_id_fkey,
+                ADD CONSTRAINT vote_initiator_id_fkey FOREIGN KEY (initiator_id) REFERENCES account (id) ON DELETE SET NULL;
+            ALTER TABLE ballot
+                ALTER COLUMN voter_id DROP NOT NULL,
+                ALTER COLUMN voter_name DROP NOT NULL,
+                ALTER COLUMN name_key DROP NOT NULL,
+                DROP CONSTRAINT ballot_voter_id_fkey,
+                ADD CONSTRAINT ballot_voter_id_fkey FOREIGN KEY (voter_id) REFERENCES account (id) ON DELETE SET NULL;
+            ALTER TABLE window_limit
+                DROP CONSTRAINT window_limit_scope_check,
+                ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
+                    'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client'));
+            """),
     ]
 }

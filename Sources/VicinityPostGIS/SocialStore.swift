@@ -14,6 +14,7 @@ extension PostGISStore: RecordStore {
     public var guesses: PostGISStore { self }
     public var limits: PostGISStore { self }
     public var votes: PostGISStore { self }
+    public var outbox: PostGISStore { self }
 }
 
 /// The advisory locks this store takes besides the shared plans' (`SQLLockKey.Space`, whose numbers it

@@ -18,6 +18,7 @@ public enum DerivedColumns {
     /// The tables whose records carry derived columns, each with how to read its records.
     static let tables: [DerivedTable] = [
         DerivedTable(Place.self), DerivedTable(StoredAccount.self), DerivedTable(Ballot.self), DerivedTable(StoredVote.self),
+        DerivedTable(Event.self),
     ]
 
     /// Rows recomputed per read: a page of records in memory at a time, however large the table.

@@ -164,7 +164,7 @@ public enum SQLDialect: Sendable {
                     + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             }
             returning = wanted
-        case .update(let table, let values):
+        case .update(let table, let values, _):
             precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
             // Bound in the order the text names them: SQLite's `?` are numbered by place.
             var assignments: [String] = []

@@ -82,8 +82,9 @@ public enum SQLConflict: Sendable {
 public enum SQLWrite: Sendable {
     /// Inserts a row with values in the order of `table.columns`; `returning` names columns to read back.
     case insert(SQLTable, [SQLValue], conflict: SQLConflict = .fail(duplicate: nil), returning: [String] = [])
-    /// Writes every column but the key's of the row whose key the values hold.
-    case update(SQLTable, [SQLValue])
+    /// Writes every column but the key's of the row whose key the values hold; a unique violation throws
+    /// `duplicate` when given.
+    case update(SQLTable, [SQLValue], duplicate: (any Error & Sendable)? = nil)
     /// Sets some columns of the rows that meet the condition.
     case set(SQLTable, [(column: String, value: SQLValue)], where: SQLCondition)
     case delete(SQLTable, where: SQLCondition)
@@ -100,7 +101,7 @@ extension SQLWrite {
     /// The table a write changes.
     public var table: SQLTable {
         switch self {
-        case .insert(let table, _, _, _), .update(let table, _), .set(let table, _, _), .delete(let table, _),
+        case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
             .insertMany(let table, _), .increment(let table, _, _), .continueNumbering(let table, _):
             table
         }
@@ -210,11 +211,19 @@ public enum SQLAccess: Sendable {
 public protocol SQLPlanRunner: Sendable {
     func run<Result: Sendable>(_ plan: SQLPlan<Result>, access: SQLAccess) async throws -> Result
 
+    /// Makes what a committed deletion removed unreadable in the database's files too, where the store keeps
+    /// old page images (SQLite's write-ahead log); nothing where the database server looks after its own.
+    func scrubDeleted() async throws
+
     /// Hands every record that meets the condition to `body`, `batch` at a time, from one consistent view of
     /// the store, never all of them in memory at once: how the hot indexes load.
     func forEach<Record: SQLRecord>(
         _ type: Record.Type, where condition: SQLCondition, batch: Int, _ body: @Sendable ([Record]) throws -> Void
     ) async throws
+}
+
+extension SQLPlanRunner {
+    public func scrubDeleted() async throws {}
 }
 
 extension SQLRecord {
@@ -224,7 +233,9 @@ extension SQLRecord {
 
     public static func upsert(_ record: Self) -> SQLWrite { .insert(table, record.sqlValues, conflict: .replace) }
 
-    public static func update(_ record: Self) -> SQLWrite { .update(table, record.sqlValues) }
+    public static func update(_ record: Self, duplicate: (any Error & Sendable)? = nil) -> SQLWrite {
+        .update(table, record.sqlValues, duplicate: duplicate)
+    }
 
     public static func delete(where condition: SQLCondition) -> SQLWrite { .delete(table, where: condition) }
 }

@@ -95,7 +95,10 @@ enum SQLitePlans {
             } catch let error as DatabaseError
                 where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
             {
-                if case .insert(_, _, .fail(let duplicate?), _) = write { throw duplicate }
+                switch write {
+                case .insert(_, _, .fail(let duplicate?), _), .update(_, _, let duplicate?): throw duplicate
+                default: break
+                }
                 throw error
             }
         }

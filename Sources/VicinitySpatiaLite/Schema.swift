@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import VicinityCore
 
@@ -299,6 +300,71 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v9 accounts and mail") { db in
+            // Accounts as the apps describe them: an address confirmed with a mailed code (`email`, unique
+            // ignoring case through `email_key`) beside one waiting for its code (`pending_email`; the
+            // addresses kept before this migration were never confirmed, so they wait), accounts without a
+            // password until they set one, accounts an operator disabled, sessions opened with a code, the
+            // codes themselves (as bcrypt hashes), and the outbox of mail waiting to leave. Events name who they
+            // are about (`about_id`, a derived column), ballots and votes outlive their people's accounts
+            // (naming nobody), and votes may take verified voters only.
+            try db.execute(sql: """
+                ALTER TABLE account ADD COLUMN email_key TEXT CHECK (email_key IS NULL OR email_key = lower(email));
+                ALTER TABLE account ADD COLUMN pending_email TEXT
+                    CHECK (pending_email IS NULL OR length(pending_email) BETWEEN 3 AND 254);
+                ALTER TABLE account ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1));
+                UPDATE account SET pending_email = email, email = NULL WHERE email IS NOT NULL;
+                CREATE UNIQUE INDEX account_email_key ON account(email_key) WHERE email_key IS NOT NULL;
+                ALTER TABLE session ADD COLUMN by_code INTEGER NOT NULL DEFAULT 0 CHECK (by_code IN (0, 1));
+                CREATE TABLE mail_code (
+                    account_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    purpose TEXT NOT NULL CHECK (purpose IN ('verify-email', 'sign-in')),
+                    email TEXT NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+                    code_hash TEXT NOT NULL CHECK (code_hash GLOB '$2[abxy]$[0-9][0-9]$*'),
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL CHECK (expires_at > created_at),
+                    tries_left INTEGER NOT NULL CHECK (tries_left >= 0),
+                    PRIMARY KEY (account_id, purpose)
+                ) WITHOUT ROWID;
+                CREATE TABLE outbox (
+                    id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 20),
+                    account_id TEXT REFERENCES account(id) ON DELETE CASCADE,
+                    payload TEXT CHECK (payload IS NULL OR (json_valid(payload) AND json_type(payload) = 'object')),
+                    created_at INTEGER NOT NULL,
+                    due_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL CHECK (attempts >= 0),
+                    claimed_until INTEGER,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'dropped')),
+                    settled_at INTEGER CHECK ((settled_at IS NULL) = (state = 'pending')),
+                    last_error TEXT,
+                    available_at INTEGER CHECK ((available_at IS NULL) = (state <> 'pending')),
+                    CHECK (state = 'pending' OR payload IS NULL)
+                );
+                CREATE INDEX outbox_available ON outbox(available_at) WHERE available_at IS NOT NULL;
+                CREATE INDEX outbox_account ON outbox(account_id);
+                CREATE INDEX outbox_settled ON outbox(settled_at) WHERE settled_at IS NOT NULL;
+                ALTER TABLE event ADD COLUMN about_id TEXT;
+                CREATE INDEX event_about ON event(about_id) WHERE about_id IS NOT NULL;
+                ALTER TABLE vote ADD COLUMN verified_only INTEGER NOT NULL DEFAULT 0 CHECK (verified_only IN (0, 1));
+                """)
+            // Constraints that only loosen (a NOT NULL dropped, a foreign key that sets null rather than cascades)
+            // change nothing on disk: SQLite's documented way is to edit the table's text in the schema, not to
+            // copy the table (which for `vote` would mean moving its SpatiaLite geometry and R*Tree).
+            try SchemaText.loosen(db, table: "account", [
+                ("password_hash TEXT NOT NULL CHECK", "password_hash TEXT CHECK"),
+            ])
+            try SchemaText.loosen(db, table: "vote", [
+                ("initiator_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE",
+                 "initiator_id TEXT REFERENCES account(id) ON DELETE SET NULL"),
+            ])
+            try SchemaText.loosen(db, table: "ballot", [
+                ("voter_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE", "voter_id TEXT REFERENCES account(id) ON DELETE SET NULL"),
+                ("voter_name TEXT NOT NULL CHECK", "voter_name TEXT CHECK"),
+                ("name_key TEXT NOT NULL,", "name_key TEXT,"),
+            ])
+        }
+
         return migrator
     }
 
@@ -320,6 +386,27 @@ enum Schema {
         ON CONFLICT(id) DO UPDATE SET name = excluded.name, boundary = excluded.boundary
         WHERE name IS NOT excluded.name OR boundary IS NOT excluded.boundary
         """
+}
+
+/// Edits of a table's `CREATE TABLE` text for the changes SQLite's documentation names as safe without copying
+/// the table ("Making Other Kinds Of Table Schema Changes", ALTER TABLE §7: removing NOT NULL, CHECK or FOREIGN
+/// KEY constraints): the stored rows read the same under the new text.
+enum SchemaText {
+    /// Replaces each text of the table's definition; throws, changing nothing, when one is not found.
+    static func loosen(_ db: Database, table: String, _ edits: [(old: String, new: String)]) throws {
+        guard var sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table])
+        else { throw StoreError.database("no table \(table) to change") }
+        for edit in edits {
+            guard sql.contains(edit.old) else { throw StoreError.database("the definition of \(table) holds no \(edit.old)") }
+            sql = sql.replacingOccurrences(of: edit.old, with: edit.new)
+        }
+        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", arguments: [sql, table])
+        // Every connection reads the schema again.
+        try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+        try db.execute(sql: "PRAGMA writable_schema = OFF")
+    }
 }
 
 /// SpatiaLite's management functions answer 1 for success and 0 for failure instead of raising an error.

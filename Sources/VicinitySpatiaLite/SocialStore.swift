@@ -1,3 +1,4 @@
+import GRDB
 import VicinityCore
 import VicinitySQL
 
@@ -14,4 +15,11 @@ extension SpatiaLiteStore: RecordStore {
     public var events: SpatiaLiteStore { self }
     public var changes: SpatiaLiteStore { self }
     public var votes: SpatiaLiteStore { self }
+    public var outbox: SpatiaLiteStore { self }
+
+    /// Once a deletion commits, the write-ahead log, which still holds the pages as they were, is copied into
+    /// the file and emptied; `secure_delete` (set on every connection) has already zeroed what was freed.
+    public func scrubDeleted() async throws {
+        try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
 }

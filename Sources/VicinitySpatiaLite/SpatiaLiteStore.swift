@@ -389,8 +389,11 @@ public struct StorageSettings: Hashable, Sendable {
     }
 
     /// The statements every connection runs when it opens.
+    /// `secure_delete` zeroes what a deletion frees, so that a deleted account leaves nothing in the file's
+    /// free pages.
     var pragmas: String {
         """
+        PRAGMA secure_delete = ON;
         PRAGMA synchronous = \(synchronous.rawValue);
         PRAGMA cache_size = -\(cacheMebibytes * 1024);
         PRAGMA mmap_size = \(mmapMebibytes * 1_048_576);

@@ -57,7 +57,7 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
         let account = Account(
             id: .random(), username: try Username(name), firstName: try PersonName("User", field: "first_name"),
             lastName: try PersonName(String(index), field: "last_name"), email: nil, privacyMode: false, createdAt: now)
-        try await store.createAccount(account, passwordHash: hash)
+        try await store.createAccount(StoredAccount(account: account, passwordHash: hash), code: nil, message: nil)
         let token = SessionToken.random()
         try await store.createSession(Session(
             digest: token.digest, userID: account.id, createdAt: now, expiresAt: now + .seconds(30 * 24 * 3600)))

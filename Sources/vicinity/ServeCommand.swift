@@ -9,6 +9,7 @@ import Prometheus
 import VicinityBcrypt
 import VicinityCore
 import VicinityHTTP
+import VicinityTransports
 import VicinitySpatiaLite
 import VicinitySQL
 
@@ -45,6 +46,12 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.mapTiles) var mapTiles: String?
     @Option(Self.options.mapAttribution) var mapAttribution: String?
     @Option(Self.options.mapStart) var mapStart: String?
+    @Option(Self.options.smtpURL) var smtpURL: String?
+    @Option(Self.options.smtpPasswordFile) var smtpPasswordFile: String?
+    @Option(Self.options.smtpTLS) var smtpTLS: String?
+    @Option(Self.options.smtpCAFile) var smtpCAFile: String?
+    @Option(Self.options.mailFrom) var mailFrom: String?
+    @Option(Self.options.requireEmail) var requireEmail: String?
     @Option(Self.options.logLevel) var logLevel: String?
 
     /// The options with the environment and defaults applied, each checked.
@@ -62,6 +69,8 @@ struct Serve: AsyncParsableCommand {
         var maximumConnectionsPerClient: Int
         var addressGroups: AddressGroups
         var page: PageOptions
+        /// The relay and the sender's address; nil without `--smtp-url`.
+        var mail: (relay: SMTPConfiguration, from: Mailbox)?
 
         /// The connection cap under the descriptor limit in force: the one given, checked against it, or
         /// the standard one lowered to fit.
@@ -138,11 +147,55 @@ struct Serve: AsyncParsableCommand {
         }
         page.start = try value(table.mapStart, mapStart)
 
+        let mail = try mailSettings(environment: environment)
+        let requireEmail = try value(table.requireEmail, requireEmail) ?? (mail != nil)
+        if requireEmail, mail == nil {
+            throw table.requireEmail.name.refusal(.predicate("needs \(table.smtpURL.name.long): the codes that confirm addresses are mailed"))
+        }
+        services.accounts.mail = MailSettings(relayConfigured: mail != nil, requireEmail: requireEmail)
+        services.votes.verifiedOnlyByDefault = requireEmail
+
         return Settings(
             host: host, port: port, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
             logLevel: try value(table.logLevel, logLevel), storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
-            page: page)
+            page: page, mail: mail)
+    }
+
+    /// The relay from `--smtp-url`, its password from the URL, `VICINITY_SMTP_PASSWORD` or
+    /// `--smtp-password-file` (one of them), and the sender from `--mail-from`; nil without a URL.
+    private func mailSettings(environment: [String: String]) throws -> (relay: SMTPConfiguration, from: Mailbox)? {
+        let table = Self.options
+        let url = try table.smtpURL.resolve(given: smtpURL, environment: environment)
+        let file = try table.smtpPasswordFile.resolve(given: smtpPasswordFile, environment: environment)
+        let tls = try table.smtpTLS.resolve(given: smtpTLS, environment: environment)
+        let authorities = try table.smtpCAFile.resolve(given: smtpCAFile, environment: environment)
+        let from = try table.mailFrom.resolve(given: mailFrom, environment: environment)
+        guard let url else {
+            if let stray = [(file != nil, table.smtpPasswordFile.name), (tls != nil, table.smtpTLS.name), (authorities != nil, table.smtpCAFile.name),
+                            (from != nil, table.mailFrom.name)].first(where: \.0)?.1 {
+                throw stray.refusal(.predicate("goes with \(table.smtpURL.name.long), which is not given"))
+            }
+            return nil
+        }
+        guard let from else { throw table.mailFrom.name.refusal(.predicate("is required with \(table.smtpURL.name.long)")) }
+        var password = environment["VICINITY_SMTP_PASSWORD"]
+        if let file {
+            guard password == nil else {
+                throw table.smtpPasswordFile.name.refusal(.predicate("and VICINITY_SMTP_PASSWORD both give the password: give one"))
+            }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw table.smtpPasswordFile.name.refusal(.predicate("names a file that cannot be read: \(file)"))
+            }
+            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        do {
+            var relay = try SMTPConfiguration(url: url, password: password, tls: tls)
+            relay.certificateAuthorityFile = authorities
+            return (relay, from)
+        } catch {
+            throw table.smtpURL.name.refusal(.problem(error.description))
+        }
     }
 
     /// A load time for the start-up line: milliseconds below ten seconds, else seconds.
@@ -200,7 +253,13 @@ struct Serve: AsyncParsableCommand {
                 "Leaflet is not in its folder: the map page at / will say the map library is missing",
                 metadata: ["folder": "\(settings.page.leafletDirectory)", "remedy": "apt-get install libjs-leaflet, or --leaflet-dir"])
         }
-        let services = Services(stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), settings: settings.services)
+        let mail: (any MailTransport)? = try settings.mail.map { relay, from in
+            SMTPMailTransport(client: try SMTPClient(configuration: relay, logger: logger), from: from)
+        }
+        if let relay = settings.mail?.relay { logger.info("mail goes through \(relay.description)") }
+        let services = Services(
+            stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), mail: mail, settings: settings.services,
+            observeOutbox: OutboxReport.observer(logger: logger))
         // Before the first request, so that nothing written through this front is missed by its streams.
         services.follower.prepare(loadedAfter: loadedAfter)
         let app = buildApplication(

@@ -2,8 +2,10 @@ import Foundation
 import GeoCore
 import Logging
 import NIOCore
+import VicinityBcrypt
 import VicinityCore
 import VicinityHTTP
+import VicinityTransports
 import VicinitySpatiaLite
 
 /// Every setting of `vicinity serve`, each declared once with its flag, environment variable, default, help
@@ -165,6 +167,54 @@ struct ServeOptionTable: Sendable {
         shown: "\(MapView.standard.centre.latitude),\(MapView.standard.centre.longitude),\(MapView.standard.zoom) (Hall of Science, CSULB)"
     ) { text throws(OptionRefusal) in
         do throws(ValidationError) { return try MapView(text) } catch { throw .predicate("\(error.message), not \"\(text)\"") }
+    }
+
+    /// The relay that takes the service's mail (codes that confirm addresses and sign people in).
+    let smtpURL = EnvironmentOption<String?>(
+        "smtp-url", variable: "VICINITY_SMTP_URL", valueName: "url",
+        abstract: "The mail relay for codes: smtp://user@host:port (smtps:// for TLS from the start); the password from the URL, VICINITY_SMTP_PASSWORD or --smtp-password-file, never shown.",
+        standard: nil, shown: "none: sign-up codes, sign-in codes and e-mail checks answer 503 naming this setting",
+        read: OptionText.verbatim)
+
+    let smtpPasswordFile = EnvironmentOption<String?>(
+        "smtp-password-file", variable: "VICINITY_SMTP_PASSWORD_FILE", valueName: "file",
+        abstract: "A file holding the relay's password (its first line), read at start; VICINITY_SMTP_PASSWORD gives it directly.",
+        standard: nil, shown: "the URL's password, else VICINITY_SMTP_PASSWORD, else none", read: OptionText.verbatim)
+
+    let smtpTLS = EnvironmentOption<SMTPConfiguration.TLSPolicy?>(
+        "smtp-tls", variable: "VICINITY_SMTP_TLS", valueName: "policy",
+        abstract: "STARTTLS: opportunistic (when the relay offers it), required, or none.",
+        standard: nil, shown: "opportunistic for smtp://, required for smtps://"
+    ) { text throws(OptionRefusal) in
+        guard let policy = SMTPConfiguration.TLSPolicy(rawValue: text) else {
+            throw .predicate("must be opportunistic, required or none, not \"\(text)\"")
+        }
+        return policy
+    }
+
+    let smtpCAFile = EnvironmentOption<String?>(
+        "smtp-ca-file", variable: "VICINITY_SMTP_CA_FILE", valueName: "file",
+        abstract: "A PEM file of certificate authorities the relay's certificate may chain to, besides the system's.",
+        standard: nil, shown: "the system's roots only", read: OptionText.verbatim)
+
+    let mailFrom = EnvironmentOption<Mailbox?>(
+        "mail-from", variable: "VICINITY_MAIL_FROM", valueName: "address",
+        abstract: "Who the service's mail is from, such as \"Vicinity <vicinity@campus.example.edu>\"; needed with --smtp-url.",
+        standard: nil, shown: nil
+    ) { text throws(OptionRefusal) in
+        do throws(MailProblem) { return try Mailbox(parsing: text) } catch { throw .predicate(error.description) }
+    }
+
+    let requireEmail = EnvironmentOption<Bool?>(
+        "require-email", variable: "VICINITY_REQUIRE_EMAIL", valueName: "true|false",
+        abstract: "Whether sign-up needs an e-mail address, confirmed with a code, and new votes take verified voters only unless they say otherwise.",
+        standard: nil, shown: "true when --smtp-url is given, else false"
+    ) { text throws(OptionRefusal) in
+        switch text.lowercased() {
+        case "true", "yes", "1": return true
+        case "false", "no", "0": return false
+        default: throw .predicate("must be true or false, not \"\(text)\"")
+        }
     }
 
     let logLevel = EnvironmentOption(

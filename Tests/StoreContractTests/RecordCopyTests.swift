@@ -38,7 +38,7 @@ struct RecordCopyTests {
             username: try Username("pim"), password: try Password("correct horse battery"),
             firstName: try PersonName("Pim", field: "first_name"), lastName: try PersonName("Chaiyo", field: "last_name"),
             email: try Email("pim@student.csulb.edu")), from: address)
-        let signedIn = try await services.accounts.signIn(username: "pim", password: "correct horse battery", from: address)
+        let signedIn = try await services.accounts.signIn(login: "pim", password: "correct horse battery", from: address)
         let nok = try account("nok", first: "Nok"), ana = try account("ana", first: "Ana")
         for person in [nok, ana] { try await store.createAccount(person, passwordHash: someHash) }
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: nok.id, to: pim.id, createdAt: epoch))
@@ -118,7 +118,7 @@ struct RecordCopyTests {
     static func checkUsable<Record: RecordStore>(_ record: Record, token: String, pim: Account, lastGiven: EventID) async throws {
         let services = Services(stores: record, hasher: BcryptHasher(cost: .forTesting(4)))
         #expect(try await services.accounts.authenticate(token: token).userID == pim.id)
-        let signedIn = try await services.accounts.signIn(username: "PIM", password: "correct horse battery", from: ClientAddress("192.0.2.9"))
+        let signedIn = try await services.accounts.signIn(login: "PIM", password: "correct horse battery", from: ClientAddress("192.0.2.9"))
         #expect(signedIn.account == pim)
         let next = try await record.appendEvents([.poke(to: pim.id, from: pim.summary, at: epoch + .seconds(200))])
         #expect(next[0].id.rawValue == lastGiven.rawValue + 1)

@@ -252,7 +252,7 @@ struct AccountServiceTests {
         let clock = ManualClock()
         let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher)
         _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
-        let signedIn = try await services.accounts.signIn(username: "ALICE", password: "correct horse battery", from: ClientAddress("a"))
+        let signedIn = try await services.accounts.signIn(login: "ALICE", password: "correct horse battery", from: ClientAddress("a"))
         #expect(signedIn.expiresAt == clock.now + .seconds(30 * 24 * 3600))
         let identity = try await services.accounts.authenticate(token: signedIn.token.text)
         #expect(identity.userID == signedIn.account.id)
@@ -261,7 +261,7 @@ struct AccountServiceTests {
         clock.advance(by: .milliseconds(1))
         await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: signedIn.token.text) }
 
-        let again = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let again = try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
         let second = try await services.accounts.authenticate(token: again.token.text)
         try await services.accounts.signOut(second)
         await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: again.token.text) }
@@ -274,20 +274,20 @@ struct AccountServiceTests {
         let services = Services(stores: InMemoryStore(), clock: clock, hasher: hasher)
         _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
         await #expect(throws: ServiceError.wrongCredentials) {
-            try await services.accounts.signIn(username: "alice", password: "wrong password", from: ClientAddress("a"))
+            try await services.accounts.signIn(login: "alice", password: "wrong password", from: ClientAddress("a"))
         }
         await #expect(throws: ServiceError.wrongCredentials) {
-            try await services.accounts.signIn(username: "nobody", password: "wrong password", from: ClientAddress("a"))
+            try await services.accounts.signIn(login: "nobody", password: "wrong password", from: ClientAddress("a"))
         }
         for _ in 2...5 {
-            _ = try? await services.accounts.signIn(username: "alice", password: "wrong password", from: ClientAddress("a"))
+            _ = try? await services.accounts.signIn(login: "alice", password: "wrong password", from: ClientAddress("a"))
         }
         #expect(clock.sleeps == [.seconds(1), .seconds(2)])
         await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .signInAttempts)) {
-            try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+            try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
         }
         clock.advance(by: .seconds(900))
-        _ = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        _ = try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
     }
 
     @Test("usernames are unique ignoring case, and sign-ups per address are limited, attempts counted")
@@ -311,8 +311,8 @@ struct AccountServiceTests {
     func passwordChange() async throws {
         let services = Services(stores: InMemoryStore(), clock: ManualClock(), hasher: hasher)
         _ = try await services.accounts.signUp(try signUp("alice"), from: ClientAddress("a"))
-        let phone = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
-        let laptop = try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let phone = try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
+        let laptop = try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
         let identity = try await services.accounts.authenticate(token: phone.token.text)
 
         await #expect(throws: ServiceError.invalid("current_password", "is required to change the password")) {
@@ -331,8 +331,8 @@ struct AccountServiceTests {
         _ = try await services.accounts.authenticate(token: phone.token.text)
         await #expect(throws: ServiceError.unauthenticated) { try await services.accounts.authenticate(token: laptop.token.text) }
         await #expect(throws: ServiceError.wrongCredentials) {
-            try await services.accounts.signIn(username: "alice", password: "correct horse battery", from: ClientAddress("a"))
+            try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
         }
-        _ = try await services.accounts.signIn(username: "alice", password: "new password 1", from: ClientAddress("a"))
+        _ = try await services.accounts.signIn(login: "alice", password: "new password 1", from: ClientAddress("a"))
     }
 }

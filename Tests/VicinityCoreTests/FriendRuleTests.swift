@@ -23,7 +23,7 @@ private struct World {
             firstName: try PersonName(username.capitalized, field: "first_name"), lastName: try PersonName("Test", field: "last_name"),
             email: nil)
         _ = try await services.accounts.signUp(request, from: ClientAddress(nil))
-        let signedIn = try await services.accounts.signIn(username: username, password: "correct horse battery", from: ClientAddress(nil))
+        let signedIn = try await services.accounts.signIn(login: username, password: "correct horse battery", from: ClientAddress(nil))
         return try await services.accounts.authenticate(token: signedIn.token.text)
     }
 

@@ -26,7 +26,7 @@ private struct Room {
             firstName: try PersonName(first ?? username.capitalized, field: "first_name"),
             lastName: try PersonName(last, field: "last_name"), email: nil)
         _ = try await services.accounts.signUp(request, from: address)
-        let signedIn = try await services.accounts.signIn(username: username, password: "correct horse battery", from: address)
+        let signedIn = try await services.accounts.signIn(login: username, password: "correct horse battery", from: address)
         return try await services.accounts.authenticate(token: signedIn.token.text)
     }
 

@@ -56,8 +56,8 @@ public struct PersonName: Hashable, Sendable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
-/// An e-mail address, checked for its shape only (`local@domain.tld`, at most 254 characters, RFC 5321's
-/// limit): whether mail arrives is for a confirmation mail to tell, which this service does not send.
+/// An e-mail address, checked for its shape (`local@domain.tld`, at most 254 characters, RFC 5321's limit):
+/// whether mail arrives is for a code mailed to it to tell (`MailCode`).
 public struct Email: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
@@ -75,6 +75,20 @@ public struct Email: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { rawValue }
+
+    /// The form uniqueness and sign-in compare: the whole address in lower case. RFC 5321 lets a server tell
+    /// `Ana@` from `ana@`, but no campus mail server does, and two accounts told apart only by case would be two
+    /// people with one mailbox.
+    public var key: String { rawValue.lowercased() }
+
+    /// The address as an initiator may see it beside a ballot: the first character of the local part, the
+    /// rest hidden, and the domain whole (`m•••@student.csulb.edu`), enough to tell a student's own address
+    /// from a look-alike's without giving either away.
+    public var masked: String {
+        let parts = rawValue.split(separator: "@", maxSplits: 1)
+        guard parts.count == 2, let first = parts[0].first else { return "•••" }
+        return String(first) + "•••@" + parts[1]
+    }
 }
 
 /// A password as typed, before hashing. Never stored, logged or written anywhere: only its bcrypt hash is.
@@ -125,23 +139,35 @@ public struct Account: Hashable, Sendable {
     public var username: Username
     public var firstName: PersonName
     public var lastName: PersonName
+    /// The verified address: confirmed with a code mailed to it, unique ignoring case, what signing in by
+    /// e-mail and sign-in codes use. Nil until one is confirmed.
     public var email: Email?
+    /// An address given (at sign-up, or to replace `email`) and not yet confirmed with its code; the verified
+    /// one, if any, stays until this one is confirmed.
+    public var pendingEmail: Email?
     /// While on, no friend sees where this person is: friends see "hidden".
     public var privacyMode: Bool
     public var createdAt: Timestamp
+    /// Set by an operator: the account cannot sign in and has no sessions.
+    public var disabled: Bool
 
     public init(
         id: UserID, username: Username, firstName: PersonName, lastName: PersonName, email: Email?,
-        privacyMode: Bool, createdAt: Timestamp
+        pendingEmail: Email? = nil, privacyMode: Bool, createdAt: Timestamp, disabled: Bool = false
     ) {
         self.id = id
         self.username = username
         self.firstName = firstName
         self.lastName = lastName
         self.email = email
+        self.pendingEmail = pendingEmail
         self.privacyMode = privacyMode
         self.createdAt = createdAt
+        self.disabled = disabled
     }
+
+    /// Whether the account holds a verified address.
+    public var isVerified: Bool { email != nil }
 
     /// First and last name, as the apps title a person.
     public var displayName: String { "\(firstName.rawValue) \(lastName.rawValue)" }
@@ -154,9 +180,10 @@ public struct Account: Hashable, Sendable {
 /// An account with its password hash, as the record keeps it.
 public struct StoredAccount: Hashable, Sendable {
     public var account: Account
-    public var passwordHash: PasswordHash
+    /// Nil for an account made with an e-mail code that has not set a password yet: it signs in by code.
+    public var passwordHash: PasswordHash?
 
-    public init(account: Account, passwordHash: PasswordHash) {
+    public init(account: Account, passwordHash: PasswordHash?) {
         self.account = account
         self.passwordHash = passwordHash
     }
@@ -182,12 +209,13 @@ public struct UserSummary: Hashable, Sendable {
 /// What a new account needs.
 public struct SignUp: Sendable {
     public var username: Username
-    public var password: Password
+    /// Nil for an account that signs in with codes mailed to its address until it sets a password.
+    public var password: Password?
     public var firstName: PersonName
     public var lastName: PersonName
     public var email: Email?
 
-    public init(username: Username, password: Password, firstName: PersonName, lastName: PersonName, email: Email?) {
+    public init(username: Username, password: Password?, firstName: PersonName, lastName: PersonName, email: Email?) {
         self.username = username
         self.password = password
         self.firstName = firstName

@@ -41,18 +41,22 @@ public struct TokenDigest: Hashable, Sendable {
     public init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// A signed-in device: which account, since when, until when.
+/// A signed-in device: which account, since when, until when, and whether a mailed code signed it in.
 public struct Session: Hashable, Sendable {
     public var digest: TokenDigest
     public var userID: UserID
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
+    /// Signed in with a code mailed to the account's address rather than its password: for a while it may set
+    /// a new password or delete the account without the old one (`CodeRules.recentCodeSignIn`).
+    public var byCode: Bool
 
-    public init(digest: TokenDigest, userID: UserID, createdAt: Timestamp, expiresAt: Timestamp) {
+    public init(digest: TokenDigest, userID: UserID, createdAt: Timestamp, expiresAt: Timestamp, byCode: Bool = false) {
         self.digest = digest
         self.userID = userID
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.byCode = byCode
     }
 
     /// Whether the session still signs in at `now`.
@@ -63,10 +67,13 @@ public struct Session: Hashable, Sendable {
 public struct Identity: Hashable, Sendable {
     public var userID: UserID
     public var session: TokenDigest
+    /// When a mailed code signed this session in; nil for a session made with a password.
+    public var codeSignIn: Timestamp?
 
-    public init(userID: UserID, session: TokenDigest) {
+    public init(userID: UserID, session: TokenDigest, codeSignIn: Timestamp? = nil) {
         self.userID = userID
         self.session = session
+        self.codeSignIn = codeSignIn
     }
 }
 

@@ -7,6 +7,9 @@ public enum WindowScope: String, Hashable, Sendable, CaseIterable {
     case pokes = "pokes"
     case voteLookups = "vote-lookups"
     case voteLookupsFromAddress = "vote-lookups-from-address"
+    case codesForAccount = "codes-for-account"
+    case codesToAddress = "codes-to-address"
+    case codesFromClient = "codes-from-client"
 }
 
 /// What a ledger holds for one key of a window limit: the events within the window, in milliseconds since

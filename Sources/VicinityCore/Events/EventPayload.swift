@@ -8,6 +8,16 @@ public enum EventPayload: Hashable, Sendable {
     case voteConflict(VoteConflictNotice)
     case voteCancelled(VoteCancelledNotice)
 
+    /// The person the event tells of, besides its recipient: who poked, asked or accepted. Deleting their
+    /// account deletes the events about them, wherever they wait.
+    public var about: UserID? {
+        switch self {
+        case .poke(let from), .friendRequest(_, let from): from.id
+        case .friendAccepted(let friend): friend.id
+        case .voteFinished, .voteConflict, .voteCancelled: nil
+        }
+    }
+
     public var type: EventType {
         switch self {
         case .poke: .poke

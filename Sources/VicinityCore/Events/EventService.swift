@@ -6,6 +6,8 @@ public enum EndedSessions: Hashable, Sendable {
     case only(TokenDigest)
     /// Every session but the one that asked: a password change.
     case allBut(TokenDigest)
+    /// Every session: an account deleted or disabled.
+    case all
 }
 
 /// What a stream delivers: a recorded event, or a notice that is not recorded (a friend's move), which is
@@ -104,6 +106,7 @@ public final class EventHub: Sendable {
                 switch sessions {
                 case .only(let session): subscriber.session == session
                 case .allBut(let session): subscriber.session != session
+                case .all: true
                 }
             }.map(\.continuation)
         }

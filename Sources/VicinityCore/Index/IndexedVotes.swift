@@ -137,6 +137,8 @@ public final class IndexedVotes<Record: VoteStore>: VoteStore {
         try await record.ballot(of: vote, by: voter)
     }
 
+    public func ballots(by voter: UserID) async throws -> [Ballot] { try await record.ballots(by: voter) }
+
     public func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote] {
         try await record.votes(of: user, role: role, limit: limit)
     }

@@ -5,13 +5,18 @@ import GeoCore
 /// has moved on for every reader whether or not anything ran at that moment.
 public struct Vote: Hashable, Sendable {
     public var id: VoteID
-    public var initiator: UserID
+    /// Nil once the initiator deleted their account: the vote, cancelled if it was not over, stays for those
+    /// who voted in it.
+    public var initiator: UserID?
     public var subject: VoteSubject
     public var options: VoteOptions
     public var participants: ParticipantCount
     public var duration: VoteDuration
     public var visibility: VoteVisibility
     public var anonymous: Bool
+    /// Takes ballots only from accounts with a verified e-mail address, so that every ballot is a real
+    /// person's (seed 001: "assures that every participant of a vote is valid").
+    public var verifiedOnly: Bool
     public var location: Coordinate
     /// Where the vote is held in words, "Around Hall of Science", as the initiator was told when opening it.
     public var label: String
@@ -39,8 +44,9 @@ public struct Vote: Hashable, Sendable {
     public var revision: Int
 
     public init(
-        id: VoteID, initiator: UserID, subject: VoteSubject, options: VoteOptions, participants: ParticipantCount,
-        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, location: Coordinate, label: String,
+        id: VoteID, initiator: UserID?, subject: VoteSubject, options: VoteOptions, participants: ParticipantCount,
+        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, verifiedOnly: Bool = false,
+        location: Coordinate, label: String,
         createdAt: Timestamp, settlingTime: Duration = VoteRules.standard.settlingTime, ballotsCast: Int = 0,
         completedAt: Timestamp? = nil, extendedBy: VoteDuration? = nil, closedAt: Timestamp? = nil,
         cancelledAt: Timestamp? = nil, nameConflict: Bool = false, publishedAt: Timestamp? = nil, revision: Int = 0
@@ -53,6 +59,7 @@ public struct Vote: Hashable, Sendable {
         self.duration = duration
         self.visibility = visibility
         self.anonymous = anonymous
+        self.verifiedOnly = verifiedOnly
         self.location = location
         self.label = label
         self.createdAt = createdAt

@@ -140,12 +140,15 @@ public struct VoteDraft: Sendable {
     public var duration: VoteDuration
     public var visibility: VoteVisibility
     public var anonymous: Bool
+    /// Ballots only from accounts with a verified e-mail address; nil for the service's default
+    /// (`VoteRules.verifiedOnlyByDefault`).
+    public var verifiedOnly: Bool?
     /// Where the vote is held; nil for the initiator's current position.
     public var location: Coordinate?
 
     public init(
         subject: VoteSubject, options: VoteOptions, participants: ParticipantCount, password: VotePassword,
-        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, location: Coordinate?
+        duration: VoteDuration, visibility: VoteVisibility, anonymous: Bool, verifiedOnly: Bool? = nil, location: Coordinate?
     ) {
         self.subject = subject
         self.options = options
@@ -154,6 +157,7 @@ public struct VoteDraft: Sendable {
         self.duration = duration
         self.visibility = visibility
         self.anonymous = anonymous
+        self.verifiedOnly = verifiedOnly
         self.location = location
     }
 }

@@ -16,14 +16,15 @@ public struct VoteResult: Hashable, Sendable {
 
 /// Someone who voted, as a result names them: never with their choice.
 public struct VoterEntry: Hashable, Sendable {
-    public var name: String
+    /// Nil for a voter who deleted their account since.
+    public var name: String?
     public var counted: Bool
 }
 
 extension VoteResult {
     /// Counts the vote's ballots as `viewer` reads the result: the tally, the winners and the voters' names are
     /// the same for everyone allowed to see them; only `yourBallot` is the viewer's own.
-    public init(vote view: VoteView, ballots: [Ballot], for viewer: UserID) {
+    public init(vote view: VoteView, ballots: [Ballot], for viewer: UserID?) {
         var tally = Array(repeating: 0, count: view.vote.options.texts.count)
         for ballot in ballots where ballot.counted { tally[ballot.option] += 1 }
         let voided = ballots.count { !$0.counted }
@@ -31,12 +32,15 @@ extension VoteResult {
         let voters = view.vote.anonymous ? nil : ballots
             .map { VoterEntry(name: $0.voterName, counted: $0.counted) }
             .enumerated()
-            .sorted { a, b in a.element.name != b.element.name ? a.element.name < b.element.name : a.offset < b.offset }
+            .sorted { a, b in
+                let (first, second) = (a.element.name ?? "", b.element.name ?? "")
+                return first != second ? first < second : a.offset < b.offset
+            }
             .map(\.element)
         self.init(
             view: view, tally: tally, winners: most == 0 ? [] : tally.indices.filter { tally[$0] == most },
             ballotsCounted: tally.reduce(0, +), ballotsVoided: voided, voters: voters,
-            yourBallot: ballots.first { $0.voter == viewer })
+            yourBallot: viewer.flatMap { viewer in ballots.first { $0.voter == viewer } })
     }
 }
 

@@ -21,16 +21,21 @@ public struct VoteRules: Hashable, Sendable {
     /// reaches a teacher who opened a vote in the morning's lecture by the next one. Fixed in each vote when it
     /// opens.
     public var settlingTime: Duration
+    /// Whether a vote takes verified voters only when its draft does not say (`VoteDraft.verifiedOnly`): the
+    /// default where every account's address is confirmed (`serve --require-email`).
+    public var verifiedOnlyByDefault: Bool
 
     public static let standard = VoteRules(
         passwords: .standard, openings: RateLimit(limit: 30, window: .seconds(3600)), announcementInterval: .seconds(1),
         unknownLookups: RateLimit(limit: 20, window: .seconds(3600)),
-        unknownLookupsPerAddress: RateLimit(limit: 100, window: .seconds(3600)), settlingTime: .seconds(24 * 3600))
+        unknownLookupsPerAddress: RateLimit(limit: 100, window: .seconds(3600)), settlingTime: .seconds(24 * 3600),
+        verifiedOnlyByDefault: false)
 
     public init(
         passwords: GuessingRules, openings: RateLimit, announcementInterval: Duration, unknownLookups: RateLimit,
-        unknownLookupsPerAddress: RateLimit, settlingTime: Duration
+        unknownLookupsPerAddress: RateLimit, settlingTime: Duration, verifiedOnlyByDefault: Bool = false
     ) {
+        self.verifiedOnlyByDefault = verifiedOnlyByDefault
         self.passwords = passwords
         self.openings = openings
         self.announcementInterval = announcementInterval

@@ -1,6 +1,11 @@
 import GeoCore
 
 extension VoteService {
+    /// Why an account without a verified address may not vote in a vote that asks for one.
+    static var verifiedOnlyRefusal: String {
+        "This vote takes ballots only from accounts with a verified e-mail address: confirm yours (POST /v1/me/email-verification) and vote again."
+    }
+
     // MARK: Ballots
 
     /// Casts the caller's one ballot. The password is checked under the guessing guard, after everything that
@@ -22,10 +27,14 @@ extension VoteService {
         do throws(ValidationError) { password = try VotePassword(text) } catch { problems.append(error) }
         guard problems.isEmpty, let password else { throw ServiceError.invalid(problems) }
         if try await stores.votes.ballot(of: id, by: identity.userID) != nil { throw ServiceError.conflict(.alreadyVoted) }
-        // The voter's name goes on the ballot, the initiator's on the receipt: one read for both.
-        let people = try await stores.accounts.summaries(of: [identity.userID, vote.initiator])
+        // The voter's account (its name goes on the ballot; a vote may take verified voters only) and the
+        // initiator's name for the receipt: one read for both.
+        let people = Dictionary(
+            try await stores.accounts.accounts(ids: [identity.userID] + [vote.initiator].compactMap { $0 }).map { ($0.id, $0) }
+        ) { first, _ in first }
         guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
-        guard let initiator = people[vote.initiator] else { throw ServiceError.notFound(.vote) }
+        guard vote.verifiedOnly == false || me.isVerified else { throw ServiceError.forbidden(Self.verifiedOnlyRefusal) }
+        let initiatorName = vote.initiator.flatMap { people[$0] }?.displayName
 
         let key = id.rawValue + " " + identity.userID.rawValue
         await memo.settled(vote: id)
@@ -52,7 +61,7 @@ extension VoteService {
         case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
         case .cast(let after):
             if after.completedAt != nil { try await announceFinishes() }
-            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiator.displayName, state: after.state(at: clock.now)))
+            return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiatorName, state: after.state(at: clock.now)))
         }
     }
 

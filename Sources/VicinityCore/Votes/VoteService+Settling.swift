@@ -6,10 +6,10 @@ extension VoteService {
         let vote = try await initiated(id, by: identity, from: address)
         guard !vote.anonymous else { throw ServiceError.conflict(.anonymousVote) }
         let groups = Ballot.nameConflicts(among: try await stores.votes.ballots(of: id))
-        let people = try await accounts(of: groups.flatMap { $0.map(\.voter) })
+        let people = try await accounts(of: groups.flatMap { $0.compactMap(\.voter) })
         return groups.map { group in
-            NameConflict(name: group[0].voterName, ballots: group.compactMap { ballot in
-                people[ballot.voter].map { BallotSummary(ballot, voter: $0) }
+            NameConflict(name: group[0].voterName ?? "", ballots: group.compactMap { ballot in
+                ballot.voter.flatMap { people[$0] }.map { BallotSummary(ballot, voter: $0) }
             })
         }
     }
@@ -28,7 +28,9 @@ extension VoteService {
         guard let ballot = try await stores.votes.setCounted(counted, ballot: ballotID, of: id, rule: { vote, ballots in
             try vote.checkCountChange(ballotID, counted: counted, among: ballots, at: clock.now)
         }) else { throw ServiceError.notFound(.ballot) }
-        guard let voter = try await accounts(of: [ballot.voter])[ballot.voter] else { throw ServiceError.notFound(.ballot) }
+        guard let voterID = ballot.voter, let voter = try await accounts(of: [voterID])[voterID] else {
+            throw ServiceError.notFound(.ballot)
+        }
         return BallotSummary(ballot, voter: voter)
     }
 }

@@ -65,7 +65,8 @@ public struct VoteService<S: Stores>: Sendable {
             let vote = Vote(
                 id: .random(), initiator: identity.userID, subject: draft.subject, options: draft.options,
                 participants: draft.participants, duration: draft.duration, visibility: draft.visibility,
-                anonymous: draft.anonymous, location: location, label: label, createdAt: now,
+                anonymous: draft.anonymous, verifiedOnly: draft.verifiedOnly ?? rules.verifiedOnlyByDefault, location: location,
+                label: label, createdAt: now,
                 settlingTime: rules.settlingTime)
             if try await stores.votes.createVote(vote, passwordHash: hash) {
                 return VoteView(vote: vote, initiatorName: me.summary.displayName, state: vote.state(at: now))
@@ -80,7 +81,7 @@ public struct VoteService<S: Stores>: Sendable {
         let votes = try await stores.votes.openPublicVotes(near: centre, within: radius.distance, at: now, limit: limit.value)
         let names = try await initiatorNames(votes)
         return votes.compactMap { vote in
-            guard let name = names[vote.initiator] else { return nil }
+            guard let initiator = vote.initiator, let name = names[initiator] else { return nil }
             return VoteListing(
                 view: VoteView(vote: vote, initiatorName: name, state: vote.state(at: now)),
                 distance: haversineDistance(from: centre, to: vote.location),
@@ -114,9 +115,10 @@ public struct VoteService<S: Stores>: Sendable {
             .prefix(limit.value)
         let names = try await initiatorNames(Array(newestFirst))
         let now = clock.now
-        return newestFirst.compactMap { vote in
-            guard let name = names[vote.initiator] else { return nil }
-            return VoteHistoryEntry(view: VoteView(vote: vote, initiatorName: name, state: vote.state(at: now)), roles: roles[vote.id] ?? [])
+        return newestFirst.map { vote in
+            VoteHistoryEntry(
+                view: VoteView(vote: vote, initiatorName: vote.initiator.flatMap { names[$0] }, state: vote.state(at: now)),
+                roles: roles[vote.id] ?? [])
         }
     }
 
@@ -160,13 +162,14 @@ public struct VoteService<S: Stores>: Sendable {
         VoteView(vote: vote, initiatorName: try await initiatorName(vote), state: vote.state(at: clock.now))
     }
 
-    func initiatorName(_ vote: Vote) async throws -> String {
-        guard let name = try await initiatorNames([vote])[vote.initiator] else { throw ServiceError.notFound(.vote) }
-        return name
+    /// The initiator's name; nil once they deleted their account.
+    func initiatorName(_ vote: Vote) async throws -> String? {
+        guard let initiator = vote.initiator else { return nil }
+        return try await initiatorNames([vote])[initiator]
     }
 
     func initiatorNames(_ votes: [Vote]) async throws -> [UserID: String] {
-        try await stores.accounts.summaries(of: votes.map(\.initiator)).mapValues(\.displayName)
+        try await stores.accounts.summaries(of: votes.compactMap(\.initiator)).mapValues(\.displayName)
     }
 }
 

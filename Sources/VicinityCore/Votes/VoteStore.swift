@@ -30,6 +30,9 @@ public protocol VoteStore: Sendable {
 
     func ballot(of vote: VoteID, by voter: UserID) async throws -> Ballot?
 
+    /// Every ballot the voter cast, in any vote, in the order cast.
+    func ballots(by voter: UserID) async throws -> [Ballot]
+
     /// Voids or restores a ballot in one step with the vote and its ballots, which `rule` sees under the
     /// vote's lock and throws to refuse (changing nothing): two changes never both pass against one state.
     /// Nil when the vote has no such ballot.

@@ -3,8 +3,15 @@ import GeoCore
 /// A vote's public facts: what anyone given its id may see. No tally, no choice, no password.
 public struct VoteView: Hashable, Sendable {
     public var vote: Vote
-    public var initiatorName: String
+    /// Nil once the initiator deleted their account.
+    public var initiatorName: String?
     public var state: VoteState
+
+    public init(vote: Vote, initiatorName: String?, state: VoteState) {
+        self.vote = vote
+        self.initiatorName = initiatorName
+        self.state = state
+    }
 
     /// How a finished vote's result came out of settling; nil when there was nothing to settle or it has not
     /// finished.
@@ -43,6 +50,9 @@ public struct BallotSummary: Hashable, Sendable {
     public var voter: UserSummary
     /// When the voter's account was made: an account made for the occasion, under a voter's name, stands out.
     public var voterSince: Timestamp
+    /// The voter's verified address, masked (`Email.masked`): the real person's campus address tells them from
+    /// a look-alike without giving the address away; nil for an account without one.
+    public var voterEmail: String?
     public var voterName: String
     public var castAt: Timestamp
     public var counted: Bool
@@ -52,7 +62,8 @@ public struct BallotSummary: Hashable, Sendable {
         id = ballot.id
         self.voter = voter.summary
         voterSince = voter.createdAt
-        voterName = ballot.voterName
+        voterEmail = voter.email?.masked
+        voterName = ballot.voterName ?? ""
         castAt = ballot.castAt
         counted = ballot.counted
     }

@@ -10,6 +10,7 @@ extension Event: SQLRecord {
             SQLField("type", .text) { .text($0.type.rawValue) },
             SQLField("data", .json(postgresType: "json")) { .text(StoredEventData.text($0.payload)) },
             SQLField("created_at", .integer) { .time($0.createdAt) },
+            SQLField("about_id", .text, .rule(version: EventDraft.aboutRuleVersion)) { .optionalText($0.payload.about?.rawValue) },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
@@ -32,7 +33,11 @@ extension EventDraft: SQLRecord {
             SQLField("type", .text) { .text($0.type.rawValue) },
             SQLField("data", .json(postgresType: "json")) { .text(StoredEventData.text($0.payload)) },
             SQLField("created_at", .integer) { .time($0.createdAt) },
+            SQLField("about_id", .text, .rule(version: EventDraft.aboutRuleVersion)) { .optionalText($0.payload.about?.rawValue) },
         ])
+
+    /// The version of the rule that fills `about_id` (`EventPayload.about`).
+    public static let aboutRuleVersion = 1
 
     public init(row: some SQLRow) throws(StoreError) {
         self.init(

@@ -6,7 +6,7 @@ extension StoredVote: SQLRecord {
         "vote", key: ["id"], point: PointColumns(latitude: "lat", longitude: "lon"), followed: true,
         fields: [
             SQLField("id", .text) { .text($0.vote.id.rawValue) },
-            SQLField("initiator_id", .text) { .text($0.vote.initiator.rawValue) },
+            SQLField("initiator_id", .text) { .optionalText($0.vote.initiator?.rawValue) },
             SQLField("subject", .text) { .text($0.vote.subject.rawValue) },
             SQLField("options", .json(postgresType: "jsonb")) { .text(StoredJSON.texts($0.vote.options.texts)) },
             SQLField("participants", .integer) { .whole($0.vote.participants.value) },
@@ -14,6 +14,7 @@ extension StoredVote: SQLRecord {
             SQLField("duration_minutes", .integer) { .optionalWhole($0.vote.duration.minutes) },
             SQLField("visibility", .text) { .text($0.vote.visibility.rawValue) },
             SQLField("anonymous", .boolean) { .bool($0.vote.anonymous) },
+            SQLField("verified_only", .boolean) { .bool($0.vote.verifiedOnly) },
             SQLField("lat", .real) { .real($0.vote.location.latitude) },
             SQLField("lon", .real) { .real($0.vote.location.longitude) },
             SQLField("label", .text) { .text($0.vote.label) },
@@ -46,7 +47,8 @@ extension StoredVote: SQLRecord {
         guard let visibility = VoteVisibility(rawValue: visibilityText) else {
             throw .corrupt("vote \(id) has the visibility \(visibilityText)")
         }
-        let initiator = try UserID.stored(try row.text("initiator_id")), subject = try row.text("subject")
+        let initiator = try row.optionalText("initiator_id").map { text throws(StoreError) in try UserID.stored(text) }
+        let subject = try row.text("subject"), verifiedOnly = try row.bool("verified_only")
         let participants = try row.whole("participants"), hash = try row.text("password_hash")
         let duration = try row.optionalWhole("duration_minutes"), extended = try row.optionalWhole("extended_minutes")
         let anonymous = try row.bool("anonymous"), latitude = try row.real("lat"), longitude = try row.real("lon")
@@ -61,7 +63,7 @@ extension StoredVote: SQLRecord {
                 vote: Vote(
                     id: voteID, initiator: initiator, subject: try VoteSubject(subject), options: try VoteOptions(options),
                     participants: try ParticipantCount(participants), duration: try VoteDuration(storedMinutes: duration),
-                    visibility: visibility, anonymous: anonymous,
+                    visibility: visibility, anonymous: anonymous, verifiedOnly: verifiedOnly,
                     location: try Coordinate(latitude: latitude, longitude: longitude), label: label, createdAt: createdAt,
                     settlingTime: .milliseconds(settling), ballotsCast: ballotsCast, completedAt: completedAt,
                     extendedBy: try extended.map { try VoteDuration(storedMinutes: $0) }, closedAt: closedAt,
@@ -77,9 +79,9 @@ extension Ballot: SQLRecord {
         fields: [
             SQLField("id", .text) { .text($0.id.rawValue) },
             SQLField("vote_id", .text) { .text($0.vote.rawValue) },
-            SQLField("voter_id", .text) { .text($0.voter.rawValue) },
-            SQLField("voter_name", .text) { .text($0.voterName) },
-            SQLField("name_key", .text, .rule(version: NameMatch.ruleVersion)) { .text($0.nameKey) },
+            SQLField("voter_id", .text) { .optionalText($0.voter?.rawValue) },
+            SQLField("voter_name", .text) { .optionalText($0.voterName) },
+            SQLField("name_key", .text, .rule(version: NameMatch.ruleVersion)) { .optionalText($0.nameKey) },
             SQLField("option_index", .integer) { .whole($0.option) },
             SQLField("cast_at", .integer) { .time($0.castAt) },
             SQLField("counted", .boolean) { .bool($0.counted) },
@@ -89,8 +91,9 @@ extension Ballot: SQLRecord {
         let id = try row.text("id"), vote = try row.text("vote_id")
         guard let voteID = VoteID(vote), voteID.rawValue == vote else { throw .corrupt("ballot \(id) names the malformed vote \(vote)") }
         self.init(
-            id: try BallotID.stored(id), vote: voteID, voter: try UserID.stored(try row.text("voter_id")),
-            voterName: try row.text("voter_name"), option: try row.whole("option_index"), castAt: try row.time("cast_at"),
+            id: try BallotID.stored(id), vote: voteID,
+            voter: try row.optionalText("voter_id").map { text throws(StoreError) in try UserID.stored(text) },
+            voterName: try row.optionalText("voter_name"), option: try row.whole("option_index"), castAt: try row.time("cast_at"),
             counted: try row.bool("counted"))
     }
 }

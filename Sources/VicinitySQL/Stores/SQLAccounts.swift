@@ -1,15 +1,17 @@
 import VicinityCore
 
 extension SQLRecordStore {
-    public func createAccount(_ account: Account, passwordHash: PasswordHash) async throws {
+    public func createAccount(_ account: StoredAccount, code: StoredCode?, message: OutboxMessage?) async throws {
         // However sign-ups race, the unique username key refuses the second: SQLite's one writer sees the first,
         // PostgreSQL's constraint the concurrent one.
-        let stored = StoredAccount(account: account, passwordHash: passwordHash)
-        try await write(.writing([StoredAccount.insert(stored, conflict: .fail(duplicate: ServiceError.conflict(.usernameTaken)))], result: ()))
+        var writes = [StoredAccount.insert(account, conflict: .fail(duplicate: ServiceError.conflict(.usernameTaken)))]
+        if let code { writes.append(StoredCode.upsert(code)) }
+        if let message { writes.append(OutboxMessage.upsert(message)) }
+        try await write(.writing(writes, result: ()))
     }
 
     public func account(id: UserID) async throws -> Account? {
-        try await records(StoredAccount.self, where: .equals("id", .text(id.rawValue))).first?.account
+        try await storedAccount(id: id)?.account
     }
 
     public func accounts(ids: [UserID]) async throws -> [Account] {
@@ -18,26 +20,33 @@ extension SQLRecordStore {
         return try await records(StoredAccount.self, where: .among("id", unique.sorted().map(SQLValue.text))).map(\.account)
     }
 
-    public func credentials(usernameKey: String) async throws -> (account: Account, passwordHash: PasswordHash)? {
+    public func storedAccount(id: UserID) async throws -> StoredAccount? {
+        try await records(StoredAccount.self, where: .equals("id", .text(id.rawValue))).first
+    }
+
+    public func credentials(usernameKey: String) async throws -> StoredAccount? {
         // Usernames are ASCII letters, digits and . _ -: text holding NUL names nobody, and PostgreSQL's text
         // cannot carry it.
         guard !usernameKey.utf8.contains(0) else { return nil }
         return try await records(StoredAccount.self, where: .equals("username_key", .text(usernameKey))).first
-            .map { ($0.account, $0.passwordHash) }
     }
 
-    public func passwordHash(of id: UserID) async throws -> PasswordHash? {
-        try await records(StoredAccount.self, where: .equals("id", .text(id.rawValue))).first?.passwordHash
+    public func credentials(emailKey: String) async throws -> StoredAccount? {
+        guard !emailKey.utf8.contains(0) else { return nil }
+        return try await records(StoredAccount.self, where: .equals("email_key", .text(emailKey))).first
     }
 
-    public func updateAccount(_ account: Account, newPasswordHash: PasswordHash?, keeping: TokenDigest) async throws -> Bool {
-        try await write(.select(StoredAccount.self, where: .equals("id", .text(account.id.rawValue)), lock: .forUpdate) { found in
-            guard let stored = found.first else { return .done(false) }
-            var writes = [StoredAccount.update(StoredAccount(account: account, passwordHash: newPasswordHash ?? stored.passwordHash))]
-            if newPasswordHash != nil {
-                writes.append(Session.delete(where: .and([
-                    .equals("account_id", .text(account.id.rawValue)), .notEquals("token_digest", .bytes(keeping.bytes)),
-                ])))
+    public func updateAccount(_ account: StoredAccount, ending: SessionEnding) async throws -> Bool {
+        let id = SQLValue.text(account.account.id.rawValue)
+        return try await write(.select(StoredAccount.self, where: .equals("id", id), lock: .forUpdate) { found in
+            guard !found.isEmpty else { return .done(false) }
+            var writes = [StoredAccount.update(account, duplicate: ServiceError.conflict(.emailTaken))]
+            switch ending {
+            case .none: break
+            case .allBut(let kept):
+                writes.append(Session.delete(where: .and([.equals("account_id", id), .notEquals("token_digest", .bytes(kept.bytes))])))
+            case .all:
+                writes.append(Session.delete(where: .equals("account_id", id)))
             }
             return .writing(writes, result: true)
         })
@@ -69,5 +78,32 @@ extension SQLRecordStore {
 
     public func accountCount() async throws -> Int {
         try await read(.count(StoredAccount.self) { .done($0) })
+    }
+
+    public func issueCode(_ code: StoredCode, message: OutboxMessage) async throws {
+        try await write(.writing([StoredCode.upsert(code), OutboxMessage.upsert(message)], result: ()))
+    }
+
+    public func spendCodeTry(of account: UserID, purpose: CodePurpose, at now: Timestamp) async throws -> StoredCode? {
+        try await write(.select(StoredCode.self, where: .code(of: account, purpose), lock: .forUpdate) { found in
+            guard let code = found.first, code.isUsable(at: now) else { return .done(nil) }
+            var spent = code
+            spent.triesLeft -= 1
+            return .writing([StoredCode.update(spent)], result: code)
+        })
+    }
+
+    public func consumeCode(_ code: StoredCode) async throws -> Bool {
+        try await write(.select(StoredCode.self, where: .code(of: code.account, code.purpose), lock: .forUpdate) { found in
+            guard found.first?.hash == code.hash else { return .done(false) }
+            let consumed = StoredCode.delete(where: .code(of: code.account, code.purpose))
+            guard code.purpose == .verifyEmail else { return .writing([consumed], result: true) }
+            return .select(StoredAccount.self, where: .equals("id", .text(code.account.rawValue)), lock: .forUpdate) { accounts in
+                guard var stored = accounts.first else { return .done(false) }
+                stored.account.email = code.email
+                if stored.account.pendingEmail?.key == code.email.key { stored.account.pendingEmail = nil }
+                return .writing([consumed, StoredAccount.update(stored, duplicate: ServiceError.conflict(.emailTaken))], result: true)
+            }
+        })
     }
 }

@@ -9,7 +9,7 @@ import VicinityCore
 /// `FriendStore`, `VoteStore`...): SQLite has one writer at a time, so each plan sees the whole database
 /// alone; PostgreSQL locks the rows a plan reads `forUpdate` and the advisory keys it names (`SQLLockKey`),
 /// retries a plan that lost a serialization race, and lets unique constraints refuse what slipped past.
-public protocol SQLRecordStore: SQLPlanRunner, AccountStore, PositionStore, FriendStore, EventStore, VoteStore {}
+public protocol SQLRecordStore: SQLPlanRunner, AccountStore, PositionStore, FriendStore, EventStore, VoteStore, OutboxStore {}
 
 extension SQLRecordStore {
     func read<Result: Sendable>(_ plan: SQLPlan<Result>) async throws -> Result { try await run(plan, access: .read) }
@@ -24,6 +24,11 @@ extension SQLRecordStore {
 }
 
 extension SQLCondition {
+    /// The account's code for the purpose.
+    static func code(of account: UserID, _ purpose: CodePurpose) -> SQLCondition {
+        .and([.equals("account_id", .text(account.rawValue)), .equals("purpose", .text(purpose.rawValue))])
+    }
+
     /// The row whose key columns hold the record's values.
     static func key<Record: SQLRecord>(of record: Record) -> SQLCondition {
         .and(Record.table.key.map { column in .equals(column, Record.schema.value(column, of: record) ?? .null) })

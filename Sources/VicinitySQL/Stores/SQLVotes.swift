@@ -54,8 +54,8 @@ extension SQLRecordStore {
     public func castBallot(_ ballot: Ballot, answering question: VoteQuestion) async throws -> BallotOutcome {
         try await write(.lockedVote(ballot.vote) { found in
             guard let before = found else { return .done(.noSuchVote) }
-            return .select(Ballot.self, where: .and([.ballots(of: ballot.vote), .equals("voter_id", .text(ballot.voter.rawValue))])) { mine in
-                .count(Ballot.self, where: .and([.ballots(of: ballot.vote), .equals("name_key", .text(ballot.nameKey))])) { sameName in
+            return .select(Ballot.self, where: .and([.ballots(of: ballot.vote), .equals("voter_id", .optionalText(ballot.voter?.rawValue))])) { mine in
+                .count(Ballot.self, where: .and([.ballots(of: ballot.vote), .equals("name_key", .optionalText(ballot.nameKey))])) { sameName in
                     var stored = before
                     let outcome = stored.cast(ballot, answering: question, votersBallot: mine.first, sameNameBallots: sameName)
                     guard case .cast = outcome else { return .done(outcome) }
@@ -100,6 +100,10 @@ extension SQLRecordStore {
         })
     }
 
+    public func ballots(by voter: UserID) async throws -> [Ballot] {
+        try await records(Ballot.self, where: .equals("voter_id", .text(voter.rawValue)), order: [.ascending("cast_at"), .ascending("id")])
+    }
+
     public func votes(of user: UserID, role: VoteRole, limit: Int) async throws -> [Vote] {
         let newestFirst: [SQLOrder] = [.descending("created_at"), .descending("id")]
         switch role {
@@ -133,7 +137,7 @@ extension SQLRecordStore {
         _ announcements: @escaping @Sendable (Vote, [Ballot]) -> [EventDraft]
     ) -> SQLPlan<(votes: [Vote], events: [Event])> {
         guard var next = due.first else {
-            return .writing(claimed.map(StoredVote.update)) { _ in
+            return .writing(claimed.map { StoredVote.update($0) }) { _ in
                 .appending(drafts) { events in .done((claimed.map(\.vote), events)) }
             }
         }

@@ -1,0 +1,140 @@
+import Synchronization
+
+/// Delivers what waits in the outbox, on every front at once: each pass claims the messages available now
+/// (one claim wins across fronts), prepares those that are requests (a sign-in code), hands each to its
+/// transport within a deadline, and records the outcome. A front that dies mid-try leaves its claim to lapse,
+/// and another front takes the message over: delivery is at least once.
+public final class OutboxSender<S: Stores>: Sendable {
+    let stores: S
+    let accounts: AccountService<S>
+    let mail: (any MailTransport)?
+    let clock: any WallClock
+    public let rules: OutboxRules
+    /// Told of each outcome, for logs and metrics.
+    let observe: @Sendable (OutboxOutcome) -> Void
+    /// Wakes this process's sender when it records a message, so that a code goes out without waiting for the
+    /// next poll.
+    public let signal: ChangeSignal
+    private let pruning = Pruning(every: .seconds(60))
+
+    /// Messages tried at once by one pass: enough that one slow relay answer does not hold the others back.
+    static var concurrency: Int { 8 }
+
+    public init(
+        stores: S, accounts: AccountService<S>, mail: (any MailTransport)?, clock: any WallClock, rules: OutboxRules,
+        signal: ChangeSignal, observe: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
+    ) {
+        self.stores = stores
+        self.accounts = accounts
+        self.mail = mail
+        self.clock = clock
+        self.rules = rules
+        self.signal = signal
+        self.observe = observe
+    }
+
+    /// Sends until cancelled: a pass whenever this process records a message, and at least every
+    /// `rules.pollInterval`. A failed pass is reported and the next one tries again.
+    public func run(report: @Sendable (any Error) -> Void) async {
+        while !Task.isCancelled {
+            do {
+                while try await sendDue() == rules.batch {}
+                if pruning.due(at: clock.now) { _ = try await stores.outbox.pruneOutbox(settledBefore: clock.now - rules.keepDone) }
+            } catch {
+                if Task.isCancelled { return }
+                report(error)
+            }
+            await signal.wait(timeout: rules.pollInterval)
+        }
+    }
+
+    /// Messages waiting now, for the operators' gauge.
+    public func pendingCount() async throws -> Int { try await stores.outbox.pendingOutboxCount() }
+
+    /// One pass: claims what is available now and tries each. Returns how many were claimed.
+    @discardableResult
+    public func sendDue() async throws -> Int {
+        let claimed = try await stores.outbox.claimOutbox(at: clock.now, limit: rules.batch, rules: rules)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, message) in claimed.enumerated() {
+                if index >= Self.concurrency { try await group.next() }
+                group.addTask { try await self.attempt(message) }
+            }
+            try await group.waitForAll()
+        }
+        return claimed.count
+    }
+
+    /// One try of one claimed message, its outcome recorded against this claim.
+    private func attempt(_ claimed: OutboxMessage) async throws {
+        let attempt = claimed.attempts
+        var message = claimed
+        if case .signInCode(let email) = message.payload {
+            guard let prepared = try await accounts.prepareSignInCode(message, to: email) else {
+                // Nobody to send to; said in the same words whatever the reason, so that logs do not tell which.
+                let reason = "no mail to send for this request"
+                message.drop(at: clock.now, reason: reason)
+                try await settle(message, attempt: attempt, outcome: .dropped(reason: reason))
+                return
+            }
+            message = prepared
+        }
+        guard case .mail(let mail)? = message.payload else {
+            message.drop(at: clock.now, reason: "nothing to send")
+            try await settle(message, attempt: attempt, outcome: .dropped(reason: "nothing to send"))
+            return
+        }
+        let outcome: DeliveryOutcome
+        if let transport = self.mail {
+            let outgoing = OutgoingMail(id: message.id, mail: mail, createdAt: message.createdAt)
+            outcome = await Self.within(rules.deliveryDeadline) { await transport.deliver(outgoing) }
+        } else {
+            outcome = .misconfigured(reason: "no mail relay is configured (vicinity serve --smtp-url)")
+        }
+        let now = clock.now
+        message.settle(outcome, at: now, rules: rules)
+        let seen: OutboxOutcome = switch (outcome, message.state) {
+        case (.delivered, _): .sent(after: now - message.createdAt)
+        case (_, .dropped(_, let reason)): .dropped(reason: reason)
+        case (.misconfigured(let reason), _): .misconfigured(reason: reason)
+        case (.retry(_, let reason), _), (.failed(let reason), _): .retried(reason: reason)
+        }
+        try await settle(message, attempt: attempt, outcome: seen)
+    }
+
+    private func settle(_ message: OutboxMessage, attempt: Int, outcome: OutboxOutcome) async throws {
+        guard try await stores.outbox.settleOutbox(message, attempt: attempt) else {
+            // Another sender took the message over after this claim lapsed; its outcome stands.
+            observe(.overtaken)
+            return
+        }
+        observe(outcome)
+    }
+
+    /// The transport's answer, or a retry when it takes longer than `deadline`: the try is then abandoned (its
+    /// task cancelled), so that no delivery outlasts the claim that covers it.
+    static func within(_ deadline: Duration, _ deliver: @escaping @Sendable () async -> DeliveryOutcome) async -> DeliveryOutcome {
+        await withTaskGroup(of: DeliveryOutcome?.self) { group in
+            group.addTask { await deliver() }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .retry(after: nil, reason: "the delivery took longer than \(deadline)")
+        }
+    }
+}
+
+/// What became of one try, as logs and metrics count it.
+public enum OutboxOutcome: Hashable, Sendable {
+    /// Delivered, this long after the message was recorded.
+    case sent(after: Duration)
+    case retried(reason: String)
+    case dropped(reason: String)
+    /// Kept for a retry; an operator must fix the settings.
+    case misconfigured(reason: String)
+    /// Another sender's newer claim settled it.
+    case overtaken
+}

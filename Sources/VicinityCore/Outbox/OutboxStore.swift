@@ -1,0 +1,25 @@
+/// Where messages wait to leave the service. Messages are recorded with the change they announce by the store
+/// call that makes the change (`AccountStore.issueCode`, ...), or alone (`enqueue`); senders on every front
+/// claim and settle them here.
+///
+/// Under concurrency: a message is claimed by one sender at a time, whichever front it runs on (the claim is
+/// read and written under the message's lock; others skip it); a settle counts only from the claim that is
+/// still the message's latest, so a sender whose claim lapsed and was taken over cannot undo what the newer
+/// one recorded.
+public protocol OutboxStore: Sendable {
+    func enqueue(_ messages: [OutboxMessage]) async throws
+
+    /// Claims up to `limit` messages available at `now` (`OutboxMessage.availableAt`), earliest first, as
+    /// `OutboxMessage.claim` decides; returns those to try.
+    func claimOutbox(at now: Timestamp, limit: Int, rules: OutboxRules) async throws -> [OutboxMessage]
+
+    /// Writes back `message` as its sender left it, when its latest claim is still the one made for
+    /// `attempt`; false, changing nothing, when another sender has claimed it since.
+    func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool
+
+    /// Messages pending now, for the operators' gauge.
+    func pendingOutboxCount() async throws -> Int
+
+    /// Removes sent and dropped messages settled before `time`; returns how many.
+    func pruneOutbox(settledBefore time: Timestamp) async throws -> Int
+}

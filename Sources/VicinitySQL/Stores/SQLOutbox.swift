@@ -1,0 +1,41 @@
+import VicinityCore
+
+extension SQLRecordStore {
+    public func enqueue(_ messages: [OutboxMessage]) async throws {
+        guard !messages.isEmpty else { return }
+        try await write(.writing(messages.map { OutboxMessage.insert($0) }, result: ()))
+    }
+
+    /// Each message is claimed by the one transaction that locks it; others skip locked rows, and a row already
+    /// claimed and committed is no longer available when it is read again under its lock.
+    public func claimOutbox(at now: Timestamp, limit: Int, rules: OutboxRules) async throws -> [OutboxMessage] {
+        try await write(.select(
+            OutboxMessage.self, where: .compare("available_at", .atMost, .time(now)),
+            order: [.ascending("available_at"), .ascending("id")], limit: limit, lock: .skipLocked
+        ) { available in
+            var changed: [OutboxMessage] = []
+            var claimed: [OutboxMessage] = []
+            for var message in available {
+                let tried = message.claim(at: now, rules: rules)
+                changed.append(message)
+                if tried { claimed.append(message) }
+            }
+            return .writing(changed.map { OutboxMessage.update($0) }, result: claimed)
+        })
+    }
+
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
+        try await write(.select(OutboxMessage.self, where: .equals("id", .text(message.id.rawValue)), lock: .forUpdate) { found in
+            guard let held = found.first, held.attempts == attempt, held.state == .pending else { return .done(false) }
+            return .writing([OutboxMessage.update(message)], result: true)
+        })
+    }
+
+    public func pendingOutboxCount() async throws -> Int {
+        try await read(.count(OutboxMessage.self, where: .equals("state", .text("pending"))) { .done($0) })
+    }
+
+    public func pruneOutbox(settledBefore time: Timestamp) async throws -> Int {
+        try await write(.finish([OutboxMessage.delete(where: .compare("settled_at", .less, .time(time)))]) { $0.first?.count ?? 0 })
+    }
+}
