@@ -262,10 +262,17 @@ let package = Package(
         .testTarget(
             name: "VicinityTransportsTests",
             dependencies: [
+                "MailTestSupport",
                 "VicinityTransports",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["Support/smtp_server.py"],
+            swiftSettings: swiftSettings
+        ),
+        /// A real mail relay on loopback (aiosmtpd, started per test) for the tests of what mails.
+        .target(
+            name: "MailTestSupport",
+            path: "Tests/MailTestSupport",
+            exclude: ["smtp_server.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -273,6 +280,8 @@ let package = Package(
             dependencies: [
                 "GeoCore",
                 "GeoTestSupport",
+                "MailTestSupport",
+                "VicinityTransports",
                 "VicinityBcrypt",
                 "VicinityCore",
                 "VicinityHTTP",

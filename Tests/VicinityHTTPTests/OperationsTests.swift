@@ -137,6 +137,7 @@ final class StallableStores: Stores {
     var events: InMemoryStore { store }
     var votes: InMemoryStore { store }
     var changes: StallableFeed { feed }
+    var outbox: InMemoryStore { store }
     var guesses: MemoryGuessingLedger { store.guesses }
     var limits: MemoryWindowLedger { store.limits }
 }

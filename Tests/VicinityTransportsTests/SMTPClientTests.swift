@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MailTestSupport
 import Testing
 import VicinityTransports
 

@@ -94,7 +94,7 @@ extension AccountService {
         return try await hasher.verify(text.hashable.normalized, against: code.hash) ? code : nil
     }
 
-    static var codeRefusal: String {
+    public static var codeRefusal: String {
         "This code is wrong, or no longer works (a code works for a few minutes and a few tries); ask for a new one."
     }
 }

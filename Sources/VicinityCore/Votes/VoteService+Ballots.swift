@@ -2,7 +2,7 @@ import GeoCore
 
 extension VoteService {
     /// Why an account without a verified address may not vote in a vote that asks for one.
-    static var verifiedOnlyRefusal: String {
+    public static var verifiedOnlyRefusal: String {
         "This vote takes ballots only from accounts with a verified e-mail address: confirm yours (POST /v1/me/email-verification) and vote again."
     }
 

@@ -117,6 +117,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var events: InMemoryStore { rest }
     var votes: InMemoryStore { rest }
     var changes: InMemoryStore { rest }
+    var outbox: InMemoryStore { rest }
     var guesses: MemoryGuessingLedger { rest.guesses }
     var limits: MemoryWindowLedger { rest.limits }
 }

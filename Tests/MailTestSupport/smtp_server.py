@@ -4,7 +4,7 @@
     smtp_server.py --ready FILE --mail-dir DIR [--cert PEM --key PEM [--implicit-tls]]
                    [--user NAME --password SECRET] [--mechanisms PLAIN,LOGIN] [--mode MODE]
 
-Listens on 127.0.0.1 on a port the system picks and writes that port to --ready once it accepts connections.
+Listens on 127.0.0.1 on --port, or a port the system picks, and writes that port to --ready once it accepts connections.
 Each message it takes is written to --mail-dir as N.eml (the data as received, after the relay undid the
 dot-stuffing) and then N.json: the envelope, whether TLS and AUTH were used, and the message as Python's own
 email package reads it (subject and body decoded), so the tests check the client against an independent reader.
@@ -132,7 +132,7 @@ async def serve(options):
     if options.implicit_tls:
         implicit = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         implicit.load_cert_chain(options.cert, options.key)
-    server = await loop.create_server(factory, "127.0.0.1", 0, ssl=implicit)
+    server = await loop.create_server(factory, "127.0.0.1", options.port, ssl=implicit, reuse_address=True)
     port = server.sockets[0].getsockname()[1]
     write_atomically(options.ready, str(port).encode())
     async with server:
@@ -149,6 +149,7 @@ def main():
     parser.add_argument("--password")
     parser.add_argument("--implicit-tls", action="store_true")
     parser.add_argument("--mechanisms", default="PLAIN,LOGIN")
+    parser.add_argument("--port", type=int, default=0, help="where to listen; 0 picks a free port")
     parser.add_argument(
         "--mode", default="accept",
         choices=["accept", "tempfail-rcpt", "reject-rcpt", "tempfail-data", "reject-data", "echo-auth", "silent"])

@@ -3,14 +3,14 @@ import Testing
 
 /// What the relay tests need on the machine: python3 with aiosmtpd, and openssl for the certificate.
 /// `Scripts/setup.sh` installs both.
-enum RelayTools {
-    static let available: Bool = run(["python3", "-c", "import aiosmtpd"]) && run(["openssl", "version"])
+public enum RelayTools {
+    public static let available: Bool = run(["python3", "-c", "import aiosmtpd"]) && run(["openssl", "version"])
 
-    static let howToInstall: Comment = "no python3 with aiosmtpd, or no openssl: run Scripts/setup.sh (or pip install aiosmtpd)"
+    public static let howToInstall: Comment = "no python3 with aiosmtpd, or no openssl: run Scripts/setup.sh (or pip install aiosmtpd)"
 
     /// Runs a command to its end, bounded by `limit` seconds; whether it succeeded.
     @discardableResult
-    static func run(_ arguments: [String], limit: TimeInterval = 60) -> Bool {
+    public static func run(_ arguments: [String], limit: TimeInterval = 60) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -30,11 +30,11 @@ enum RelayTools {
 
 /// A self-signed certificate for `localhost` and 127.0.0.1, made once for the whole test run with openssl; the
 /// certificate is also the CA file the client is told to trust.
-struct TestCertificate: Sendable {
-    let certificateFile: String
-    let keyFile: String
+public struct TestCertificate: Sendable {
+    public let certificateFile: String
+    public let keyFile: String
 
-    static let shared: Result<TestCertificate, TestRelay.Failure> = {
+    public static let shared: Result<TestCertificate, TestRelay.Failure> = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-smtp-cert-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -54,37 +54,43 @@ struct TestCertificate: Sendable {
 
 /// A real mail relay on loopback: `Support/smtp_server.py` (aiosmtpd) started for one test on a port the
 /// system picks, writing each message it takes into a folder of its own.
-final class TestRelay {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public final class TestRelay: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    enum Mode: String {
+    public enum Mode: String, Sendable {
         case accept, silent
         case temporaryFailureAtRecipient = "tempfail-rcpt", rejectionAtRecipient = "reject-rcpt"
         case temporaryFailureAfterData = "tempfail-data", rejectionAfterData = "reject-data"
         case echoingAuthentication = "echo-auth"
     }
 
-    enum Security {
+    public enum Security: Sendable {
         case plain, startTLS, implicitTLS
     }
 
-    static let user = "tester"
-    static let password = "pa55-w0rd:with@odd/chars"
+    public static let user = "tester"
+    public static let password = "pa55-w0rd:with@odd/chars"
 
-    let port: Int
-    let folder: URL
+    public let port: Int
+    public let folder: URL
     private let process: Process
 
     /// Waits at most 20 s for the relay to listen: Python starts in well under a second, even on a busy machine.
-    init(_ mode: Mode = .accept, security: Security = .plain, authentication mechanisms: [String]? = nil) throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-smtp-\(UUID().uuidString)")
+    /// `port` listens where a relay that was stopped listened (a relay coming back); nil picks a free one.
+    public init(
+        _ mode: Mode = .accept, security: Security = .plain, authentication mechanisms: [String]? = nil, port wanted: Int? = nil,
+        folder given: URL? = nil
+    ) throws {
+        folder = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-smtp-\(UUID().uuidString)")
         let mail = folder.appendingPathComponent("mail")
         try FileManager.default.createDirectory(at: mail, withIntermediateDirectories: true)
         let ready = folder.appendingPathComponent("port")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("smtp_server.py")
+        try? FileManager.default.removeItem(at: ready)
         var arguments = ["python3", "-u", script.path, "--ready", ready.path, "--mail-dir", mail.path, "--mode", mode.rawValue]
+        if let wanted { arguments += ["--port", String(wanted)] }
         if security != .plain {
             let certificate = try TestCertificate.shared.get()
             arguments += ["--cert", certificate.certificateFile, "--key", certificate.keyFile]
@@ -121,7 +127,7 @@ final class TestRelay {
     }
 
     /// What the relay wrote of each message it took, in the order taken.
-    func received() throws -> [ReceivedMail] {
+    public func received() throws -> [ReceivedMail] {
         let mail = folder.appendingPathComponent("mail")
         let names = try FileManager.default.contentsOfDirectory(atPath: mail.path)
         let numbers = names.compactMap { $0.hasSuffix(".json") ? Int($0.dropLast(5)) : nil }.sorted()
@@ -135,30 +141,33 @@ final class TestRelay {
     }
 
     /// SIGKILL: a child of the test runner may inherit a mask that blocks SIGTERM, and would outlive the test.
-    func stop() {
+    public func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
+    /// Whether the folder goes with the relay: not when a relay started in its stead (`port`, `folder`) reads it on.
+    public var removesFolder = true
+
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: folder)
+        if removesFolder { try? FileManager.default.removeItem(at: folder) }
     }
 }
 
 /// One message as the relay took it, read by Python's email package (see `smtp_server.py`).
-struct ReceivedMail: Decodable {
-    var mailFrom: String
-    var rcptTos: [String]
-    var tls: Bool
-    var authenticatedAs: String?
-    var mechanism: String?
-    var subject: String?
-    var fromName: String?
-    var fromAddress: String?
-    var body: String
+public struct ReceivedMail: Decodable, Sendable {
+    public var mailFrom: String
+    public var rcptTos: [String]
+    public var tls: Bool
+    public var authenticatedAs: String?
+    public var mechanism: String?
+    public var subject: String?
+    public var fromName: String?
+    public var fromAddress: String?
+    public var body: String
     /// The data as it arrived, after the relay undid the dot-stuffing.
-    var raw = ""
+    public var raw = ""
 
     enum CodingKeys: String, CodingKey {
         case mailFrom = "mail_from", rcptTos = "rcpt_tos", tls, authenticatedAs = "authenticated_as", mechanism
@@ -166,7 +175,7 @@ struct ReceivedMail: Decodable {
     }
 
     /// The header lines, unfolded (RFC 5322 §2.2.3), keyed by field name.
-    var headers: [(name: String, value: String)] {
+    public var headers: [(name: String, value: String)] {
         let head = raw.components(separatedBy: "\r\n\r\n").first ?? ""
         return head.replacingOccurrences(of: "\r\n ", with: " ").components(separatedBy: "\r\n").compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
