@@ -9,7 +9,7 @@ import VicinityCore
 @testable import VicinitySpatiaLite
 import VicinitySQL
 
-typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore
+typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore & OutboxStore
 
 /// A store of each kind for the social and vote contracts: the same suites hold the SpatiaLite and PostGIS
 /// stores to the in-memory one. `peer` is a second store on the same data, opened separately, as another
@@ -59,7 +59,6 @@ func account(_ username: String, first: String = "Test", last: String? = nil, at
         lastName: try PersonName(last ?? username, field: "last_name"), email: nil, privacyMode: false, createdAt: time)
 }
 
-/// A bcrypt-shaped hash, as the schema demands; no test here checks a password.
 extension AccountStore {
     /// An account alone, with its password's hash: what most tests of other stores need of one.
     func createAccount(_ account: Account, passwordHash: PasswordHash) async throws {
@@ -73,6 +72,7 @@ func poke(to recipient: UserID, number: Int = 0, from sender: Account? = nil) th
     .poke(to: recipient, from: try (sender ?? account("sender")).summary, at: epoch + .milliseconds(Int64(number)))
 }
 
+/// A bcrypt-shaped hash, as the schema demands; no test here checks a password.
 let someHash = PasswordHash(encoded: "$2b$04$abcdefghijklmnopqrstuuJ7o2nQ4bq8Yd1Vd8F1z1Xv6m0q6lG2m")
 
 /// CSULB's Hall of Science, from Data/csulb-buildings.csv.
