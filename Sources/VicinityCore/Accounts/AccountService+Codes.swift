@@ -40,10 +40,11 @@ extension AccountService {
     /// nothing to send. Run by the sender, which alone learns whether the address is anyone's.
     public func prepareSignInCode(_ message: OutboxMessage, to email: Email) async throws -> OutboxMessage? {
         guard let stored = try await stores.accounts.credentials(emailKey: email.key), !stored.account.disabled,
-            try await codeSends.acquireForAccount(stored.account.id)
+            let verified = stored.account.email, try await codeSends.acquireForAccount(stored.account.id)
         else { return nil }
         var prepared = message
-        let (code, mail) = try await makeCode(.signIn, for: stored.account.id, to: email, at: clock.now)
+        // To the address as its owner spelt it, not as the request did.
+        let (code, mail) = try await makeCode(.signIn, for: stored.account.id, to: verified, at: clock.now)
         prepared.account = stored.account.id
         prepared.payload = mail.payload
         prepared.expiresAt = min(message.expiresAt, code.expiresAt)
@@ -54,7 +55,7 @@ extension AccountService {
     /// Signs in with a code mailed to a verified address. A wrong code, an unknown address and an address
     /// nobody verified read the same; each counts under the sign-in guard with the address's password tries.
     public func signIn(email: Email, code text: MailCode, from address: ClientAddress) async throws -> SignedIn {
-        let account = try await guardedCheck(key: Self.guessingKey(email.rawValue), from: address) { () async throws -> Account? in
+        let account = try await guardedCheck(key: Self.guessingKey(email.key), from: address) { () async throws -> Account? in
             guard let stored = try await stores.accounts.credentials(emailKey: email.key),
                 let code = try await spentTry(of: stored.account.id, .signIn, matching: text)
             else {
