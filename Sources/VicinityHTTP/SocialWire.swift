@@ -21,6 +21,13 @@ extension Wire {
         ])
     }
 
+    /// An account as operators see it (`vicinity users --json`): the owner's view, and whether it is disabled.
+    public static func operatorView(_ account: Account) -> JSONValue {
+        guard case .object(var fields) = Self.account(account) else { return Self.account(account) }
+        fields["disabled"] = .bool(account.disabled)
+        return .object(fields)
+    }
+
     /// The answer to a request for a code: the same whatever the address, and how long a code works.
     static func codeRequested(lifetime: Duration) -> JSONValue {
         .object(["code_lifetime_s": .number(Double(lifetime.wholeSecondsRoundedUp))])

@@ -107,17 +107,23 @@ enum Output {
     }
 
     static func printTable(_ hits: [PlaceHit]) {
-        let rows = hits.map { hit in
-            [metres(hit.distance), String(format: "%03d° %@", Int(hit.bearing.degrees.rounded()) % 360, hit.bearing.compassPoint),
-             hit.place.name, hit.place.category.rawValue, hit.place.id.rawValue]
-        }
-        let header = ["distance", "bearing", "name", "category", "id"]
+        printTable(
+            header: ["distance", "bearing", "name", "category", "id"],
+            rows: hits.map { hit in
+                [metres(hit.distance), String(format: "%03d° %@", Int(hit.bearing.degrees.rounded()) % 360, hit.bearing.compassPoint),
+                 hit.place.name, hit.place.category.rawValue, hit.place.id.rawValue]
+            },
+            rightAligned: [0])
+    }
+
+    /// Rows under a header, each column as wide as its widest cell; trailing spaces trimmed.
+    static func printTable(header: [String], rows: [[String]], rightAligned: Set<Int> = []) {
         let widths = header.indices.map { column in ([header] + rows).map { columns($0[column]) }.max() ?? 0 }
         for row in [header] + rows {
             print(row.indices.map { column in
                 let cell = row[column]
                 let padding = String(repeating: " ", count: widths[column] - columns(cell))
-                return column == 0 ? padding + cell : cell + padding
+                return rightAligned.contains(column) ? padding + cell : cell + padding
             }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
         }
     }

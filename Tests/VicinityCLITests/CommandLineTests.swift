@@ -58,6 +58,25 @@ enum CLI {
     }
 
     static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
+
+    /// Starts the server and returns the first line it writes on standard output.
+    static func startUpLine(of server: Process) throws -> String {
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        return String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+    }
+
+    /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).
+    static func readLine(from handle: FileHandle) throws -> Data {
+        var line = Data()
+        while true {
+            let byte = try #require(try handle.read(upToCount: 1), "the process closed its output before a full line")
+            if byte == Data("\n".utf8) { return line }
+            line.append(byte)
+        }
+    }
 }
 
 /// A temporary folder for a test's database and files, removed afterwards.
@@ -275,7 +294,7 @@ struct CommandLineTests {
             let server = try CLI.makeProcess(
                 ["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"] + arguments, environment: environment)
             defer { if server.isRunning { server.terminate() } }
-            let line = try startUpLine(of: server)
+            let line = try CLI.startUpLine(of: server)
             for text in expected { #expect(line.contains(text), "\(arguments) \(environment): \(line)") }
             server.terminate()
             server.waitUntilExit()
@@ -314,7 +333,7 @@ struct CommandLineTests {
         defer { if server.isRunning { server.terminate() } }
 
         // The start-up line comes only once the socket is bound, and names the real port.
-        let line = try startUpLine(of: server)
+        let line = try CLI.startUpLine(of: server)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
         #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
         #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine; up to "))
@@ -352,7 +371,7 @@ struct CommandLineTests {
 
         let server = try serve(hard: 4096, soft: 1024, ["--log-level", "warning"])
         defer { if server.isRunning { server.terminate() } }
-        let line = try startUpLine(of: server)
+        let line = try CLI.startUpLine(of: server)
         // 4,096 less a quarter kept back for the database, the event loops and refusals being answered.
         #expect(line.contains("up to 3072 connections, 256 per client, under a descriptor limit of 4096)"), "\(line)")
         server.terminate()
@@ -371,25 +390,6 @@ struct CommandLineTests {
             refused.waitUntilExit()
             #expect(refused.terminationStatus != 0)
             #expect(text.contains(message), "\(text)")
-        }
-    }
-
-    /// Starts the server and returns the first line it writes on standard output.
-    private func startUpLine(of server: Process) throws -> String {
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        return String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
-    }
-
-    /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).
-    private func readLine(from handle: FileHandle) throws -> Data {
-        var line = Data()
-        while true {
-            let byte = try #require(try handle.read(upToCount: 1), "the process closed its output before a full line")
-            if byte == Data("\n".utf8) { return line }
-            line.append(byte)
         }
     }
 }
