@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import MailTestSupport
 import Testing
+import VicinityBcrypt
 import VicinityCore
 import VicinityHTTP
 @testable import VicinityPostGIS
@@ -183,6 +184,61 @@ struct MailFlowTests {
             #expect(all.filter { $0.rcptTos == ["known@csulb.edu"] }.count == 16 && all.filter { $0.rcptTos == ["waiting@csulb.edu"] }.count == 1,
                     "\(received.map(\.rcptTos))")
             #expect(!all.contains { $0.rcptTos == ["nobody@csulb.edu"] })
+        }
+    }
+
+    @Test("a wrong password for a verified, a waiting and an unknown address takes as long, and so does asking a code for each: no difference near a password check's time")
+    func sameTiming() async throws {
+        let relay = try TestRelay()
+        let front = try MailedFront(relay: relay)
+        var settings = MailedFront.settings()
+        // Enough room that no answer here is slowed or refused by the limits, which count alike anyway.
+        settings.accounts.codes.sendsPerAddress = RateLimit(limit: 1000, window: .seconds(3600))
+        settings.accounts.codes.sendsFromClient = RateLimit(limit: 1000, window: .seconds(3600))
+        settings.accounts.signIn.failuresBeforeSlowdown = 1000
+        settings.accounts.signIn.failuresPerLock = 1000
+        settings.accounts.signIn.failuresPerAddress = RateLimit(limit: 1000, window: .seconds(3600))
+        // The service's least cost, so that a check skipped for an unknown address would show.
+        let hasher = BcryptHasher(cost: try BcryptCost(Int(BcryptCost.minimum)))
+        let store = InMemoryStore()
+        let services = Services(stores: store, clock: SystemClock(), hasher: hasher, mail: front.transport, settings: settings)
+        for (username, address) in [("known", "known@csulb.edu"), ("waiting", "waiting@csulb.edu")] {
+            _ = try await services.accounts.signUp(
+                SignUp(username: try Username(username), password: try Password(testPassword), firstName: try PersonName("Timed", field: "first_name"),
+                       lastName: try PersonName("Test", field: "last_name"), email: try Email(address)), from: ClientAddress(nil))
+        }
+        let knownCredentials = try #require(try await store.credentials(usernameKey: "known"))
+        var known = try #require(try await store.storedAccount(id: knownCredentials.account.id))
+        known.account.email = known.account.pendingEmail
+        known.account.pendingEmail = nil
+        _ = try await store.updateAccount(known, ending: .none)
+        // One password check at that cost, timed here, in this run: the difference a skipped check would make.
+        let hash = try await hasher.hash(try Password(testPassword))
+        var checks: [Duration] = []
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            _ = try await hasher.verify("wrong password", against: hash)
+            checks.append(ContinuousClock.now - started)
+        }
+        let check = checks.sorted()[2]
+
+        let app = buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        try await app.test(.live) { client in
+            let addresses = ["known@csulb.edu", "waiting@csulb.edu", "nobody@csulb.edu"]
+            for (path, body) in [("/v1/sessions", #""password":"wrong password""#), ("/v1/sign-in-codes", "")] {
+                var times: [String: [Duration]] = [:]
+                // Interleaved, so that whatever else the machine does falls on every address alike.
+                for _ in 0..<15 {
+                    for address in addresses {
+                        let started = ContinuousClock.now
+                        _ = try await client.call(.post, path, json: #"{"email":"\#(address)"\#(body.isEmpty ? "" : ",")\#(body)}"#)
+                        times[address, default: []].append(ContinuousClock.now - started)
+                    }
+                }
+                let medians = addresses.map { times[$0, default: []].sorted()[7] }
+                let spread = (medians.max() ?? .zero) - (medians.min() ?? .zero)
+                #expect(spread < check / 2, "\(path): medians \(medians) for \(addresses), a password check takes \(check)")
+            }
         }
     }
 }
