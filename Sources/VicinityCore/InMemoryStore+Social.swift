@@ -87,6 +87,15 @@ extension InMemoryStore: AccountStore {
         state.withLock { state in state.social.emails[emailKey].flatMap { state.social.accounts[$0] } }
     }
 
+    public func passwordless(pendingEmailKey: String, limit: Int) async throws -> [StoredAccount] {
+        state.withLock { state in
+            Array(state.social.accounts.values
+                .filter { $0.passwordHash == nil && $0.account.pendingEmail?.key == pendingEmailKey }
+                .sorted { ($0.account.createdAt, $0.account.id) > ($1.account.createdAt, $1.account.id) }
+                .prefix(limit))
+        }
+    }
+
     public func updateAccount(_ stored: StoredAccount, ending: SessionEnding) async throws -> Bool {
         try state.withLock { (state) throws(ServiceError) in
             let id = stored.account.id
@@ -234,6 +243,17 @@ extension InMemoryStore: OutboxStore {
             guard let held = state.social.outbox[message.id], held.attempts == attempt, held.state == .pending else { return false }
             state.social.record(message)
             return true
+        }
+    }
+
+    public func hurryOutbox(_ channel: OutboxChannel, at now: Timestamp) async throws -> Int {
+        state.withLock { state in
+            var hurried = 0
+            for var message in state.social.outbox.values where message.hurry(channel, at: now) {
+                state.social.record(message)
+                hurried += 1
+            }
+            return hurried
         }
     }
 

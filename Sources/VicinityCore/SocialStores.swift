@@ -22,6 +22,10 @@ public protocol AccountStore: Sendable {
     /// The account whose verified address is `emailKey` ignoring case (`Email.key`), with its password hash.
     func credentials(emailKey: String) async throws -> StoredAccount?
 
+    /// The accounts without a password whose address waiting for its code is `emailKey` ignoring case, newest
+    /// first, at most `limit`: an account made by code has no way in but that code.
+    func passwordless(pendingEmailKey: String, limit: Int) async throws -> [StoredAccount]
+
     /// Replaces what an account holds (names, addresses, privacy mode, password hash, disabled), ending the
     /// sessions `ending` names, all of it or nothing. False when there is no such account. Throws
     /// `ServiceError.conflict(.emailTaken)` when another account has verified the same address ignoring case.

@@ -372,5 +372,13 @@ enum Schema {
                 ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
                     'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client'));
             """),
+        Migration(name: "v7 waiting address key", sql: """
+            -- As SpatiaLite's "v10 waiting address key": an account made with an address and no password signs in
+            -- with the code mailed to that address while it waits, found by the address ignoring case.
+            ALTER TABLE account ADD COLUMN pending_email_key text
+                CHECK (pending_email_key IS NULL OR pending_email_key = lower(pending_email));
+            UPDATE account SET pending_email_key = lower(pending_email);
+            CREATE INDEX account_pending_email_key ON account (pending_email_key) WHERE pending_email_key IS NOT NULL;
+            """),
     ]
 }

@@ -365,6 +365,17 @@ enum Schema {
             ])
         }
 
+        migrator.registerMigration("v10 waiting address key") { db in
+            // An account made with an address and no password has no way in but the code mailed to that
+            // address while it waits: the sign-in finds it by the waiting address ignoring case.
+            try db.execute(sql: """
+                ALTER TABLE account ADD COLUMN pending_email_key TEXT
+                    CHECK (pending_email_key IS NULL OR pending_email_key = lower(pending_email));
+                UPDATE account SET pending_email_key = lower(pending_email);
+                CREATE INDEX account_pending_email_key ON account(pending_email_key) WHERE pending_email_key IS NOT NULL;
+                """)
+        }
+
         return migrator
     }
 

@@ -104,6 +104,49 @@ struct AccountMailContractTests {
         #expect(try await store.pruneOutbox(settledBefore: epoch + .seconds(4)) == 1)
     }
 
+    @Test("accounts made by code are found by their waiting address ignoring case, newest first; not one with a password, nor once the address is confirmed",
+          arguments: StoreKind.available)
+    func waitingAddresses(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        var made: [Account] = []
+        for (index, (name, password)) in [("older", nil), ("newer", nil), ("typed", someHash)].enumerated() {
+            var person = try account(name, at: epoch + .seconds(Int64(index)))
+            person.pendingEmail = try Email(index == 1 ? "Mai@Student.csulb.edu" : "mai@student.csulb.edu")
+            try await store.createAccount(StoredAccount(account: person, passwordHash: password), code: nil, message: nil)
+            made.append(person)
+        }
+        let found = try await store.passwordless(pendingEmailKey: "mai@student.csulb.edu", limit: 5)
+        #expect(found.map(\.account.id) == [made[1].id, made[0].id], "newest first, without the one with a password")
+        #expect(try await store.passwordless(pendingEmailKey: "mai@student.csulb.edu", limit: 1).map(\.account.id) == [made[1].id])
+        #expect(try await store.passwordless(pendingEmailKey: "nobody@student.csulb.edu", limit: 5).isEmpty)
+        let confirming = try code(for: made[1], email: "Mai@Student.csulb.edu")
+        try await store.issueCode(confirming, message: try mail(to: "Mai@Student.csulb.edu", for: made[1]))
+        #expect(try await store.consumeCode(confirming))
+        #expect(try await store.passwordless(pendingEmailKey: "mai@student.csulb.edu", limit: 5).map(\.account.id) == [made[0].id])
+    }
+
+    @Test("when mail goes through again, messages waiting for it after a failed try become due now; those a sender holds, and those never tried, are left as they are",
+          arguments: StoreKind.available)
+    func hurry(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let rules = OutboxRules.standard
+        let messages = try (0..<3).map { try mail(to: "student\($0)@csulb.edu", for: nil, at: epoch + .milliseconds(Int64($0))) }
+        try await store.enqueue(messages)
+        var claimed = try await store.claimOutbox(at: epoch + .seconds(1), limit: 2, rules: rules)
+        #expect(claimed.count == 2)
+        claimed[0].settle(.retry(after: nil, reason: "connection refused"), at: epoch + .seconds(2), rules: rules)
+        #expect(try await store.settleOutbox(claimed[0], attempt: 1))
+        // The third was never tried, and is due anyway; the second is held by its sender.
+        let now = epoch + .seconds(3)
+        #expect(try await store.claimOutbox(at: now, limit: 5, rules: rules).map(\.id) == [messages[2].id])
+        #expect(try await store.hurryOutbox(.mail, at: now) == 1)
+        let due = try await store.claimOutbox(at: now, limit: 5, rules: rules)
+        #expect(due.map(\.id) == [claimed[0].id] && due.first?.attempts == 2)
+        #expect(try await store.hurryOutbox(.mail, at: now) == 0, "nothing else waits")
+    }
+
     @Test("deleting an account removes it and what is about it, keeps ballots and votes naming nobody, and calls off its open votes",
           arguments: StoreKind.available)
     func deletion(kind: StoreKind) async throws {

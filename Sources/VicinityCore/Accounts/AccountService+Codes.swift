@@ -36,15 +36,23 @@ extension AccountService {
     }
 
     /// Turns a sign-in code request into its mail, with a new code kept for the account that verified the
-    /// address; nil when no account has, or it is disabled, or its own limit of codes is reached: there is then
+    /// address, or else for the newest account made by code that waits for it (its code confirms the address
+    /// too); nil when there is none, or it is disabled, or its own limit of codes is reached: there is then
     /// nothing to send. Run by the sender, which alone learns whether the address is anyone's.
     public func prepareSignInCode(_ message: OutboxMessage, to email: Email) async throws -> OutboxMessage? {
-        guard let stored = try await stores.accounts.credentials(emailKey: email.key), !stored.account.disabled,
-            let verified = stored.account.email, try await codeSends.acquireForAccount(stored.account.id)
-        else { return nil }
+        let purpose: CodePurpose, stored: StoredAccount, address: Email
+        if let verified = try await stores.accounts.credentials(emailKey: email.key), let owned = verified.account.email {
+            (purpose, stored, address) = (.signIn, verified, owned)
+        } else if let waiting = try await stores.accounts.passwordless(pendingEmailKey: email.key, limit: 1).first,
+            let pending = waiting.account.pendingEmail {
+            (purpose, stored, address) = (.verifyEmail, waiting, pending)
+        } else {
+            return nil
+        }
+        guard !stored.account.disabled, try await codeSends.acquireForAccount(stored.account.id) else { return nil }
         var prepared = message
         // To the address as its owner spelt it, not as the request did.
-        let (code, mail) = try await makeCode(.signIn, for: stored.account.id, to: verified, at: clock.now)
+        let (code, mail) = try await makeCode(purpose, for: stored.account.id, to: address, at: clock.now)
         prepared.account = stored.account.id
         prepared.payload = mail.payload
         prepared.expiresAt = min(message.expiresAt, code.expiresAt)
@@ -52,22 +60,38 @@ extension AccountService {
         return prepared
     }
 
-    /// Signs in with a code mailed to a verified address. A wrong code, an unknown address and an address
-    /// nobody verified read the same; each counts under the sign-in guard with the address's password tries.
+    /// Signs in with a code mailed to a verified address; or, for an account made by code (no password) whose
+    /// address still waits, with the code mailed to that address, which confirms it on the way. A wrong code,
+    /// an unknown address and an address nobody verified read the same; each counts under the sign-in guard
+    /// with the address's password tries.
     public func signIn(email: Email, code text: MailCode, from address: ClientAddress) async throws -> SignedIn {
         let account = try await guardedCheck(key: Self.guessingKey(email.key), from: address) { () async throws -> Account? in
-            guard let stored = try await stores.accounts.credentials(emailKey: email.key),
-                let code = try await spentTry(of: stored.account.id, .signIn, matching: text)
-            else {
+            if let stored = try await stores.accounts.credentials(emailKey: email.key) {
+                guard let code = try await spentTry(of: stored.account.id, .signIn, matching: text) else { return nil }
+                return try await stores.accounts.consumeCode(code) ? stored.account : nil
+            }
+            // Newest first, as the codes are mailed (`prepareSignInCode`); a few at most, each check one try.
+            let waiting = try await stores.accounts.passwordless(pendingEmailKey: email.key, limit: Self.waitingAccountsChecked)
+            guard !waiting.isEmpty else {
                 // As long as a real check takes.
                 _ = try await hasher.verify(text.hashable.normalized, against: try await standIn.hash(using: hasher))
                 return nil
             }
-            return try await stores.accounts.consumeCode(code) ? stored.account : nil
+            for candidate in waiting {
+                if let code = try await spentTry(of: candidate.account.id, .verifyEmail, matching: text) {
+                    guard try await stores.accounts.consumeCode(code) else { return nil }
+                    return try await stores.accounts.account(id: candidate.account.id)
+                }
+            }
+            return nil
         }
         guard let account else { throw ServiceError.wrongCredentials }
         return try await openSession(for: account, byCode: true)
     }
+
+    /// Accounts made by code that one code sign-in checks when several wait for the same address: anyone
+    /// may type any address, so more are not worth the time they would take.
+    static var waitingAccountsChecked: Int { 3 }
 
     // MARK: Helpers
 

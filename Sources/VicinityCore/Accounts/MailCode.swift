@@ -89,12 +89,13 @@ public struct CodeRules: Hashable, Sendable {
     public var recentCodeSignIn: Duration
 
     /// Five codes an hour per account and per address cover a few resends and a change of mind; a campus NAT
-    /// sends for many people, so a client gets sixty.
+    /// sends for many people, so a client gets three hundred: room for every sign-up it may make in that hour
+    /// (`AccountRules.signUpsPerAddress`, 100) with two resends each.
     public static let standard = CodeRules(
         lifetime: .seconds(15 * 60), tries: 5,
         sendsPerAccount: RateLimit(limit: 5, window: .seconds(3600)),
         sendsPerAddress: RateLimit(limit: 5, window: .seconds(3600)),
-        sendsFromClient: RateLimit(limit: 60, window: .seconds(3600)),
+        sendsFromClient: RateLimit(limit: 300, window: .seconds(3600)),
         recentCodeSignIn: .seconds(10 * 60))
 
     public init(

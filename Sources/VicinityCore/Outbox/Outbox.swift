@@ -26,6 +26,21 @@ public enum OutboxPayload: Hashable, Sendable {
     case signInCode(Email)
 }
 
+extension OutboxPayload {
+    /// The transport that takes it.
+    public var channel: OutboxChannel {
+        switch self {
+        case .mail, .signInCode: .mail
+        }
+    }
+}
+
+/// The ways out of the service, each with its own transport: when one comes back after failures, only the
+/// messages that wait for it are hurried (`OutboxStore.hurryOutbox`).
+public enum OutboxChannel: String, Hashable, Sendable {
+    case mail
+}
+
 /// Where a message stands.
 public enum OutboxState: Hashable, Sendable {
     case pending
@@ -113,11 +128,13 @@ public struct OutboxRules: Hashable, Sendable {
     /// record messages this one hears nothing of.
     public var pollInterval: Duration
 
-    /// A relay that is down for a minute gets tries at 10 s, 20 s and 40 s; one down for an hour, a try every
-    /// five minutes. A delivery over SMTP takes at most a minute (connect, then each reply within 30 s, the
-    /// transport's own limits); claims hold five. A mail is worth a day; a code, its own lifetime.
+    /// A message meeting a relay that is down is tried again 10 s later, then 20 s, 40 s, then every minute: a
+    /// code (it works 15 minutes) is never more than a minute behind the relay's return, and the first message
+    /// through hurries the rest (`OutboxStore.hurryOutbox`). A delivery over SMTP takes at most a minute
+    /// (connect, then each reply within 30 s, the transport's own limits); claims hold five. A mail is worth a
+    /// day; a code, its own lifetime.
     public static let standard = OutboxRules(
-        firstRetry: .seconds(10), longestRetry: .seconds(300), claim: .seconds(300), deliveryDeadline: .seconds(60),
+        firstRetry: .seconds(10), longestRetry: .seconds(60), claim: .seconds(300), deliveryDeadline: .seconds(60),
         lifetime: .seconds(24 * 3600), keepDone: .seconds(24 * 3600), batch: 20, pollInterval: .seconds(1))
 
     public init(
@@ -203,6 +220,17 @@ extension OutboxMessage {
         }
         dueAt = next
         lastError = reason
+    }
+
+    /// Makes the message due now when it waits for `channel` after a failed try, and no sender holds it: the
+    /// channel delivered again, so the wait it was given while the channel was down no longer means anything.
+    /// Returns whether it changed.
+    public mutating func hurry(_ channel: OutboxChannel, at now: Timestamp) -> Bool {
+        guard state == .pending, payload?.channel == channel, attempts > 0, dueAt > now, claimedUntil.map({ $0 <= now }) ?? true
+        else { return false }
+        dueAt = now
+        claimedUntil = nil
+        return true
     }
 
     /// Gives the message up: its payload goes with it.

@@ -55,18 +55,24 @@ public final class OutboxSender<S: Stores>: Sendable {
     @discardableResult
     public func sendDue() async throws -> Int {
         let claimed = try await stores.outbox.claimOutbox(at: clock.now, limit: rules.batch, rules: rules)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let delivered = try await withThrowingTaskGroup(of: OutboxChannel?.self) { group in
+            var delivered: Set<OutboxChannel> = []
             for (index, message) in claimed.enumerated() {
-                if index >= Self.concurrency { try await group.next() }
+                if index >= Self.concurrency, let channel = try await group.next() { delivered.formUnion([channel].compactMap { $0 }) }
                 group.addTask { try await self.attempt(message) }
             }
-            try await group.waitForAll()
+            for try await channel in group { if let channel { delivered.insert(channel) } }
+            return delivered
         }
+        // A channel that delivers again is up: what waits for it after failed tries (on any front) need not
+        // wait out its backoff.
+        for channel in delivered { _ = try await stores.outbox.hurryOutbox(channel, at: clock.now) }
         return claimed.count
     }
 
-    /// One try of one claimed message, its outcome recorded against this claim.
-    private func attempt(_ claimed: OutboxMessage) async throws {
+    /// One try of one claimed message, its outcome recorded against this claim; the channel it went out on
+    /// when it was delivered.
+    private func attempt(_ claimed: OutboxMessage) async throws -> OutboxChannel? {
         let attempt = claimed.attempts
         var message = claimed
         if case .signInCode(let email) = message.payload {
@@ -75,14 +81,14 @@ public final class OutboxSender<S: Stores>: Sendable {
                 let reason = "no mail to send for this request"
                 message.drop(at: clock.now, reason: reason)
                 try await settle(message, attempt: attempt, outcome: .dropped(reason: reason))
-                return
+                return nil
             }
             message = prepared
         }
         guard case .mail(let mail)? = message.payload else {
             message.drop(at: clock.now, reason: "nothing to send")
             try await settle(message, attempt: attempt, outcome: .dropped(reason: "nothing to send"))
-            return
+            return nil
         }
         let outcome: DeliveryOutcome
         if let transport = self.mail {
@@ -100,6 +106,7 @@ public final class OutboxSender<S: Stores>: Sendable {
         case (.retry(_, let reason), _), (.failed(let reason), _): .retried(reason: reason)
         }
         try await settle(message, attempt: attempt, outcome: seen)
+        return outcome == .delivered ? .mail : nil
     }
 
     private func settle(_ message: OutboxMessage, attempt: Int, outcome: OutboxOutcome) async throws {

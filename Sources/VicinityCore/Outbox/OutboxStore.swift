@@ -17,6 +17,10 @@ public protocol OutboxStore: Sendable {
     /// `attempt`; false, changing nothing, when another sender has claimed it since.
     func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool
 
+    /// Makes due now every message that waits for `channel` after a failed try (`OutboxMessage.hurry`), when
+    /// a delivery on it went through again; returns how many. Messages a sender holds are left to it.
+    func hurryOutbox(_ channel: OutboxChannel, at now: Timestamp) async throws -> Int
+
     /// Messages pending now, for the operators' gauge.
     func pendingOutboxCount() async throws -> Int
 

@@ -13,6 +13,7 @@ extension StoredAccount: SQLRecord {
             SQLField("email", .text) { .optionalText($0.account.email?.rawValue) },
             SQLField("email_key", .text, .fixedRule) { .optionalText($0.account.email?.key) },
             SQLField("pending_email", .text) { .optionalText($0.account.pendingEmail?.rawValue) },
+            SQLField("pending_email_key", .text, .fixedRule) { .optionalText($0.account.pendingEmail?.key) },
             SQLField("password_hash", .text) { .optionalText($0.passwordHash?.encoded) },
             SQLField("privacy_mode", .boolean) { .bool($0.account.privacyMode) },
             SQLField("created_at", .integer) { .time($0.account.createdAt) },

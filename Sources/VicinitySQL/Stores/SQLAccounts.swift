@@ -36,6 +36,13 @@ extension SQLRecordStore {
         return try await records(StoredAccount.self, where: .equals("email_key", .text(emailKey))).first
     }
 
+    public func passwordless(pendingEmailKey: String, limit: Int) async throws -> [StoredAccount] {
+        guard !pendingEmailKey.utf8.contains(0) else { return [] }
+        return try await records(
+            StoredAccount.self, where: .and([.equals("pending_email_key", .text(pendingEmailKey)), .isNull("password_hash")]),
+            order: [.descending("created_at"), .descending("id")], limit: limit)
+    }
+
     public func updateAccount(_ account: StoredAccount, ending: SessionEnding) async throws -> Bool {
         let id = SQLValue.text(account.account.id.rawValue)
         return try await write(.select(StoredAccount.self, where: .equals("id", id), lock: .forUpdate) { found in

@@ -31,6 +31,20 @@ extension SQLRecordStore {
         })
     }
 
+    /// Rows a sender holds are skipped, as when claiming; the channel is the payload's, read in Swift.
+    public func hurryOutbox(_ channel: OutboxChannel, at now: Timestamp) async throws -> Int {
+        try await write(.select(
+            OutboxMessage.self, where: .and([.equals("state", .text("pending")), .compare("due_at", .greater, .time(now))]),
+            lock: .skipLocked
+        ) { waiting in
+            let hurried = waiting.compactMap { message -> OutboxMessage? in
+                var message = message
+                return message.hurry(channel, at: now) ? message : nil
+            }
+            return .writing(hurried.map { OutboxMessage.update($0) }, result: hurried.count)
+        })
+    }
+
     public func pendingOutboxCount() async throws -> Int {
         try await read(.count(OutboxMessage.self, where: .equals("state", .text("pending"))) { .done($0) })
     }
