@@ -335,7 +335,7 @@ class Browser:
 
     def sign_in(self, account):
         self.tab("account")
-        self.fill("#signin-username", account.username)
+        self.fill("#signin-login", account.username)
         self.fill("#signin-password", account.password)
         self.submit("#signin-form")
         self.wait_signed_in(account)
