@@ -11,11 +11,19 @@
 # ballot voided; a teacher edits, extends and closes a vote and calls another off after confirming; a status
 # written as HTML shows as text and never runs; a poke shows as a notice; a 375 px phone gets no sideways
 # scroll and sees the map; GET / has a Content-Security-Policy without 'unsafe-inline', and no session logged
-# a CSP violation or a script error. It writes docs/screenshots/map-1280x800.png and map-375x812.png and
-# prints the page weight and the time to first map. Fails when any test fails. -k runs only the tests whose
-# names hold PATTERN.
+# a CSP violation or a script error. Tests/Browser/test_accounts.py: a student signs up with an e-mail address
+# and the code mailed to it, signs out and in by e-mail; forgets the password, signs in with a code and sets a
+# new one without the old; signs in with a code alone; changes the address (the old one stays until the new
+# code is confirmed); downloads her data as a JSON file; deletes her account after confirming; a wrong code is
+# refused next to the code field. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints
+# the page weight and the time to first map. Fails when any test fails. -k runs only the tests whose names
+# hold PATTERN.
+# The server mails through a real SMTP relay on loopback (aiosmtpd, started and stopped here): every test
+# person has an e-mail address, confirmed with the code the tests read from the relay's mail folder
+# (VICINITY_BROWSER_MAIL_DIR), as a server with a relay asks by default (--require-email).
 # VICINITY_BROWSER_PORT picks the port (default 18085); each browser session's last screenshot and HTML are
-# left in $VICINITY_BROWSER_ARTIFACTS (default /tmp/vicinity-browser-artifacts) for a failure to be looked at.
+# left in $VICINITY_BROWSER_ARTIFACTS (default /tmp/vicinity-browser-artifacts) for a failure to be looked at,
+# and, when a test fails, the server's and the relay's logs and the mail the relay took.
 # With VICINITY_PAGE_DIR=Sources/VicinityHTTP/Resources/web the server reads the page from disk rather than
 # its built-in copy (`vicinity serve --page-dir`), so page edits are checked without a rebuild.
 set -euo pipefail
@@ -27,9 +35,20 @@ source Scripts/lib/packages.sh
 # Thai fonts, so that Thai names are drawn in the screenshots rather than boxes.
 ensure_packages chromium chromium-driver python3-selenium libjs-leaflet fonts-thai-tlwg
 source Scripts/lib/shipped-server.sh
-start_shipped_server "$port" "$configuration"
+prepare_shipped_database "$configuration"
+start_mail_relay
+start_server "$port" "$shipped_db"
 
 # Debian's Python, whose path holds Debian's python3-selenium (a pyenv or venv python3 may not). Every wait in
 # the tests has its own bound; the timeout is for a browser that stops answering altogether.
-VICINITY_BROWSER_URL="$shipped_server" PYTHONDONTWRITEBYTECODE=1 \
-    timeout --kill-after=30 1200 /usr/bin/python3 -m unittest discover -s Tests/Browser -p 'test_*.py' -v "$@"
+status=0
+VICINITY_BROWSER_URL="$shipped_server" VICINITY_BROWSER_MAIL_DIR="$mail_dir" PYTHONDONTWRITEBYTECODE=1 \
+    timeout --kill-after=30 1500 /usr/bin/python3 -m unittest discover -s Tests/Browser -p 'test_*.py' -v "$@" || status=$?
+if [ "$status" -ne 0 ]; then
+    artifacts="${VICINITY_BROWSER_ARTIFACTS:-/tmp/vicinity-browser-artifacts}"
+    mkdir -p "$artifacts"
+    cp "$work/server.log" "$work/mail-relay.log" "$artifacts/" 2>/dev/null || true
+    rm -rf "$artifacts/mail" && cp -r "$mail_dir" "$artifacts/mail" 2>/dev/null || true
+    echo "the server's and the relay's logs and the mail taken are in $artifacts" >&2
+fi
+exit "$status"

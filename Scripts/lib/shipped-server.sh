@@ -2,12 +2,17 @@
 #   prepare_shipped_database [CONFIGURATION]
 #       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into $shipped_db and sets $work
 #       (a temporary folder) and $vicinity (the binary). $shipped_db is $VICINITY_SHIPPED_DB when set (a
-#       postgres:// URL, say), else $work/shipped.sqlite. An EXIT trap stops the server, if one was started,
-#       and removes $work.
+#       postgres:// URL, say), else $work/shipped.sqlite. An EXIT trap stops the server and the mail relay, if
+#       they were started, and removes $work.
+#   start_mail_relay
+#       starts a real SMTP relay on loopback (aiosmtpd: Tests/VicinityTransportsTests/Support/smtp_server.py,
+#       after prepare_shipped_database) that writes each message it takes to $mail_dir as N.eml and N.json
+#       (envelope, subject, body); sets $mail_relay (its pid) and $mail_relay_port, and adds to $serve_options
+#       what points the server at it.
 #   start_server PORT DATABASE [SECONDS]
-#       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, logging to $work/server.log; sets $server (its
-#       pid) and $shipped_server (its URL); waits up to SECONDS (default 10) for /health, else prints the log
-#       and fails.
+#       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, with the options in the array $serve_options
+#       if set, logging to $work/server.log; sets $server (its pid) and $shipped_server (its URL); waits up to
+#       SECONDS (default 10) for /health, else prints the log and fails.
 #   start_shipped_server PORT [CONFIGURATION]
 #       both: a server over the shipped data.
 #   sign_up_and_in USERNAME
@@ -21,14 +26,37 @@ prepare_shipped_database() {
     swift build -c "$configuration" --product vicinity >/dev/null
     vicinity="$PWD/.build/$configuration/vicinity"
     work="$(mktemp -d)"
-    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; [ -n "${mail_relay:-}" ] && kill "$mail_relay" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
     shipped_db="${VICINITY_SHIPPED_DB:-$work/shipped.sqlite}"
     VICINITY_BIN="$vicinity" Scripts/load-data.sh "$shipped_db" >/dev/null
 }
 
+start_mail_relay() {
+    mail_dir="$work/mail"
+    mkdir -p "$mail_dir"
+    rm -f "$work/mail-relay.port"
+    # The python3 that Scripts/setup.sh gave aiosmtpd.
+    python3 Tests/VicinityTransportsTests/Support/smtp_server.py --ready "$work/mail-relay.port" --mail-dir "$mail_dir" \
+        > "$work/mail-relay.log" 2>&1 &
+    mail_relay=$!
+    for _ in $(seq 1 50); do
+        [ -s "$work/mail-relay.port" ] && break
+        kill -0 "$mail_relay" 2>/dev/null || break
+        sleep 0.2
+    done
+    if [ ! -s "$work/mail-relay.port" ]; then
+        echo "the mail relay did not start within 10 s; its log:" >&2
+        cat "$work/mail-relay.log" >&2
+        return 1
+    fi
+    mail_relay_port="$(cat "$work/mail-relay.port")"
+    serve_options+=(--smtp-url "smtp://127.0.0.1:$mail_relay_port" --smtp-tls none --mail-from 'Vicinity <vicinity@example.edu>')
+}
+
 start_server() {
     local port="$1" database="$2" seconds="${3:-10}"
-    "$vicinity" serve --port "$port" --db "$database" --log-level warning > "$work/server.log" 2>&1 &
+    "$vicinity" serve --port "$port" --db "$database" --log-level warning ${serve_options[@]+"${serve_options[@]}"} \
+        > "$work/server.log" 2>&1 &
     server=$!
     shipped_server="http://127.0.0.1:$port"
     for _ in $(seq 1 $(( seconds * 5 ))); do curl -sf "$shipped_server/health" >/dev/null && return 0; sleep 0.2; done

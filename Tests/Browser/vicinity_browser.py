@@ -1,8 +1,13 @@
 """What the browser tests of the map page share: the shipped data, a small client of the HTTP API for setting
-people up, and `Browser`, one headless Chromium session driven through chromedriver with the page's element ids.
+people up, the mail the server sent (codes read from the relay's folder), and `Browser`, one headless Chromium
+session driven through chromedriver with the page's element ids.
 
 Settings, from the environment:
     VICINITY_BROWSER_URL        the server under test (default http://127.0.0.1:18085)
+    VICINITY_BROWSER_MAIL_DIR   the folder where the server's mail relay writes each message it takes as N.json
+                                (Tests/VicinityTransportsTests/Support/smtp_server.py); with it every test person
+                                has an e-mail address, confirmed with the code mailed to it; without it (a server
+                                with no relay) nobody has one and the tests of accounts skip
     VICINITY_BROWSER_WAIT       seconds any wait for the page gives up after (default 20); the two-second pin
                                 check keeps its own bound
     VICINITY_BROWSER_ARTIFACTS  folder for each session's last screenshot and HTML (default
@@ -39,6 +44,9 @@ WAIT = float(os.environ.get("VICINITY_BROWSER_WAIT", "20"))
 ARTIFACTS = pathlib.Path(os.environ.get("VICINITY_BROWSER_ARTIFACTS", "/tmp/vicinity-browser-artifacts"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+MAIL_DIR = os.environ.get("VICINITY_BROWSER_MAIL_DIR")
+# Where test people's mail goes: the relay takes mail for any address.
+MAIL_DOMAIN = "example.edu"
 
 # No chromedriver command may hang a test: an answer that takes longer than this is an error.
 RemoteConnection.set_timeout(max(120, 4 * WAIT))
@@ -85,7 +93,9 @@ def temple_named(name):
 # The HTTP API, for setting people up quickly where the page itself is not what a test is about.
 
 class ApiError(Exception):
-    pass
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 def api(method, path, token=None, body=None, raw=False):
@@ -103,11 +113,49 @@ def api(method, path, token=None, body=None, raw=False):
                 return answer.status, answer.headers, content
             return json.loads(content) if content else None
     except urllib.error.HTTPError as error:
-        raise ApiError(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}") from None
+        raise ApiError(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}", error.code) from None
 
 
 def query(**parameters):
     return urllib.parse.urlencode(parameters)
+
+
+# The mail the server sent, as the relay wrote it: N.json per message, numbered as they arrived.
+
+def mail_to(address):
+    """Every message the relay took for `address` (ignoring case), oldest first."""
+    assert MAIL_DIR, "no mail folder: VICINITY_BROWSER_MAIL_DIR is not set"
+    found = []
+    for path in pathlib.Path(MAIL_DIR).glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if address.lower() in (recipient.lower() for recipient in record["rcpt_tos"]):
+            found.append((int(path.stem), record))
+    return [record for _, record in sorted(found, key=lambda pair: pair[0])]
+
+
+def mail_count(address):
+    return len(mail_to(address)) if MAIL_DIR else 0
+
+
+def mailed(address, after):
+    """The first message to `address` past the `after` it already had, once it arrives (waits at most WAIT s)."""
+    def arrived(_):
+        messages = mail_to(address)
+        return messages[after] if len(messages) > after else None
+    try:
+        return WebDriverWait(None, WAIT, poll_frequency=0.1).until(arrived)
+    except TimeoutException:
+        raise PageDidNot(f"no mail reached {address} within {WAIT:g} s (it had {after} before)") from None
+
+
+def code_mailed(address, after):
+    """The six-digit code of the first message to `address` past the `after` it already had: the mail's subject
+    ends with it and its text starts with it."""
+    message = mailed(address, after)
+    found = re.search(r"\b(\d{6})$", message["subject"] or "")
+    assert found, f"no code in the subject of the mail to {address}: {message['subject']!r}"
+    assert message["body"].startswith(found.group(1)), f"the mail to {address} does not start with its code"
+    return found.group(1)
 
 
 def closest_label(place):
@@ -122,6 +170,8 @@ class Account:
         self.username = f"{prefix}-{RUN}-{_usernames}"
         self.password = f"browser check {RUN} password"
         self.first_name, self.last_name = first_name, last_name
+        # As a server with a relay asks of everyone by default (serve --require-email).
+        self.email = f"{self.username}@{MAIL_DOMAIN}" if MAIL_DIR else None
         self.id = self.token = None
 
     @property
@@ -129,10 +179,17 @@ class Account:
         return f"{self.first_name} {self.last_name}"
 
     def sign_up_through_api(self):
-        self.id = api("POST", "/v1/users", body={"username": self.username, "password": self.password,
-                                                 "first_name": self.first_name, "last_name": self.last_name})["id"]
+        """Signs up and in, and confirms the e-mail address with the code mailed to it, if there is one."""
+        body = {"username": self.username, "password": self.password,
+                "first_name": self.first_name, "last_name": self.last_name}
+        if self.email:
+            body["email"] = self.email
+        before = mail_count(self.email) if self.email else 0
+        self.id = api("POST", "/v1/users", body=body)["id"]
         self.token = api("POST", "/v1/sessions",
                          body={"username": self.username, "password": self.password})["token"]
+        if self.email:
+            api("POST", "/v1/me/email-verification/confirm", self.token, {"code": code_mailed(self.email, before)})
         return self
 
     def befriend_through_api(self, other):
@@ -192,7 +249,8 @@ def _is_problem(entry):
 class Browser:
     """One headless Chromium with a viewport of exactly width x height CSS pixels."""
 
-    def __init__(self, test, width=1280, height=800, mobile=False):
+    def __init__(self, test, width=1280, height=800, mobile=False, downloads=None):
+        """`downloads`: a folder where Chromium saves what the page downloads, without asking."""
         self.test_name = test.id().rsplit(".", 1)[-1]
         options = Options()
         options.binary_location = CHROMIUM
@@ -205,10 +263,16 @@ class Browser:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         # An alert stays open for the test to see, rather than being dismissed by the next command.
         options.set_capability("unhandledPromptBehavior", "ignore")
+        if downloads:
+            options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                                      "download.prompt_for_download": False})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         try:
             self.driver.set_page_load_timeout(max(30, 2 * WAIT))
             self.driver.set_script_timeout(WAIT)
+            if downloads:
+                # Headless Chromium saves downloads only where it is told to, whatever the preferences say.
+                self.driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
             self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROBE})
             self.set_viewport(width, height, mobile)
         except BaseException:
@@ -324,19 +388,39 @@ class Browser:
         self.click(f"#tab-{name}")
         self.wait(lambda driver: self.find(f"#panel-{name}").is_displayed(), f"#panel-{name} opens")
 
-    def sign_up(self, account):
+    def sign_up(self, account, confirm=True):
+        """Signs up through the page, with the account's e-mail address if it has one; with `confirm`, types the
+        code mailed to it into the code step. Returns how many mails the address had before."""
         self.tab("account")
         self.fill("#signup-username", account.username)
+        if account.email:
+            self.fill("#signup-email", account.email)
         self.fill("#signup-password", account.password)
         self.fill("#signup-first-name", account.first_name)
         self.fill("#signup-last-name", account.last_name)
+        before = mail_count(account.email) if account.email else 0
         self.submit("#signup-form")
         self.wait_signed_in(account)
+        if account.email and confirm:
+            self.confirm_email(account.email, before)
+        return before
 
-    def sign_in(self, account):
+    def confirm_email(self, address, before):
+        """Types the code mailed to `address` (past the `before` mails it had) into the code step, and waits for
+        the page to show the address confirmed."""
+        self.visible("#email-confirm-form", "the code step shows")
+        self.fill("#email-code", code_mailed(address, before))
+        self.submit("#email-confirm-form")
+        self.wait(lambda driver: self.text("#email-current .email-address") == address
+                  and not self.find("#email-confirm-form").is_displayed(),
+                  lambda: f"#email-current shows {address} confirmed (it says {self.text('#email-current')!r}, "
+                          f"the form {self.text('#email-confirm-form')!r})")
+
+    def sign_in(self, account, login=None, password=None):
+        """Signs in with the username (or `login`, an address) and the password."""
         self.tab("account")
-        self.fill("#signin-username", account.username)
-        self.fill("#signin-password", account.password)
+        self.fill("#signin-login", login or account.username)
+        self.fill("#signin-password", password or account.password)
         self.submit("#signin-form")
         self.wait_signed_in(account)
 

@@ -16,7 +16,8 @@ export function localProblem(detail, errors = undefined) {
   return new ApiError(0, { detail, errors });
 }
 
-export async function request(method, path, { query, body, auth = false, signal } = {}) {
+// `raw` answers with the Response itself (for a file to download) rather than its JSON.
+export async function request(method, path, { query, body, auth = false, signal, raw = false } = {}) {
   const headers = { Accept: 'application/json' };
   if (auth) {
     const token = bearer();
@@ -38,6 +39,7 @@ export async function request(method, path, { query, body, auth = false, signal 
   }
 
   if (response.ok) {
+    if (raw) return response;
     if (response.status === 204) return null;
     return response.json();
   }

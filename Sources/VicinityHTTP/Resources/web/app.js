@@ -3,12 +3,16 @@
 import { get } from './api.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
+import { initCodeSignIn } from './codesignin.js';
 import { initDirection } from './direction.js';
 import { byId } from './dom.js';
+import { initEmail } from './email.js';
 import { initFriends } from './friends.js';
 import { createMap } from './map.js';
 import { showError } from './messages.js';
+import { initMyData } from './mydata.js';
 import { initNotices } from './notices.js';
+import { initPassword } from './password.js';
 import { initPeople } from './people.js';
 import { initPlaceLayer } from './placelayer.js';
 import { initPlaces } from './places.js';
@@ -50,6 +54,10 @@ async function boot() {
   initVoteAdmin();
   initVoteOpen();
   initAccount();
+  initCodeSignIn();
+  initEmail();
+  initPassword();
+  initMyData();
   initPosition();
   initPeople();
   initRequests();
