@@ -5,7 +5,7 @@
 #       postgres:// URL, say), else $work/shipped.sqlite. An EXIT trap stops the server and the mail relay, if
 #       they were started, and removes $work.
 #   start_mail_relay
-#       starts a real SMTP relay on loopback (aiosmtpd: Tests/VicinityTransportsTests/Support/smtp_server.py,
+#       starts a real SMTP relay on loopback (aiosmtpd: Tests/MailTestSupport/smtp_server.py,
 #       after prepare_shipped_database) that writes each message it takes to $mail_dir as N.eml and N.json
 #       (envelope, subject, body); sets $mail_relay (its pid) and $mail_relay_port, and adds to $serve_options
 #       what points the server at it.
@@ -36,7 +36,7 @@ start_mail_relay() {
     mkdir -p "$mail_dir"
     rm -f "$work/mail-relay.port"
     # The python3 that Scripts/setup.sh gave aiosmtpd.
-    python3 Tests/VicinityTransportsTests/Support/smtp_server.py --ready "$work/mail-relay.port" --mail-dir "$mail_dir" \
+    python3 Tests/MailTestSupport/smtp_server.py --ready "$work/mail-relay.port" --mail-dir "$mail_dir" \
         > "$work/mail-relay.log" 2>&1 &
     mail_relay=$!
     for _ in $(seq 1 50); do

@@ -5,7 +5,7 @@ session driven through chromedriver with the page's element ids.
 Settings, from the environment:
     VICINITY_BROWSER_URL        the server under test (default http://127.0.0.1:18085)
     VICINITY_BROWSER_MAIL_DIR   the folder where the server's mail relay writes each message it takes as N.json
-                                (Tests/VicinityTransportsTests/Support/smtp_server.py); with it every test person
+                                (Tests/MailTestSupport/smtp_server.py); with it every test person
                                 has an e-mail address, confirmed with the code mailed to it; without it (a server
                                 with no relay) nobody has one and the tests of accounts skip
     VICINITY_BROWSER_WAIT       seconds any wait for the page gives up after (default 20); the two-second pin
