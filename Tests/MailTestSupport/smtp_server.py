@@ -6,7 +6,7 @@
 
 Listens on 127.0.0.1 on --port, or a port the system picks, and writes that port to --ready once it accepts connections.
 Each message it takes is written to --mail-dir as N.eml (the data as received, after the relay undid the
-dot-stuffing) and then N.json: the envelope, whether TLS and AUTH were used, and the message as Python's own
+dot-stuffing) and then N.json: when it arrived, the envelope, whether TLS and AUTH were used, and the message as Python's own
 email package reads it (subject and body decoded), so the tests check the client against an independent reader.
 
 --cert/--key offer STARTTLS, or with --implicit-tls speak TLS from the first octet (smtps); --user/--password
@@ -25,6 +25,7 @@ import email.policy
 import json
 import os
 import ssl
+import time
 
 from aiosmtpd.smtp import SMTP, AuthResult
 
@@ -69,6 +70,8 @@ class Recorder:
         parsed = email.message_from_bytes(content, policy=email.policy.default)
         sender = parsed["from"].addresses[0] if parsed["from"] else None
         record = {
+            # When the relay took it (Unix seconds), for measuring delivery times.
+            "received_at": time.time(),
             "mail_from": envelope.mail_from,
             "rcpt_tos": envelope.rcpt_tos,
             "tls": server.transport.get_extra_info("ssl_object") is not None,
