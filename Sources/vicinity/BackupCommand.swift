@@ -71,7 +71,7 @@ extension BackupProblem {
         case .missing: Import.noInput
         case .unreadable, .damaged, .notAStore, .newerVersion: Import.dataError
         case .sameFile: .validationFailure
-        case .targetExists, .inUse, .leftovers, .fileSystem: .failure
+        case .targetExists, .inUse, .leftovers, .unwritable, .fileSystem: .failure
         case .interrupted: ExitCode(128 + SIGINT)
         }
     }

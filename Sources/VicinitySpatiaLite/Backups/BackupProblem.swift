@@ -7,6 +7,8 @@ public enum BackupProblem: Error, Sendable, CustomStringConvertible {
     case missing(path: String)
     /// SQLite cannot read the file as a database at all, or fails while copying it.
     case unreadable(path: String, reason: String)
+    /// The file being made cannot be written: its folder is missing or read-only, or the disk is full.
+    case unwritable(path: String, reason: String)
     /// SQLite's or the store's own checks found faults in the copy of `path`.
     case damaged(path: String, problems: [String])
     /// A SQLite file, but not one the store wrote: it has no migrations of the store.
@@ -33,6 +35,8 @@ public enum BackupProblem: Error, Sendable, CustomStringConvertible {
             "there is no database at \(path): check the path"
         case .unreadable(let path, let reason):
             "\(path) cannot be read as a SQLite database (\(reason))"
+        case .unwritable(let path, let reason):
+            "cannot write \(path) (\(reason))"
         case .damaged(let path, let problems):
             "\(path) is damaged: \(problems.prefix(5).joined(separator: "; "))"
                 + (problems.count > 5 ? "; and \(problems.count - 5) more problem(s)" : "")

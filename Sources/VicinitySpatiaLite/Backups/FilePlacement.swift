@@ -52,6 +52,11 @@ public enum FilePlacement {
 
     /// Checks that `target` may be written and, unless `evenIfOpen`, locks it if it exists.
     private static func claim(_ target: String, replacing: Bool, evenIfOpen: Bool) throws(BackupProblem) -> DatabaseFileLock? {
+        let folder = (target as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue) {
+            throw .unwritable(path: target, reason: "the folder \(folder) does not exist")
+        }
         let exists = FileManager.default.fileExists(atPath: target)
         if exists, !replacing { throw .targetExists(path: target) }
         let lock = evenIfOpen ? nil : try DatabaseFileLock(path: target)

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 
 /// A checked copy of a store file, made while a server serves it and writes to it: one snapshot copied in steps
@@ -29,7 +28,7 @@ public struct OnlineBackup: Sendable {
     /// Makes the backup. `progress` hears copied and total pages after each step; `stopRequested` is asked
     /// between steps and before the file takes the target's name.
     public func run(
-        logger: Logger, progress: ((_ copied: Int, _ total: Int) -> Void)? = nil, stopRequested: @escaping () -> Bool = { false }
+        logger: Logger, progress: ((_ copied: Int, _ total: Int) -> Void)? = nil, stopRequested: @escaping @Sendable () -> Bool = { false }
     ) async throws(BackupProblem) -> Outcome {
         try FilePlacement.checkTarget(target, replacing: replacing)
         let partial = FilePlacement.partialName(for: target)
@@ -37,7 +36,7 @@ public struct OnlineBackup: Sendable {
             let started = ContinuousClock.now
             let copy = try SnapshotCopy.copy(from: source, to: partial, progress: progress, stopRequested: stopRequested)
             let copied = ContinuousClock.now
-            let report = try await StoreFileCheck.check(partial, logger: logger)
+            let report = try await StoreFileCheck.check(partial, reportingAs: source, logger: logger, stopRequested: stopRequested)
             try SingleFile.fold(partial)
             let checked = ContinuousClock.now
             if stopRequested() { throw BackupProblem.interrupted }

@@ -39,7 +39,7 @@ public enum SnapshotCopy {
     public static func copy(
         from source: String, to destination: String,
         progress: ((_ copied: Int, _ total: Int) -> Void)? = nil,
-        stopRequested: @escaping () -> Bool = { false }
+        stopRequested: @escaping @Sendable () -> Bool = { false }
     ) throws(BackupProblem) -> Summary {
         guard FileManager.default.fileExists(atPath: source) else { throw .missing(path: source) }
         var configuration = Configuration()
@@ -48,11 +48,16 @@ public enum SnapshotCopy {
         // waited for, not reported as a failure.
         configuration.busyMode = .timeout(10)
         configuration.label = "backup source"
+        let reader: DatabaseQueue, writer: DatabaseQueue
+        do { reader = try DatabaseQueue(path: source, configuration: configuration) } catch {
+            throw problem(error, source: source, destination: destination)
+        }
+        defer { try? reader.close() }
+        do { writer = try DatabaseQueue(path: destination) } catch {
+            throw .unwritable(path: destination, reason: (error as? DatabaseError)?.message ?? "\(error)")
+        }
+        defer { try? writer.close() }
         do {
-            let reader = try DatabaseQueue(path: source, configuration: configuration)
-            defer { try? reader.close() }
-            let writer = try DatabaseQueue(path: destination)
-            defer { try? writer.close() }
             return try reader.read { db in
                 try holdSnapshot(db, of: source)
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
@@ -66,14 +71,21 @@ public enum SnapshotCopy {
                 }
                 return Summary(pages: pages, pageSize: pageSize)
             }
-        } catch let problem as BackupProblem {
-            throw problem
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
-            throw .damaged(path: source, problems: [error.message ?? "\(error.resultCode)"])
-        } catch let error as DatabaseError {
-            throw .unreadable(path: source, reason: error.message ?? "\(error.resultCode)")
         } catch {
-            throw .unreadable(path: source, reason: "\(error)")
+            throw problem(error, source: source, destination: destination)
+        }
+    }
+
+    /// What went wrong, said of the file it concerns: a full disk is the destination's; anything else SQLite
+    /// reports while reading is the source's.
+    private static func problem(_ error: any Error, source: String, destination: String) -> BackupProblem {
+        if let problem = error as? BackupProblem { return problem }
+        guard let error = error as? DatabaseError else { return .unreadable(path: source, reason: "\(error)") }
+        let reason = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_CORRUPT: return .damaged(path: source, problems: [reason])
+        case .SQLITE_FULL: return .unwritable(path: destination, reason: reason)
+        default: return .unreadable(path: source, reason: reason)
         }
     }
 

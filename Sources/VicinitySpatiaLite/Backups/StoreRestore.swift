@@ -24,14 +24,14 @@ public struct StoreRestore: Sendable {
     }
 
     public func run(
-        logger: Logger, progress: ((_ copied: Int, _ total: Int) -> Void)? = nil, stopRequested: @escaping () -> Bool = { false }
+        logger: Logger, progress: ((_ copied: Int, _ total: Int) -> Void)? = nil, stopRequested: @escaping @Sendable () -> Bool = { false }
     ) async throws(BackupProblem) -> Outcome {
         try FilePlacement.checkTarget(target, replacing: true, evenIfOpen: evenIfOpen)
         let replaced = FileManager.default.fileExists(atPath: target)
         let partial = FilePlacement.partialName(for: target)
         do throws(BackupProblem) {
             let copy = try SnapshotCopy.copy(from: backup, to: partial, progress: progress, stopRequested: stopRequested)
-            let report = try await StoreFileCheck.check(partial, logger: logger)
+            let report = try await StoreFileCheck.check(partial, reportingAs: backup, logger: logger, stopRequested: stopRequested)
             try SingleFile.fold(partial)
             if stopRequested() { throw BackupProblem.interrupted }
             try FilePlacement.place(partial, at: target, replacing: true, evenIfOpen: evenIfOpen)
