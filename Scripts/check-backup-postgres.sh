@@ -40,13 +40,14 @@ advice() {
 # Every table's rows and checksum, and the next event number, as `vicinity copy` reports them for DATABASE.
 checksums() {
     local copy="$work/copy-$RANDOM.sqlite"
-    "$vicinity" copy --from "$1" --to "$copy" | grep -E '^  ' | sed -E 's/  (same|DIFFERENT.*)$//'
+    "$vicinity" copy --from "$1" --to "$copy" 2>>"$work/load.log" | grep -E '^  ' | sed -E 's/  (same|DIFFERENT.*)$//'
     rm -f "$copy"
 }
 
-VICINITY_BIN="$vicinity" Scripts/load-data.sh "$source_url" >/dev/null
+# The store's log lines (its migrations) go to a file, shown if loading fails.
+VICINITY_BIN="$vicinity" Scripts/load-data.sh "$source_url" >/dev/null 2>"$work/load.log" || { cat "$work/load.log" >&2; fail "loading the shipped data failed"; }
 mkdir "$work/seed"
-"$seed" "$source_url" Data/csulb-buildings.csv "$work/seed" 20 5 2 >/dev/null
+"$seed" "$source_url" Data/csulb-buildings.csv "$work/seed" 20 5 2 >/dev/null 2>>"$work/load.log" || { cat "$work/load.log" >&2; fail "seeding failed"; }
 before="$(checksums "$source_url")"
 echo "source database:"
 echo "$before"
@@ -66,7 +67,7 @@ echo "restored into a fresh database: every table the same"
 
 # The source changes (three more places), then the dump goes back over it.
 printf 'id,name,category,lat,lon\nlater-1,Later One,landmark,13.81,100.51\nlater-2,Later Two,landmark,13.82,100.52\nlater-3,Later Three,landmark,13.83,100.53\n' > "$work/later.csv"
-"$vicinity" import places "$work/later.csv" --db "$source_url" >/dev/null
+"$vicinity" import places "$work/later.csv" --db "$source_url" >/dev/null 2>>"$work/load.log"
 [ "$(checksums "$source_url")" != "$before" ] || fail "the source did not change"
 restore_command="$(advice pg_restore restore --from "$dump" --db "$source_url")"
 echo "running: $restore_command"
