@@ -72,7 +72,7 @@ for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null &&
 export SESSIONS="$work/seed/sessions.txt"
 writes() {
     wrk -t 2 -c 8 -d "${seconds}s" --latency -s Scripts/lib/position-updates.lua "http://127.0.0.1:$port/v1/me/position" | awk '
-        /Requests\/sec/ { rps = $2 } $1 == "50%" { p50 = $2 } $1 == "99%" { p99 = $2 } $1 == "Latency" { max = $4 } /Non-2xx/ { errors = $NF }
+        /Requests\/sec/ { rps = $2 } $1 == "50%" { p50 = $2 } $1 == "99%" { p99 = $2 } $1 == "Latency" && $2 != "Distribution" { max = $4 } /Non-2xx/ { errors = $NF }
         END { printf "%s writes/s, p50 %s, p99 %s, max %s%s", rps, p50, p99, max, errors ? ", non-2xx " errors : "" }'
 }
 # The -wal's size every 0.2 s until FILE exists; prints the largest.

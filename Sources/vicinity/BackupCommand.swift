@@ -50,7 +50,7 @@ struct Backup: AsyncParsableCommand {
         let outcome: OnlineBackup.Outcome
         do {
             outcome = try await backup.run(
-                logger: Logger(label: "vicinity"), progress: Console.progress("copying pages"),
+                logger: Logger(label: "vicinity"), progress: Console.copyProgress(),
                 stopRequested: { interruption.requested })
         } catch {
             Console.error("vicinity: no backup made, \(target) \(FileManager.default.fileExists(atPath: target) ? "unchanged" : "not created"): \(error)")
@@ -79,6 +79,17 @@ extension BackupProblem {
     /// The exit status when `interruption` may have been the cause: 128 plus the signal that arrived.
     func exitCode(after interruption: Interruption) -> ExitCode {
         if case .interrupted = self { interruption.exitCode } else { exitCode }
+    }
+}
+
+extension Console {
+    /// Pages copied, on a terminal, then a line saying that the checks, which take longer, have begun.
+    static func copyProgress() -> (@Sendable (Int, Int) -> Void)? {
+        guard let pages = progress("copying pages") else { return nil }
+        return { done, total in
+            pages(done, total)
+            if done == total { error("checking the copy: SQLite's integrity check, the spatial and name indexes") }
+        }
     }
 }
 

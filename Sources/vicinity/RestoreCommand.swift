@@ -53,7 +53,7 @@ struct Restore: AsyncParsableCommand {
         let outcome: StoreRestore.Outcome
         do {
             outcome = try await restore.run(
-                logger: Logger(label: "vicinity"), progress: Console.progress("copying pages"),
+                logger: Logger(label: "vicinity"), progress: Console.copyProgress(),
                 stopRequested: { interruption.requested })
         } catch {
             var message = "vicinity: not restored, \(path) unchanged: \(error)"

@@ -9,21 +9,20 @@ import GRDBSQLite
 /// the last, so every page comes from the same commit, and commits made meanwhile are not in the copy.
 /// In WAL mode (every store file is: `SpatiaLiteStore` opens a `DatabasePool`) a reader never blocks the
 /// writer, so the server goes on committing throughout; the price is that its checkpoints cannot move past
-/// the snapshot, so its `-wal` file grows by what is written during the copy and shrinks at the first
-/// checkpoint after it.
+/// the snapshot, so its `-wal` file grows by what is written during the copy (to 74 MiB in the benchmark
+/// below, 4 MiB without a backup), and SQLite keeps the file at that size and reuses it afterwards.
 ///
 /// Why not SQLite's default, a read transaction per step: the backup then restarts from page 1 whenever
 /// another connection commits between two steps, and a served database is committed to many times a second.
-/// Measured on this 2-core machine over an 86 MB WAL database, 1000 pages a step, another process inserting
-/// rows: at 1 commit a second the copy took 1.5 s with one restart; at 10 commits a second it restarted 577
-/// times and was still unfinished after 60 s; holding one snapshot, the same copy took 2.0 s while the other
-/// process committed as fast as it could.
+/// `Scripts/bench/backup.sh` at 1M places (254.5 MiB), 8 connections sending positions: the restarting backup
+/// restarted 1,673 times and was unfinished after 60 s; the snapshot copy took 1.34 s while the server went on
+/// writing (figures in `docs/BENCHMARKS.md`, "Backups").
 public enum SnapshotCopy {
     /// Pages copied by one `sqlite3_backup_step`: between steps the copy reports progress and looks for an
-    /// interrupt. With the snapshot held, steps cost next to nothing (the figures are in `docs/BENCHMARKS.md`,
-    /// "Backups"), so the number only sets how often that happens: 1024 pages are 4 MiB at the store's
-    /// 4096-byte pages, copied in a few milliseconds, so an interrupt is seen at once and a 1M-place database
-    /// reports about 200 times.
+    /// interrupt. With the snapshot held the step size does not change the copy's time: at 1M places the
+    /// median of five copies was 1.02–1.24 s for every size from 16 pages (4,291 steps) to the whole file in
+    /// one (`Scripts/bench/backup.sh`). So the number only sets how often progress and interrupts are looked
+    /// at: 1024 pages are 4 MiB at the store's 4096-byte pages, a few milliseconds each, 68 steps at 1M places.
     public static let pagesPerStep: CInt = 1024
 
     /// What was copied.

@@ -41,6 +41,8 @@ public enum StoreFileCheck {
                 let problems = try await store.integrityProblems()
                 let places = try await store.count()
                 try store.close()
+                // An interrupted check can read as a problem (the name index's check reports any error as one).
+                if stopRequested() { throw BackupProblem.interrupted }
                 if !problems.isEmpty { throw BackupProblem.damaged(path: name, problems: problems) }
                 return Report(places: places, migrations: migrations)
             } catch {
