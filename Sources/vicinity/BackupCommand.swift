@@ -10,9 +10,10 @@ struct Backup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy a SpatiaLite database, while it is served and written to, into a checked backup file.",
         discussion: """
-            The backup is one moment of the database: it holds every write committed before the copy began and \
-            none after, while the server goes on answering and writing (SQLite's online backup of one read \
-            snapshot, \(SnapshotCopy.pagesPerStep) pages a step). It is made beside FILE, checked (SQLite's integrity \
+            --db names the database to copy, which must exist (it is opened read-only and never created). The \
+            backup is one moment of it: it holds every write committed before the copy began and none after, \
+            while the server goes on answering and writing (SQLite's online backup of one read snapshot, \
+            \(SnapshotCopy.pagesPerStep) pages a step). It is made beside FILE, checked (SQLite's integrity \
             check and the store's own), and given the name FILE only then: a failed or interrupted backup leaves \
             no FILE. FILE is a normal SpatiaLite file that `vicinity serve --db FILE` serves and `vicinity \
             restore` puts back. A PostgreSQL database is backed up with pg_dump: for a postgres:// URL the \

@@ -3,7 +3,8 @@ import Logging
 
 /// `vicinity restore`: a backup checked and put in place of a store file, whole or not at all. The backup is
 /// read, never written: it is copied beside the target (`SnapshotCopy`, which reads it read-only), the copy is
-/// checked (`StoreFileCheck`), then it replaces the target and the target's old WAL files (`FilePlacement`).
+/// checked (`StoreFileCheck`) and made one file (`SingleFile`), then it replaces the target and the target's old
+/// WAL files (`FilePlacement`).
 public struct StoreRestore: Sendable {
     public let backup: String
     public let target: String
