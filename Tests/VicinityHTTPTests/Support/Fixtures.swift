@@ -77,11 +77,17 @@ final class LogRecorder: Sendable {
         var metadata: [String: String]
     }
 
-    private let storage = Mutex<[Record]>([])
+    private let storage = Watched<[Record]>([])
 
-    var records: [Record] { storage.withLock { $0 } }
+    var records: [Record] { storage.value }
 
-    func append(_ record: Record) { storage.withLock { $0.append(record) } }
+    func append(_ record: Record) { storage.update { $0.append(record) } }
+
+    /// The records once `condition` holds of them: for a line the server logs when what a test waits for has
+    /// happened. Fails after `waiting(for:)`'s deadline, saying `what` never came.
+    func records(until what: String, _ condition: @escaping @Sendable ([Record]) -> Bool) async throws -> [Record] {
+        try await waiting(for: what) { try await self.storage.wait(until: condition) }
+    }
 
     var logger: Logger {
         Logger(label: "vicinity.test") { _ in Handler(recorder: self) }
