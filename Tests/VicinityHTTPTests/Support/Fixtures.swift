@@ -133,8 +133,8 @@ let testHasher = BcryptHasher(cost: .forTesting(4))
 
 func services<S: Stores>(_ stores: S, clock: ManualClock = ManualClock(), settings: ServiceSettings = .standard) -> Services<S> {
     var settings = settings
-    // A test process running hundreds of tests at once may leave the follower unscheduled for seconds; only
-    // the tests of lag itself (which set their own rules) should see `/health` say the server is behind.
+    // The follower's lag is read off the test's clock: a test that moves it by minutes would see `/health` say
+    // the server is behind until the next read. Only the tests of lag itself (which set their own rules) should.
     if settings.following == .standard { settings.following.behindAfter = .seconds(600) }
     return Services(stores: stores, clock: clock, hasher: testHasher, settings: settings)
 }
