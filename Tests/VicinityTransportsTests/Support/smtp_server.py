@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A mail relay on loopback for the SMTP client's tests, built on aiosmtpd.
 
-    smtp_server.py --ready FILE --mail-dir DIR [--cert PEM --key PEM [--implicit-tls]]
+    smtp_server.py --mail-dir DIR [--cert PEM --key PEM [--implicit-tls]]
                    [--user NAME --password SECRET] [--mechanisms PLAIN,LOGIN] [--mode MODE]
 
-Listens on 127.0.0.1 on a port the system picks and writes that port to --ready once it accepts connections.
+Listens on 127.0.0.1 on a port the system picks and prints "listening PORT" on its standard output once it
+accepts connections; in silent mode, it prints "connection" for each connection it accepts. Nothing else is
+printed there: the tests wait for these lines, and aiosmtpd's own log goes to standard error.
 Each message it takes is written to --mail-dir as N.eml (the data as received, after the relay undid the
 dot-stuffing) and then N.json: the envelope, whether TLS and AUTH were used, and the message as Python's own
 email package reads it (subject and body decoded), so the tests check the client against an independent reader.
@@ -104,6 +106,7 @@ class Silent(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
+        print("connection", flush=True)
 
 
 async def serve(options):
@@ -134,14 +137,13 @@ async def serve(options):
         implicit.load_cert_chain(options.cert, options.key)
     server = await loop.create_server(factory, "127.0.0.1", 0, ssl=implicit)
     port = server.sockets[0].getsockname()[1]
-    write_atomically(options.ready, str(port).encode())
+    print("listening %d" % port, flush=True)
     async with server:
         await server.serve_forever()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ready", required=True)
     parser.add_argument("--mail-dir", required=True)
     parser.add_argument("--cert")
     parser.add_argument("--key")
