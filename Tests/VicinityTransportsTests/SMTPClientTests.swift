@@ -286,10 +286,10 @@ struct SMTPClientTests {
         configuration.replyTimeout = .seconds(60)
         let sender = try SMTPClient(configuration: configuration)
         let sent = try message()
-        let start = ContinuousClock.now
         let sending = Task { try await sender.send(sent) }
         // Cancelled once the relay holds the connection: the send is then waiting for a greeting that never comes.
         try await relay.acceptedConnection()
+        let start = ContinuousClock.now
         sending.cancel()
         let outcome = await sending.result
         let elapsed = ContinuousClock.now - start
