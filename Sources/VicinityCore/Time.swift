@@ -147,22 +147,31 @@ extension Duration {
 /// event retention) takes one, so that tests move time instead of waiting for it.
 public protocol WallClock: Sendable {
     var now: Timestamp { get }
+    /// Time on a clock that never jumps, from an arbitrary start: for how long ago something happened in this
+    /// process, which the wall clock (set back or forward by NTP) cannot tell.
+    var uptime: Duration { get }
     /// Waits for `duration`, as `Task.sleep` does; rules call it to slow answers down.
     func sleep(for duration: Duration) async throws
 }
 
 /// The system's clock.
 public struct SystemClock: WallClock {
+    /// Where `uptime` counts from: this process's first reading.
+    private static let start = ContinuousClock.now
+
     public init() {}
     public var now: Timestamp { Timestamp(Date()) }
+    public var uptime: Duration { Self.start.duration(to: .now) }
     public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 }
 
 /// A clock that moves only when told: the twin of `SystemClock` for tests. `sleep(for:)` moves the clock
-/// forward at once and records the wait, so that a test can check how long a rule made a caller wait.
+/// forward at once and records the wait, so that a test can check how long a rule made a caller wait. `now`
+/// and `uptime` move together.
 public final class ManualClock: WallClock {
     private struct State {
         var now: Timestamp
+        var uptime: Duration = .zero
         var sleeps: [Duration] = []
     }
 
@@ -175,17 +184,23 @@ public final class ManualClock: WallClock {
 
     public var now: Timestamp { state.withLock { $0.now } }
 
+    public var uptime: Duration { state.withLock { $0.uptime } }
+
     /// Every wait asked of this clock, in order.
     public var sleeps: [Duration] { state.withLock { $0.sleeps } }
 
     public func advance(by duration: Duration) {
-        state.withLock { $0.now = $0.now + duration }
+        state.withLock {
+            $0.now = $0.now + duration
+            $0.uptime += duration
+        }
     }
 
     public func sleep(for duration: Duration) async throws {
         state.withLock {
             $0.sleeps.append(duration)
             $0.now = $0.now + duration
+            $0.uptime += duration
         }
     }
 }

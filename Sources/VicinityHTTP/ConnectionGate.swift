@@ -47,7 +47,7 @@ final class ConnectionGate: Sendable {
     }
 
     /// Admits a connection of `client` (nil: counted in the total only), or says why not. Every admitted
-    /// connection must be `released` once, when it closes.
+    /// connection must be `released` once, when it closes (`ConnectionPlace`).
     func admit(_ client: String?) -> Refusal? {
         let refusal: Refusal? = state.withLock { state in
             guard state.open < maximumConnections else { return .serverFull }
@@ -87,5 +87,23 @@ final class ConnectionGate: Sendable {
 
     func stoppedLingering() {
         state.withLock { $0.lingering -= 1 }
+    }
+}
+
+/// An admitted connection's place under the gate's caps, given back once: as the server closes the connection
+/// (`PlaceReleaseHandler`), or else when it has closed, whichever comes first.
+final class ConnectionPlace: Sendable {
+    private let gate: ConnectionGate
+    private let client: String?
+    private let released = Atomic<Bool>(false)
+
+    init(gate: ConnectionGate, client: String?) {
+        self.gate = gate
+        self.client = client
+    }
+
+    func release() {
+        guard !released.exchange(true, ordering: .relaxed) else { return }
+        gate.release(client)
     }
 }

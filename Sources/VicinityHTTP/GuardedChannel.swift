@@ -46,8 +46,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
                 throw error
             }
         }
-        let gate = gate
-        channel.closeFuture.whenComplete { _ in gate.release(client) }
+        let place = ConnectionPlace(gate: gate, client: client)
+        channel.closeFuture.whenComplete { _ in place.release() }
         let timeout = requestTimeout, stalled = stalledReaderTimeout
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
@@ -55,6 +55,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             try pipeline.addHandler(deadline, position: .first)
             try pipeline.addHandler(StalledReaderHandler(timeout: stalled, logger: logger), position: .first)
             try pipeline.addHandler(ClientGoneHandler(), position: .first)
+            // First of all, so that it sees every close asked for by any handler.
+            try pipeline.addHandler(PlaceReleaseHandler(place: place), position: .first)
             // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
@@ -149,6 +151,25 @@ final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// Gives an admitted connection's place back to the gate as the server closes the connection, before the close
+/// reaches the socket: a client that connects again as soon as it sees the close finds the place free, where it
+/// could otherwise be refused for the place its old connection still held. A connection that ends without the
+/// server asking (a reset) gives its place back once it has closed (`GuardedHTTP1Channel`).
+final class PlaceReleaseHandler: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let place: ConnectionPlace
+
+    init(place: ConnectionPlace) { self.place = place }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A close of the output alone (the end of an answer) leaves the connection, and its descriptor, open.
+        if mode == .all { place.release() }
+        context.close(mode: mode, promise: promise)
     }
 }
 

@@ -11,6 +11,9 @@ import VicinityCore
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
+        // At trace only: with its "Request handled", a trace shows which requests were still under way.
+        context.logger.trace(
+            "Request received", metadata: ["http.method": "\(request.method.rawValue)", "http.path": "\(LoggedPath(request.uri.path))"])
         do {
             let response = try await next(request, context)
             log(request, context: context, status: response.status, since: start)

@@ -112,6 +112,9 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var fallbackClose: Scheduled<Void>?
     /// Requests whose head has been read and whose answer has not been written to its end.
     fileprivate private(set) var answersOwed = 0
+    /// Once the deadline has cut a request: the answers still to be written before the connection closes, those
+    /// owed when it ran out. An earlier pipelined request may still be being answered; the cut one's 408 ends it.
+    private var answersBeforeClose = 0
 
     init(deadline: RequestDeadlineHandler) {
         self.deadline = deadline
@@ -142,7 +145,8 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         answersOwed = max(0, answersOwed - 1)
-        guard failed else {
+        if failed { answersBeforeClose -= 1 }
+        guard failed, answersBeforeClose <= 0 else {
             context.write(data, promise: promise)
             return
         }
@@ -155,6 +159,7 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     fileprivate func fail(_ error: RequestTimedOut) {
         guard let context else { return }
         failed = true
+        answersBeforeClose = answersOwed
         context.fireErrorCaught(error)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         fallbackClose = context.eventLoop.scheduleTask(in: TimeAmount(max(error.limit, Self.longestAnswer))) {

@@ -21,6 +21,8 @@ public struct VoteAnnouncer<S: Stores>: Service {
                 do {
                     let count = try await votes.announceFinishes()
                     if count > 0 { logger.debug("announced finished votes", metadata: ["count": "\(count)"]) }
+                    // Every round, so that a trace shows the announcer alive and when each round ended.
+                    logger.trace("announcing round done")
                 } catch {
                     logger.error("could not announce finished votes", metadata: ["error": "\(error)"])
                 }

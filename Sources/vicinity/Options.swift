@@ -39,9 +39,6 @@ struct DatabaseOptions: ParsableArguments {
 
     func validate() throws { _ = try location() }
 
-    /// The record named, for commands that work on the file itself rather than through a store.
-    func location() throws -> RecordLocation { try Self.location(resolved, option: "--db (or VICINITY_DB)") }
-
     /// Opens the record, runs `body` with it, then closes it (`RecordLocation.withRecord`).
     func withStore<Result>(
         logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// What the relay tests need on the machine: python3 with aiosmtpd, and openssl for the certificate.
@@ -16,10 +17,10 @@ public enum RelayTools {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         guard (try? process.run()) != nil else { return false }
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning {
+        if exited.wait(timeout: .now() + limit) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return false
@@ -52,6 +53,85 @@ public struct TestCertificate: Sendable {
     }()
 }
 
+/// What the relay prints on its standard output, line by line (`listening PORT`, `connection`), kept as it comes,
+/// and waits for a given line: the relay's way of saying it is ready, or has accepted a connection.
+final class RelayOutput: Sendable {
+    private struct Waiter {
+        var condition: @Sendable ([String]) -> Bool
+        var continuation: CheckedContinuation<[String]?, Never>
+    }
+
+    private struct State {
+        var lines: [String] = []
+        var partial = ""
+        var ended = false
+        var waiters: [Int: Waiter] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Reads `handle` as the relay writes to it, until it ends.
+    func read(from handle: FileHandle) {
+        handle.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            take(data)
+        }
+    }
+
+    /// Keeps the whole lines of `data`; no data is the end of the output.
+    private func take(_ data: Data) {
+        let woken: [(CheckedContinuation<[String]?, Never>, [String]?)] = state.withLock { state in
+            if data.isEmpty { state.ended = true }
+            state.partial += String(decoding: data, as: UTF8.self)
+            while let newline = state.partial.firstIndex(of: "\n") {
+                state.lines.append(String(state.partial[..<newline]))
+                state.partial = String(state.partial[state.partial.index(after: newline)...])
+            }
+            let lines = state.lines, ended = state.ended
+            let done = state.waiters.filter { ended || $0.value.condition(lines) }
+            for id in done.keys { state.waiters[id] = nil }
+            return done.values.map { ($0.continuation, $0.condition(lines) ? lines : nil) }
+        }
+        for (continuation, lines) in woken { continuation.resume(returning: lines) }
+    }
+
+    /// The lines once `condition` holds of them; nil if the output ends first, or once `limit` has passed.
+    func lines(within limit: Duration, until condition: @escaping @Sendable ([String]) -> Bool) async -> [String]? {
+        await withTaskGroup(of: [String]?.self) { group in
+            group.addTask { await self.lines(until: condition) }
+            group.addTask {
+                // The deadline's timer, not a wait for the line itself.
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+
+    private func lines(until condition: @escaping @Sendable ([String]) -> Bool) async -> [String]? {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now: [String]?? = state.withLock { state in
+                    if condition(state.lines) { return .some(state.lines) }
+                    if state.ended || Task.isCancelled { return .some(nil) }
+                    state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
+        }
+    }
+}
+
 /// A real mail relay on loopback: `Support/smtp_server.py` (aiosmtpd) started for one test on a port the
 /// system picks, writing each message it takes into a folder of its own.
 public final class TestRelay: @unchecked Sendable {
@@ -73,23 +153,26 @@ public final class TestRelay: @unchecked Sendable {
     public static let user = "tester"
     public static let password = "pa55-w0rd:with@odd/chars"
 
+    /// How long the relay may take to start or to tell of a connection: Python starts in well under a second,
+    /// even on a busy machine.
+    public static let patience = Duration.seconds(20)
+
     public let port: Int
     public let folder: URL
     private let process: Process
+    private let output: RelayOutput
 
-    /// Waits at most 20 s for the relay to listen: Python starts in well under a second, even on a busy machine.
-    /// `port` listens where a relay that was stopped listened (a relay coming back); nil picks a free one.
+    /// Returns once the relay listens. `port` listens where a relay that was stopped listened (a relay coming
+    /// back); nil picks a free one.
     public init(
         _ mode: Mode = .accept, security: Security = .plain, authentication mechanisms: [String]? = nil, port wanted: Int? = nil,
         folder given: URL? = nil
-    ) throws {
+    ) async throws {
         folder = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-smtp-\(UUID().uuidString)")
         let mail = folder.appendingPathComponent("mail")
         try FileManager.default.createDirectory(at: mail, withIntermediateDirectories: true)
-        let ready = folder.appendingPathComponent("port")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("smtp_server.py")
-        try? FileManager.default.removeItem(at: ready)
-        var arguments = ["python3", "-u", script.path, "--ready", ready.path, "--mail-dir", mail.path, "--mode", mode.rawValue]
+        var arguments = ["python3", "-u", script.path, "--mail-dir", mail.path, "--mode", mode.rawValue]
         if let wanted { arguments += ["--port", String(wanted)] }
         if security != .plain {
             let certificate = try TestCertificate.shared.get()
@@ -105,25 +188,32 @@ public final class TestRelay: @unchecked Sendable {
         let log = folder.appendingPathComponent("relay.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
-        process.standardOutput = logHandle
+        let said = Pipe()
+        let output = RelayOutput()
+        output.read(from: said.fileHandleForReading)
+        process.standardOutput = said
         process.standardError = logHandle
         try process.run()
 
-        let deadline = Date().addingTimeInterval(20)
-        var port: Int?
-        while port == nil, Date() < deadline, process.isRunning {
-            port = (try? String(contentsOf: ready, encoding: .utf8)).flatMap { Int($0) }
-            if port == nil { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        let listening = await output.lines(within: Self.patience) { $0.contains { $0.hasPrefix("listening ") } }
+        let port = listening?.first { $0.hasPrefix("listening ") }.flatMap { Int($0.dropFirst("listening ".count)) }
         guard let port else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
-            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: folder)
-            throw Failure(description: "the test relay did not start: \(output)")
+            throw Failure(description: "the test relay did not start: \(logged)")
         }
         self.port = port
         self.process = process
+        self.output = output
+    }
+
+    /// Returns once the relay has accepted a connection; throws if none comes. Only a silent relay tells.
+    public func acceptedConnection() async throws {
+        guard await output.lines(within: Self.patience, until: { $0.contains("connection") }) != nil else {
+            throw Failure(description: "the test relay accepted no connection")
+        }
     }
 
     /// What the relay wrote of each message it took, in the order taken.

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """A mail relay on loopback for the SMTP client's tests, built on aiosmtpd.
 
-    smtp_server.py --ready FILE --mail-dir DIR [--cert PEM --key PEM [--implicit-tls]]
+    smtp_server.py --mail-dir DIR [--port N] [--ready FILE] [--cert PEM --key PEM [--implicit-tls]]
                    [--user NAME --password SECRET] [--mechanisms PLAIN,LOGIN] [--mode MODE]
 
-Listens on 127.0.0.1 on --port, or a port the system picks, and writes that port to --ready once it accepts connections.
+Listens on 127.0.0.1 on --port, or a port the system picks, and prints "listening PORT" on its standard output
+once it accepts connections (and writes the port to --ready, for scripts, when given); in silent mode, it prints
+"connection" for each connection it accepts. Nothing else is printed there: the tests wait for these lines, and
+aiosmtpd's own log goes to standard error.
 Each message it takes is written to --mail-dir as N.eml (the data as received, after the relay undid the
 dot-stuffing) and then N.json: when it arrived, the envelope, whether TLS and AUTH were used, and the message as Python's own
 email package reads it (subject and body decoded), so the tests check the client against an independent reader.
@@ -107,6 +110,7 @@ class Silent(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
+        print("connection", flush=True)
 
 
 async def serve(options):
@@ -137,15 +141,17 @@ async def serve(options):
         implicit.load_cert_chain(options.cert, options.key)
     server = await loop.create_server(factory, "127.0.0.1", options.port, ssl=implicit, reuse_address=True)
     port = server.sockets[0].getsockname()[1]
-    write_atomically(options.ready, str(port).encode())
+    if options.ready:
+        write_atomically(options.ready, str(port).encode())
+    print("listening %d" % port, flush=True)
     async with server:
         await server.serve_forever()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ready", required=True)
     parser.add_argument("--mail-dir", required=True)
+    parser.add_argument("--ready", help="a file to write the port to once listening, for scripts")
     parser.add_argument("--cert")
     parser.add_argument("--key")
     parser.add_argument("--user")

@@ -113,9 +113,9 @@ struct BackupCommandTests {
           .timeLimit(.minutes(5)))
     func backupUnderWriteLoad() async throws {
         let scratch = try Scratch()
-        let imported = try CLI.run(["import", "places", try Self.placesFile(scratch, count: Self.placeCount), "--db", scratch.database])
+        let imported = try await CLI.run(["import", "places", try Self.placesFile(scratch, count: Self.placeCount), "--db", scratch.database])
         #expect(imported.status == 0, "\(imported.errors)")
-        let original = try RunningServer(database: scratch.database)
+        let original = try await RunningServer(database: scratch.database)
         defer { original.stop() }
         let api = API(base: original.base)
         var movers: [Person] = []
@@ -180,7 +180,7 @@ struct BackupCommandTests {
         // Served, the backup answers as the original did at that moment: each mover's own position is what the
         // original answered to their last move, the first mover's friends are where those moves put them, and
         // the people search finds the same joiners. The original's tokens still work: sessions are in it.
-        let copy = try RunningServer(database: backupPath)
+        let copy = try await RunningServer(database: backupPath)
         defer { copy.stop() }
         let served = API(base: copy.base)
         var answers: [String: OwnPosition] = [:]
@@ -205,40 +205,44 @@ struct BackupCommandTests {
           .timeLimit(.minutes(3)))
     func restoreRoundTrip() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
         let questions = [
             ["closest", "--lat", "13.746549", "--lon", "100.492766", "--json"],
             ["nearby", "--lat", "33.779842", "--lon", "-118.112526", "--radius", "300", "--json"],
         ]
-        func answers() throws -> [String] { try questions.map { try CLI.run($0 + ["--db", scratch.database]).output } }
+        func answers() async throws -> [String] {
+            var answers: [String] = []
+            for question in questions { answers.append(try await CLI.run(question + ["--db", scratch.database]).output) }
+            return answers
+        }
 
-        let server = try RunningServer(database: scratch.database)
+        let server = try await RunningServer(database: scratch.database)
         let api = API(base: server.base)
         _ = try await api.signUp("keeper")
-        let before = try answers()
+        let before = try await answers()
         let backupPath = scratch.folder.appendingPathComponent("backup.sqlite").path
-        let backup = try CLI.run(["backup", "--db", scratch.database, "--to", backupPath])
+        let backup = try await CLI.run(["backup", "--db", scratch.database, "--to", backupPath])
         #expect(backup.status == 0, "\(backup.errors)")
         let backupBytes = try Data(contentsOf: URL(fileURLWithPath: backupPath))
 
         // The original changes: a new account, and places in Bangkok, nearer the first question.
         _ = try await api.signUp("latecomer")
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
-        #expect(try answers() != before)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await answers() != before)
 
         // Not while the server has the file open.
-        let refused = try CLI.run(["restore", "--from", backupPath, "--db", scratch.database])
+        let refused = try await CLI.run(["restore", "--from", backupPath, "--db", scratch.database])
         #expect(refused.status == 1)
         #expect(refused.errors.contains("is open in another process (pid \(server.processIdentifier))"), "\(refused.errors)")
         #expect(try await api.signIn("latecomer").status == 201, "the server goes on with its file")
         server.stop()
 
-        let restored = try CLI.run(["restore", "--from", backupPath, "--db", scratch.database])
+        let restored = try await CLI.run(["restore", "--from", backupPath, "--db", scratch.database])
         #expect(restored.status == 0, "\(restored.errors)")
         #expect(restored.output.contains("replacing what it held"))
-        #expect(try answers() == before)
+        #expect(try await answers() == before)
         #expect(try Data(contentsOf: URL(fileURLWithPath: backupPath)) == backupBytes, "the backup is read, never written")
-        let again = try RunningServer(database: scratch.database)
+        let again = try await RunningServer(database: scratch.database)
         defer { again.stop() }
         let restoredAPI = API(base: again.base)
         #expect(try await restoredAPI.signIn("keeper").status == 201)
@@ -248,28 +252,28 @@ struct BackupCommandTests {
 
     @Test("backup refuses an existing file without --replace and replaces it with --replace; nothing is left half made",
           .timeLimit(.minutes(2)))
-    func existingTarget() throws {
+    func existingTarget() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
         let target = try scratch.file("backup.sqlite", "an operator's file, not to be lost\n")
-        let refused = try CLI.run(["backup", "--db", scratch.database, "--to", target])
+        let refused = try await CLI.run(["backup", "--db", scratch.database, "--to", target])
         #expect(refused.status == 1)
         #expect(refused.errors.contains("\(target) already exists: give --replace"))
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "an operator's file, not to be lost\n")
 
-        let replaced = try CLI.run(["backup", "--db", scratch.database, "--to", target, "--replace"])
+        let replaced = try await CLI.run(["backup", "--db", scratch.database, "--to", target, "--replace"])
         #expect(replaced.status == 0, "\(replaced.errors)")
         #expect(replaced.output.contains("15 places"))
         let closest = ["closest", "--lat", "13.746549", "--lon", "100.492766", "--json"]
-        #expect(try CLI.run(closest + ["--db", target]).output == (try CLI.run(closest + ["--db", scratch.database]).output))
+        #expect(try await CLI.run(closest + ["--db", target]).output == (try await CLI.run(closest + ["--db", scratch.database]).output))
         #expect(!scratch.contents.contains { $0.contains(".partial-") })
 
         let nowhere = scratch.folder.appendingPathComponent("no-such-folder/backup.sqlite").path
-        let noFolder = try CLI.run(["backup", "--db", scratch.database, "--to", nowhere])
+        let noFolder = try await CLI.run(["backup", "--db", scratch.database, "--to", nowhere])
         #expect(noFolder.status == 1)
         #expect(noFolder.errors.contains("the folder \(scratch.folder.appendingPathComponent("no-such-folder").path) does not exist"), "\(noFolder.errors)")
 
-        let missing = try CLI.run(["backup", "--db", scratch.folder.appendingPathComponent("none.sqlite").path, "--to", target + "2"])
+        let missing = try await CLI.run(["backup", "--db", scratch.folder.appendingPathComponent("none.sqlite").path, "--to", target + "2"])
         #expect(missing.status == 66)
         #expect(missing.errors.contains("there is no database at"))
         #expect(!scratch.contents.contains("none.sqlite"), "a backup never creates the database it copies")
@@ -277,21 +281,21 @@ struct BackupCommandTests {
 
     @Test("restore refuses a damaged backup (status 65), and one a newer version wrote, and changes nothing",
           .timeLimit(.minutes(2)))
-    func badBackups() throws {
+    func badBackups() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
         let backupPath = scratch.folder.appendingPathComponent("backup.sqlite").path
-        #expect(try CLI.run(["backup", "--db", scratch.database, "--to", backupPath]).status == 0)
+        #expect(try await CLI.run(["backup", "--db", scratch.database, "--to", backupPath]).status == 0)
         // The database to restore into now holds something else, which must survive a refused restore.
         let target = scratch.folder.appendingPathComponent("live.sqlite").path
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", target]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", target]).status == 0)
         let targetBytes = try Data(contentsOf: URL(fileURLWithPath: target))
 
         let damaged = scratch.folder.appendingPathComponent("damaged.sqlite").path
         try FileManager.default.copyItem(atPath: backupPath, toPath: damaged)
         try damage(damaged, pages: 4)
         let damagedBytes = try Data(contentsOf: URL(fileURLWithPath: damaged))
-        let refused = try CLI.run(["restore", "--from", damaged, "--db", target])
+        let refused = try await CLI.run(["restore", "--from", damaged, "--db", target])
         #expect(refused.status == 65)
         #expect(refused.errors.contains("not restored, \(target) unchanged"))
         #expect(refused.errors.contains("is damaged"), "\(refused.errors)")
@@ -301,13 +305,13 @@ struct BackupCommandTests {
         let newer = scratch.folder.appendingPathComponent("newer.sqlite").path
         try FileManager.default.copyItem(atPath: backupPath, toPath: newer)
         _ = try SQLiteProbe.rows(newer, "INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future')")
-        let tooNew = try CLI.run(["restore", "--from", newer, "--db", target])
+        let tooNew = try await CLI.run(["restore", "--from", newer, "--db", target])
         #expect(tooNew.status == 65)
         #expect(tooNew.errors.contains("written by a newer version of vicinity (migrations this version does not know: v99 from the future)"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == targetBytes)
 
         let notADatabase = try scratch.file("notes.txt", String(repeating: "not a database\n", count: 400))
-        let notRestored = try CLI.run(["restore", "--from", notADatabase, "--db", target])
+        let notRestored = try await CLI.run(["restore", "--from", notADatabase, "--db", target])
         #expect(notRestored.status == 65)
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == targetBytes)
         #expect(!scratch.contents.contains { $0.contains(".partial-") }, "\(scratch.contents)")
@@ -316,7 +320,7 @@ struct BackupCommandTests {
     @Test("an interrupted backup leaves neither the target nor a partial file", .timeLimit(.minutes(3)))
     func interruptedBackup() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", try Self.placesFile(scratch, count: Self.placeCount), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", try Self.placesFile(scratch, count: Self.placeCount), "--db", scratch.database]).status == 0)
         let target = scratch.folder.appendingPathComponent("backup.sqlite").path
         let backup = try CLI.makeProcess(["backup", "--db", scratch.database, "--to", target])
         backup.standardOutput = FileHandle.nullDevice
@@ -334,14 +338,14 @@ struct BackupCommandTests {
     }
 
     @Test("given a PostgreSQL URL, backup and restore print the pg_dump and pg_restore commands without the password and exit with status 64")
-    func postgreSQLAdvice() throws {
+    func postgreSQLAdvice() async throws {
         let url = "postgres://vicinity:hunter2@db.campus.example:5433/vicinity?sslmode=require"
-        let backup = try CLI.run(["backup", "--db", url, "--to", "vicinity.dump"])
+        let backup = try await CLI.run(["backup", "--db", url, "--to", "vicinity.dump"])
         #expect(backup.status == 64)
         #expect(backup.errors.contains(
             "pg_dump -Fc --no-owner --file='vicinity.dump' --dbname='postgres://vicinity@db.campus.example:5433/vicinity?sslmode=require'"))
         #expect(backup.errors.contains("pg_restore --clean --if-exists --no-owner --single-transaction"))
-        let restore = try CLI.run(["restore", "--from", "vicinity.dump", "--db", url])
+        let restore = try await CLI.run(["restore", "--from", "vicinity.dump", "--db", url])
         #expect(restore.status == 64)
         #expect(restore.errors.contains(
             "pg_restore --clean --if-exists --no-owner --single-transaction --dbname='postgres://vicinity@db.campus.example:5433/vicinity?sslmode=require' 'vicinity.dump'"))

@@ -10,21 +10,12 @@ final class RunningServer {
     let process: Process
     let base: URL
 
-    init(database: String) throws {
+    init(database: String) async throws {
         // bcrypt's lowest cost the server accepts: sign-ups and sign-ins are part of the load, not what is measured.
         process = try CLI.makeProcess(["serve", "--port", "0", "--db", database, "--log-level", "warning", "--bcrypt-cost", "10"])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while true {
-            let byte = try #require(try output.fileHandleForReading.read(upToCount: 1), "the server closed its output before its start-up line")
-            if byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
+        let line = try await CLI.startUpLine(of: process)
         // "Vicinity serving http://127.0.0.1:PORT (...)"
-        let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+        let words = line.split(separator: " ")
         base = try #require(words.dropFirst(2).first.flatMap { URL(string: String($0)) }, "no address in \(words)")
     }
 
@@ -150,11 +141,9 @@ enum SQLiteProbe {
 }
 
 extension CLI {
-    /// `run` on a thread of its own, so that the test's other tasks (a writer) go on while the command runs.
+    /// `run` while the test's other tasks (a writer) go on: `run` waits on a thread of its own.
     static func runAlongside(_ arguments: [String]) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try CLI.run(arguments) }) }
-        }
+        try await run(arguments)
     }
 }
 

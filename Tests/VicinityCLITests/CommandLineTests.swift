@@ -27,8 +27,13 @@ enum CLI {
 
     /// Runs `vicinity` with the arguments to completion, in an environment without `VICINITY_*` settings but
     /// those given. Output goes to files rather than pipes, so that a chatty process can never block on a full pipe.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
         let process = try makeProcess(arguments, environment: environment)
+        return try await offThePool { try finish(process) }
+    }
+
+    /// Waits for the process with its output in files: the blocking half of `run`.
+    private static func finish(_ process: Process) throws -> Outcome {
         let capture = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-cli-\(UUID().uuidString)")
         let outputURL = capture.appendingPathExtension("out"), errorsURL = capture.appendingPathExtension("err")
         defer { for url in [outputURL, errorsURL] { try? FileManager.default.removeItem(at: url) } }
@@ -60,21 +65,35 @@ enum CLI {
     static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
 
     /// Starts the server and returns the first line it writes on standard output.
-    static func startUpLine(of server: Process) throws -> String {
+    static func startUpLine(of server: Process) async throws -> String {
         let output = Pipe()
         server.standardOutput = output
         server.standardError = FileHandle.nullDevice
         try server.run()
-        return String(decoding: try readLine(from: output.fileHandleForReading), as: UTF8.self)
+        let handle = output.fileHandleForReading
+        return String(decoding: try await offThePool { try readLine(from: handle) }, as: UTF8.self)
+    }
+
+    struct Ended: Error, CustomStringConvertible {
+        var description: String { "the process closed its output before a full line" }
     }
 
     /// Reads one line from a pipe, byte by byte (the server keeps the pipe open).
     static func readLine(from handle: FileHandle) throws -> Data {
         var line = Data()
         while true {
-            let byte = try #require(try handle.read(upToCount: 1), "the process closed its output before a full line")
+            guard let byte = try handle.read(upToCount: 1), !byte.isEmpty else { throw Ended() }
             if byte == Data("\n".utf8) { return line }
             line.append(byte)
+        }
+    }
+
+    /// Runs blocking work (waiting for a process, reading its pipe) on a thread of its own: Swift's concurrency
+    /// runs every test on as many threads as there are cores, two here, and a test blocking one of them stalls
+    /// the others' servers and clients.
+    static func offThePool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }
 }
@@ -102,25 +121,25 @@ final class Scratch {
 @Suite("The vicinity command line")
 struct CommandLineTests {
     @Test("importing the shipped buildings loads every row, and importing them again changes nothing")
-    func importTwice() throws {
+    func importTwice() async throws {
         let scratch = try Scratch()
         let buildings = CLI.path("Data/csulb-buildings.csv")
-        let first = try CLI.run(["import", "places", buildings, "--db", scratch.database])
+        let first = try await CLI.run(["import", "places", buildings, "--db", scratch.database])
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.output.contains("imported 91 places"))
         #expect(first.output.contains("91 new, 0 updated, 0 unchanged"))
         // The store is closed on the way out: the write-ahead log is folded into the file and removed.
         #expect(scratch.contents == ["test.sqlite"])
 
-        let second = try CLI.run(["import", "places", buildings, "--db", scratch.database])
+        let second = try await CLI.run(["import", "places", buildings, "--db", scratch.database])
         #expect(second.status == 0, "\(second.errors)")
         #expect(second.output.contains("0 new, 0 updated, 91 unchanged"))
     }
 
     @Test("a file with bad rows is refused whole with status 65, every bad row named by line, the database unchanged")
-    func badFileChangesNothing() throws {
+    func badFileChangesNothing() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.database))
 
         // Real rows of Data/csulb-buildings.csv: one good and new-named, four broken on purpose.
@@ -133,7 +152,7 @@ struct CommandLineTests {
             csulb-anac,Anna W. Ngai Alumni Center,administrative,33.781891,-118.116859
 
             """)
-        let outcome = try CLI.run(["import", "places", bad, "--db", scratch.database])
+        let outcome = try await CLI.run(["import", "places", bad, "--db", scratch.database])
         #expect(outcome.status == 65)
         #expect(outcome.output.isEmpty)
         for line in ["line 3: latitude 91.5 is outside [-90, 90]", "line 4: name: must not be empty",
@@ -142,14 +161,14 @@ struct CommandLineTests {
         }
         #expect(outcome.errors.contains("not imported, nothing changed"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.database)) == before)
-        let closest = try CLI.run(["closest", "--lat", "33.781891", "--lon", "-118.116859", "--db", scratch.database])
+        let closest = try await CLI.run(["closest", "--lat", "33.781891", "--lon", "-118.116859", "--db", scratch.database])
         #expect(closest.output.hasPrefix("Around Anna W. Ngai Alumni Center\n"))
     }
 
     @Test("a GeoJSON file in UTM metres is refused as projected coordinates, with a hint to reproject")
-    func projectedFileRefused() throws {
+    func projectedFileRefused() async throws {
         let scratch = try Scratch()
-        let outcome = try CLI.run([
+        let outcome = try await CLI.run([
             "import", "places", CLI.path("Tests/VicinityImportTests/Fixtures/nakhon-pathom-landmarks-utm47n.geojson"),
             "--category", "landmark", "--db", scratch.database,
         ])
@@ -160,28 +179,28 @@ struct CommandLineTests {
     }
 
     @Test("a dry run reports what would change and writes nothing")
-    func dryRun() throws {
+    func dryRun() async throws {
         let scratch = try Scratch()
-        let outcome = try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--dry-run", "--db", scratch.database])
+        let outcome = try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--dry-run", "--db", scratch.database])
         #expect(outcome.status == 0, "\(outcome.errors)")
         #expect(outcome.output.hasPrefix("would import 15 places"))
         #expect(outcome.output.contains("15 new, 0 updated, 0 unchanged"))
-        let closest = try CLI.run(["closest", "--lat", "13.746549", "--lon", "100.492766", "--db", scratch.database])
+        let closest = try await CLI.run(["closest", "--lat", "13.746549", "--lon", "100.492766", "--db", scratch.database])
         #expect(closest.status == 1)
         #expect(closest.errors.contains("holds no places"))
     }
 
     @Test("closest prints the label and a table; nearby --json uses the HTTP contract's names, nearest first")
-    func queries() throws {
+    func queries() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database]).status == 0)
 
-        let closest = try CLI.run(["closest", "--lat", "33.779842", "--lon", "-118.112526", "--db", scratch.database])
+        let closest = try await CLI.run(["closest", "--lat", "33.779842", "--lon", "-118.112526", "--db", scratch.database])
         #expect(closest.status == 0)
         #expect(closest.output.split(separator: "\n").first == "Around Hall of Science")
         #expect(closest.output.contains("csulb-hsci"))
 
-        let nearby = try CLI.run([
+        let nearby = try await CLI.run([
             "nearby", "--lat", "33.779842", "--lon", "-118.112526", "--radius", "150", "--limit", "3", "--json",
             "--db", scratch.database,
         ])
@@ -199,11 +218,11 @@ struct CommandLineTests {
     }
 
     @Test("table columns line up on a terminal when names are in Thai or Chinese")
-    func tableColumnsAlign() throws {
+    func tableColumnsAlign() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
         // At Wat Pho, Bangkok: the five nearest include a Thai name with vowel marks and one with Chinese characters.
-        let table = try CLI.run(["nearby", "--lat", "13.746549", "--lon", "100.492766", "--limit", "5", "--db", scratch.database])
+        let table = try await CLI.run(["nearby", "--lat", "13.746549", "--lon", "100.492766", "--limit", "5", "--db", scratch.database])
         #expect(table.status == 0)
         let lines = table.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 6)
@@ -221,19 +240,19 @@ struct CommandLineTests {
     }
 
     @Test("coordinates off the globe and radii out of range are usage errors (status 64) that say what is wrong")
-    func badArguments() throws {
+    func badArguments() async throws {
         let scratch = try Scratch()
-        let latitude = try CLI.run(["nearby", "--lat", "91", "--lon", "0", "--db", scratch.database])
+        let latitude = try await CLI.run(["nearby", "--lat", "91", "--lon", "0", "--db", scratch.database])
         #expect(latitude.status == 64)
         #expect(latitude.errors.contains("latitude 91.0 is outside [-90, 90]"))
-        let radius = try CLI.run(["nearby", "--lat", "0", "--lon", "0", "--radius", "60000", "--db", scratch.database])
+        let radius = try await CLI.run(["nearby", "--lat", "0", "--lon", "0", "--radius", "60000", "--db", scratch.database])
         #expect(radius.status == 64)
         #expect(radius.errors.contains("radius: must be a number of metres in (0, 50000]"))
         #expect(scratch.contents.isEmpty, "a refused command opens no database")
     }
 
     @Test("serve refuses a bcrypt cost under 10, malformed durations, proxies that are not IP addresses and database settings out of range (status 64)")
-    func badServeOptions() throws {
+    func badServeOptions() async throws {
         let scratch = try Scratch()
         for (arguments, message) in [
             (["--bcrypt-cost", "9"], "--bcrypt-cost (or VICINITY_BCRYPT_COST) must be an integer in [10, 31], not \"9\""),
@@ -248,7 +267,7 @@ struct CommandLineTests {
             (["--max-connections-per-client", "0"], "--max-connections-per-client (or VICINITY_MAX_CONNECTIONS_PER_CLIENT) must be at least 1, not 0"),
             (["--ipv6-prefix", "16"], "--ipv6-prefix (or VICINITY_IPV6_PREFIX) must be a whole number of bits in [32, 128], not 16"),
         ] {
-            let outcome = try CLI.run(["serve", "--port", "0", "--db", scratch.database] + arguments)
+            let outcome = try await CLI.run(["serve", "--port", "0", "--db", scratch.database] + arguments)
             #expect(outcome.status == 64, "\(arguments)")
             #expect(outcome.errors.contains(message), "\(outcome.errors)")
         }
@@ -257,7 +276,7 @@ struct CommandLineTests {
 
     @Test("serve refuses a bad value from the environment as it does on the command line, naming the flag and the variable (status 64)",
           .timeLimit(.minutes(1)))
-    func badServeEnvironment() throws {
+    func badServeEnvironment() async throws {
         let scratch = try Scratch()
         for (environment, message) in [
             (["VICINITY_PORT": "http"], "--port (or VICINITY_PORT) must be a whole number, not \"http\""),
@@ -270,11 +289,11 @@ struct CommandLineTests {
         ] {
             // The command line would win over VICINITY_PORT.
             let port = environment["VICINITY_PORT"] == nil ? ["--port", "0"] : []
-            let outcome = try CLI.run(["serve", "--db", scratch.database] + port, environment: environment)
+            let outcome = try await CLI.run(["serve", "--db", scratch.database] + port, environment: environment)
             #expect(outcome.status == 64, "\(environment)")
             #expect(outcome.errors.contains(message), "\(outcome.errors)")
         }
-        let database = try CLI.run(["serve", "--port", "0"], environment: ["VICINITY_DB": ""])
+        let database = try await CLI.run(["serve", "--port", "0"], environment: ["VICINITY_DB": ""])
         #expect(database.status == 64)
         #expect(database.errors.contains("--db (or VICINITY_DB): the database path is empty"), "\(database.errors)")
         #expect(scratch.contents.isEmpty, "a refused command opens no database")
@@ -284,7 +303,7 @@ struct CommandLineTests {
           .timeLimit(.minutes(1)))
     func settingPrecedence() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
         let variables = ["VICINITY_TEMPLE_CATEGORIES": "shrine", "VICINITY_MAX_CONNECTIONS_PER_CLIENT": "100"]
         for (arguments, environment, expected) in [
             ([String](), [String: String](), ["temples: buddhist_temple, shrine;", ", 256 per client,"]),
@@ -294,7 +313,7 @@ struct CommandLineTests {
             let server = try CLI.makeProcess(
                 ["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"] + arguments, environment: environment)
             defer { if server.isRunning { server.terminate() } }
-            let line = try CLI.startUpLine(of: server)
+            let line = try await CLI.startUpLine(of: server)
             for text in expected { #expect(line.contains(text), "\(arguments) \(environment): \(line)") }
             server.terminate()
             server.waitUntilExit()
@@ -302,8 +321,8 @@ struct CommandLineTests {
     }
 
     @Test("serve's help gives each option's environment variable and lists them all with the rule that the command line wins")
-    func serveHelp() throws {
-        let help = try CLI.run(["serve", "--help"])
+    func serveHelp() async throws {
+        let help = try await CLI.run(["serve", "--help"])
         #expect(help.status == 0)
         let text = help.output.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         let rule = "A command-line option wins over the environment, and either over the default."
@@ -327,13 +346,13 @@ struct CommandLineTests {
           .timeLimit(.minutes(1)))
     func serveLifecycle() async throws {
         let scratch = try Scratch()
-        #expect(try CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
+        #expect(try await CLI.run(["import", "places", CLI.path("Data/bangkok-temples.csv"), "--db", scratch.database]).status == 0)
 
         let server = try CLI.makeProcess(["serve", "--port", "0", "--db", scratch.database, "--log-level", "warning"])
         defer { if server.isRunning { server.terminate() } }
 
         // The start-up line comes only once the socket is bound, and names the real port.
-        let line = try CLI.startUpLine(of: server)
+        let line = try await CLI.startUpLine(of: server)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
         #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
         #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine; up to "))
@@ -345,7 +364,7 @@ struct CommandLineTests {
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: body, as: UTF8.self) == #"{"places":15,"status":"ok"}"#)
 
-        let second = try CLI.run(["serve", "--port", String(port), "--db", scratch.database])
+        let second = try await CLI.run(["serve", "--port", String(port), "--db", scratch.database])
         #expect(second.status == 1)
         #expect(second.errors.contains("cannot listen on 127.0.0.1:\(port)"))
         #expect(!second.output.contains("Vicinity serving"))
@@ -371,7 +390,7 @@ struct CommandLineTests {
 
         let server = try serve(hard: 4096, soft: 1024, ["--log-level", "warning"])
         defer { if server.isRunning { server.terminate() } }
-        let line = try CLI.startUpLine(of: server)
+        let line = try await CLI.startUpLine(of: server)
         // 4,096 less a quarter kept back for the database, the event loops and refusals being answered.
         #expect(line.contains("up to 3072 connections, 256 per client, under a descriptor limit of 4096)"), "\(line)")
         server.terminate()

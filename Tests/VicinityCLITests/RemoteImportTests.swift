@@ -54,15 +54,15 @@ func gzip(_ path: String, to destination: String) throws {
 @Suite("Imports from compressed files and URLs")
 struct RemoteImportTests {
     @Test("a .csv.gz file imports as its .csv does, and a corrupt one is refused with status 65, nothing changed")
-    func gzipFiles() throws {
+    func gzipFiles() async throws {
         let scratch = try Scratch()
         let buildings = CLI.path("Data/csulb-buildings.csv")
         let compressed = scratch.folder.appendingPathComponent("buildings.csv.gz").path
         try gzip(buildings, to: compressed)
-        let first = try CLI.run(["import", "places", compressed, "--db", scratch.database])
+        let first = try await CLI.run(["import", "places", compressed, "--db", scratch.database])
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.output.contains("91 new, 0 updated, 0 unchanged"))
-        let plain = try CLI.run(["import", "places", buildings, "--db", scratch.database])
+        let plain = try await CLI.run(["import", "places", buildings, "--db", scratch.database])
         #expect(plain.output.contains("0 new, 0 updated, 91 unchanged"), "the same places as the plain file")
 
         // The compressed bytes cut short: gzip's own check fails.
@@ -70,20 +70,20 @@ struct RemoteImportTests {
         let cut = try scratch.file("cut.csv.gz", "")
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
         let other = try Scratch()
-        let refused = try CLI.run(["import", "places", cut, "--db", other.database])
+        let refused = try await CLI.run(["import", "places", cut, "--db", other.database])
         #expect(refused.status == 65)
         #expect(refused.errors.contains("is not a readable gzip file"), "\(refused.errors)")
         #expect(!other.contents.contains("test.sqlite"), "the database was never opened")
     }
 
     @Test("an http URL is downloaded and imported; a missing file, a refused connection and an ftp URL are status 66 and change nothing")
-    func urls() throws {
+    func urls() async throws {
         let served = try Scratch()
         try gzip(CLI.path("Data/csulb-buildings.csv"), to: served.folder.appendingPathComponent("buildings.csv.gz").path)
         let server = try FileServer(serving: served.folder)
         let scratch = try Scratch()
 
-        let imported = try CLI.run(["import", "places", "http://127.0.0.1:\(server.port)/buildings.csv.gz", "--db", scratch.database])
+        let imported = try await CLI.run(["import", "places", "http://127.0.0.1:\(server.port)/buildings.csv.gz", "--db", scratch.database])
         #expect(imported.status == 0, "\(imported.errors)")
         #expect(imported.output.contains("imported 91 places"))
         #expect(imported.output.contains("91 new, 0 updated, 0 unchanged"))
@@ -93,11 +93,11 @@ struct RemoteImportTests {
             ("http://127.0.0.1:1/buildings.csv", "cannot download"),
             ("ftp://127.0.0.1/buildings.csv", "only http and https"),
         ] {
-            let failed = try CLI.run(["import", "places", url, "--db", scratch.database])
+            let failed = try await CLI.run(["import", "places", url, "--db", scratch.database])
             #expect(failed.status == 66, "\(url): \(failed.errors)")
             #expect(failed.errors.contains("nothing changed") && failed.errors.contains(message), "\(url): \(failed.errors)")
         }
-        let again = try CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database])
+        let again = try await CLI.run(["import", "places", CLI.path("Data/csulb-buildings.csv"), "--db", scratch.database])
         #expect(again.output.contains("0 new, 0 updated, 91 unchanged"), "the failed downloads changed nothing")
     }
 }

@@ -14,9 +14,9 @@ struct UsersCommandTests {
         let process: Process
         let address: String
 
-        init(database: String) throws {
+        init(database: String) async throws {
             process = try CLI.makeProcess(["serve", "--port", "0", "--db", database, "--log-level", "warning", "--bcrypt-cost", "10"])
-            let line = try CLI.startUpLine(of: process)
+            let line = try await CLI.startUpLine(of: process)
             address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init), "\(line)")
         }
 
@@ -55,44 +55,44 @@ struct UsersCommandTests {
           .timeLimit(.minutes(2)))
     func operatorLife() async throws {
         let scratch = try Scratch()
-        let front = try Front(database: scratch.database)
+        let front = try await Front(database: scratch.database)
         defer { front.stop() }
         try await front.signUp("alice")
         try await front.signUp("bob")
         let token = try #require(try await front.signIn("alice").token)
         let db = ["--db", scratch.database]
 
-        let list = try CLI.run(["users", "list"] + db)
+        let list = try await CLI.run(["users", "list"] + db)
         #expect(list.status == 0, "\(list.errors)")
         let lines = list.output.split(separator: "\n")
         #expect(lines.count == 3 && lines[0].hasPrefix("username") && lines[1].hasPrefix("alice ") && lines[2].hasPrefix("bob "), "\(list.output)")
-        let matched = try CLI.run(["users", "list", "--match", "BO", "--json"] + db)
+        let matched = try await CLI.run(["users", "list", "--match", "BO", "--json"] + db)
         let matches = try #require(try JSONSerialization.jsonObject(with: Data(matched.output.utf8)) as? [[String: Any]])
         #expect(matches.map { $0["username"] as? String } == ["bob"] && matches.first?["disabled"] as? Bool == false)
 
-        let disabled = try CLI.run(["users", "disable", "ALICE"] + db)
+        let disabled = try await CLI.run(["users", "disable", "ALICE"] + db)
         #expect(disabled.status == 0 && disabled.output.contains("disabled alice"), "\(disabled.errors)")
         #expect(try await front.call("GET", "/v1/me", token: token).status == 401, "the session ended")
         #expect(try await front.signIn("alice").status == 403, "a disabled account cannot sign in")
-        let shown = try CLI.run(["users", "show", "alice", "--json"] + db)
+        let shown = try await CLI.run(["users", "show", "alice", "--json"] + db)
         #expect(shown.output.contains(#""disabled":true"#), "\(shown.output)")
 
-        #expect(try CLI.run(["users", "enable", "alice"] + db).status == 0)
+        #expect(try await CLI.run(["users", "enable", "alice"] + db).status == 0)
         let again = try await front.signIn("alice")
         #expect(again.status == 201)
 
-        let unconfirmed = try CLI.run(["users", "delete", "alice"] + db)
+        let unconfirmed = try await CLI.run(["users", "delete", "alice"] + db)
         #expect(unconfirmed.status == 1 && unconfirmed.errors.contains("--yes"))
-        #expect(try CLI.run(["users", "show", "alice"] + db).status == 0, "nothing deleted without --yes")
-        let deleted = try CLI.run(["users", "delete", "alice", "--yes"] + db)
+        #expect(try await CLI.run(["users", "show", "alice"] + db).status == 0, "nothing deleted without --yes")
+        let deleted = try await CLI.run(["users", "delete", "alice", "--yes"] + db)
         #expect(deleted.status == 0, "\(deleted.errors)")
         let againToken = try #require(again.token)
         #expect(try await front.call("GET", "/v1/me", token: againToken).status == 401)
         #expect(try await front.signIn("alice").status == 401, "as for anyone unknown")
 
-        let gone = try CLI.run(["users", "show", "alice"] + db)
+        let gone = try await CLI.run(["users", "show", "alice"] + db)
         #expect(gone.status == 67 && gone.errors.contains("no account has the username, address or id alice"), "\(gone.errors)")
-        #expect(try CLI.run(["users", "disable", "nobody"] + db).status == 67)
-        #expect(try CLI.run(["users", "list"] + db).output.split(separator: "\n").count == 2, "bob is left")
+        #expect(try await CLI.run(["users", "disable", "nobody"] + db).status == 67)
+        #expect(try await CLI.run(["users", "list"] + db).output.split(separator: "\n").count == 2, "bob is left")
     }
 }

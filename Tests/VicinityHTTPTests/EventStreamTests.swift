@@ -250,12 +250,9 @@ struct EventStreamTests {
             let ben = try await client.person("ben")
             try await client.befriend(anna, ben)
             for _ in 0..<3 { _ = try await client.call(.post, "/v1/friends/\(anna.id)/pokes", as: ben) }
-            var waited = 0
-            while services.events.hub.openStreams > 0, waited < 100 {
-                try await Task.sleep(for: .milliseconds(50))
-                waited += 1
-            }
-            #expect(services.events.hub.openStreams == 0)
+            let hub = services.events.hub
+            try await waiting(for: "the hub to let the stream go") { await hub.waitForOpenStreams(atMost: 0) }
+            #expect(hub.openStreams == 0)
         }
     }
 

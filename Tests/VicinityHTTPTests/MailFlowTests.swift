@@ -64,7 +64,7 @@ private func code(_ relay: TestRelay, to address: String, mailNumber: Int) async
 struct MailFlowTests {
     @Test("sign up with an address, confirm its code, sign in by code, reset the password, export, and delete")
     func wholeLife() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         let front = try MailedFront(relay: relay)
         let store = InMemoryStore()
         let app = buildApplication(services: front.services(store), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
@@ -115,7 +115,7 @@ struct MailFlowTests {
 
     @Test("with the relay down for a while, the code arrives once it is back, once")
     func relayDown() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         let port = relay.port, folder = relay.folder
         relay.removesFolder = false
         let front = try MailedFront(relay: relay)
@@ -128,7 +128,7 @@ struct MailFlowTests {
             #expect(signUp.status == .created, "a request that mails answers once the message is recorded, relay or not")
             // Tries meet a closed port for a while.
             try await Task.sleep(for: .seconds(1))
-            let back = try TestRelay(port: port, folder: folder)
+            let back = try await TestRelay(port: port, folder: folder)
             let received = try await mails(back, atLeast: 1)
             #expect(received.count == 1 && received.first?.rcptTos == ["pim@student.csulb.edu"])
             // And no second copy comes later.
@@ -140,7 +140,7 @@ struct MailFlowTests {
 
     @Test("a sign-in code asked for an unknown, an unverified and a verified address gets the same status and body; only the verified one is mailed")
     func noEnumeration() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         let front = try MailedFront(relay: relay)
         var settings = MailedFront.settings()
         settings.accounts.codes.sendsPerAddress = RateLimit(limit: 1000, window: .seconds(3600))
@@ -189,7 +189,7 @@ struct MailFlowTests {
 
     @Test("a wrong password for a verified, a waiting and an unknown address takes as long, and so does asking a code for each: no difference near a password check's time")
     func sameTiming() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         let front = try MailedFront(relay: relay)
         var settings = MailedFront.settings()
         // Enough room that no answer here is slowed or refused by the limits, which count alike anyway.
@@ -249,7 +249,7 @@ private let postgresURL = testPostgresURL
 struct TwoFrontMailTests {
     @Test("both fronts send: each message leaves once, and the limits on codes are counted together")
     func oncePerMessage() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         let front = try MailedFront(relay: relay)
         let url = try #require(postgresURL)
         let schema = "mail_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")

@@ -26,21 +26,30 @@ struct OperationsTests {
     @Test("health says the server is behind while it cannot read the record's changes, and is well again once it can")
     func behindTheRecord() async throws {
         let stores = StallableStores()
+        let clock = ManualClock()
+        let behindAfter = Duration.milliseconds(500)
         var settings = ServiceSettings()
-        settings.following = FollowRules(wait: .milliseconds(50), retention: .seconds(600), pruning: .seconds(60), behindAfter: .milliseconds(500))
-        try await withApp(stores: stores, settings: settings) { client in
+        // A failed read is tried again after `wait`: short, so that the server is soon well again.
+        settings.following = FollowRules(wait: .milliseconds(50), retention: .seconds(600), pruning: .seconds(60), behindAfter: behindAfter)
+        try await withApp(stores: stores, clock: clock, settings: settings) { client in
             #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
             let metrics = try await client.execute(uri: "/metrics", method: .get).text
             let age = metrics.split(separator: "\n").first { $0.hasPrefix("vicinity_change_feed_seconds_since_read ") }
             #expect(age.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 0 } == true, "\(age ?? "none")")
+            // Every read from now on fails, so the last one stays where it was while the time passes.
             stores.feed.stalled.withLock { $0 = true }
-            #expect(try await eventually { try await client.execute(uri: "/health", method: .get).status == .serviceUnavailable })
+            clock.advance(by: behindAfter + .milliseconds(1))
             let behind = try await client.execute(uri: "/health", method: .get)
+            #expect(behind.status == .serviceUnavailable)
             #expect(behind.headers[.contentType] == "application/problem+json")
             #expect(behind.headers[.retryAfter] == "5")
             #expect(behind.text.contains("has not read the record's changes"))
+            let waits = stores.feed.waits.value
             stores.feed.stalled.withLock { $0 = false }
-            #expect(try await eventually { try await client.execute(uri: "/health", method: .get).status == .ok })
+            // The follower waits for changes after each read it has recorded. The first wait from now on may
+            // follow a read begun before the time passed; the second follows one begun after.
+            _ = try await waiting(for: "two reads after the feed is back") { try await stores.feed.waits.wait { $0 >= waits + 2 } }
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
         }
     }
 
@@ -145,6 +154,8 @@ final class StallableStores: Stores {
 final class StallableFeed: ChangeFeed {
     let base: InMemoryStore
     let stalled = Mutex(false)
+    /// Calls of `waitForChanges`: a follower makes one after each read it has recorded, and none after a failed one.
+    let waits = Watched(0)
 
     init(_ base: InMemoryStore) { self.base = base }
 
@@ -162,17 +173,9 @@ final class StallableFeed: ChangeFeed {
         return try await base.changes(after: cursor)
     }
 
-    func waitForChanges(timeout: Duration) async throws { try await base.waitForChanges(timeout: timeout) }
-    func pruneChanges(olderThan age: Duration) async throws -> Int { try await base.pruneChanges(olderThan: age) }
-}
-
-/// Asks `check` again until it says yes, for at most a minute: for states reached after a real wait, on a
-/// machine that may be busy.
-func eventually(_ check: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while ContinuousClock.now < deadline {
-        if try await check() { return true }
-        try await Task.sleep(for: .milliseconds(20))
+    func waitForChanges(timeout: Duration) async throws {
+        waits.update { $0 += 1 }
+        try await base.waitForChanges(timeout: timeout)
     }
-    return false
+    func pruneChanges(olderThan age: Duration) async throws -> Int { try await base.pruneChanges(olderThan: age) }
 }

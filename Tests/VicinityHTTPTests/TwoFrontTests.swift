@@ -14,6 +14,8 @@ private let postgresURL = testPostgresURL
 /// the test server: two processes, as far as the database and the clients can tell.
 private func withTwoFronts(
     clock: any WallClock = SystemClock(),
+    settings: ServiceSettings = .standard,
+    logs: (a: LogRecorder, b: LogRecorder) = (LogRecorder(), LogRecorder()),
     _ test: @Sendable (_ a: any TestClientProtocol, _ aPort: Int, _ b: any TestClientProtocol, _ bPort: Int, _ record: PostGISStore) async throws -> Void
 ) async throws {
     let url = try #require(postgresURL)
@@ -23,7 +25,8 @@ private func withTwoFronts(
     configuration.connectionWait = .seconds(120)
     try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
-            let a = try await front(first, clock: clock), b = try await front(second, clock: clock)
+            let a = try await front(first, clock: clock, settings: settings, logs: logs.a)
+            let b = try await front(second, clock: clock, settings: settings, logs: logs.b)
             try await a.test(.live) { clientA in
                 try await b.test(.live) { clientB in
                     try await test(clientA, try #require(clientA.port), clientB, try #require(clientB.port), first)
@@ -35,12 +38,32 @@ private func withTwoFronts(
 }
 
 /// One front: the record's places and positions in memory, the services, the follower ready.
-private func front(_ record: PostGISStore, clock: any WallClock) async throws -> some ApplicationProtocol {
+private func front(
+    _ record: PostGISStore, clock: any WallClock, settings: ServiceSettings, logs: LogRecorder
+) async throws -> some ApplicationProtocol {
     let loadedAfter = try await record.changes.changeCursor()
     let stores = try await IndexedStores(record: record, at: clock.now)
-    let services = Services(stores: stores, clock: clock, hasher: testHasher)
+    let services = Services(stores: stores, clock: clock, hasher: testHasher, settings: settings)
     services.follower.prepare(loadedAfter: loadedAfter)
-    return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+    return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: logs.logger)
+}
+
+/// Keeps what a stream delivers as it arrives, until the task returned is cancelled: for waiting, with a
+/// deadline, for a given item.
+private func collecting(_ stream: EventStreamConnection) -> (items: Watched<[StreamItem]>, reader: Task<Void, Never>) {
+    let items = Watched<[StreamItem]>([])
+    let reader = Task {
+        for await item in stream.items { items.update { $0.append(item) } }
+    }
+    return (items, reader)
+}
+
+/// Whether `item` is a `friend_moved` notice of `friend` with `status`.
+private func isMove(_ item: StreamItem, of friend: Person, status: String?) -> Bool {
+    guard case .event(_, "friend_moved", let data) = item,
+        let view = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any]
+    else { return false }
+    return view["id"] as? String == friend.id && view["status"] as? String == status
 }
 
 /// Opens a vote at Hall of Science with the password 482913; returns its id.
@@ -56,19 +79,40 @@ private func openQuiz(on front: any TestClientProtocol, by initiator: Person, fo
 struct TwoFrontTests {
     @Test("a position shared through one front shows in a friend's list on the other, and moves and goes with it")
     func positionsCross() async throws {
-        try await withTwoFronts { a, _, b, _, _ in
-            let anna = try await a.person("anna"), ben = try await b.person("ben")
+        try await withTwoFronts { a, _, b, bPort, _ in
+            let anna = try await a.person("anna"), ben = try await b.person("ben"), carl = try await a.person("carl")
             try await a.befriend(anna, ben)
+            try await a.befriend(carl, ben)
             func annaAsBenSees() async throws -> [String: Any]? {
                 let friends = try await b.call(.get, "/v1/friends", as: ben)
                 return friends.list("friends").first { $0["id"] as? String == anna.id }
             }
+            // Front B tells Ben's stream of a friend's move once it has read the move into memory, which its
+            // friend list answers from.
+            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
+            let (items, reader) = collecting(stream)
+            defer {
+                reader.cancel()
+                stream.close()
+            }
+            _ = try await waiting(for: "Ben's stream on front B") { try await items.wait { $0.contains(.comment("connected")) } }
+            func moveSeen(of friend: Person, status: String?) async throws {
+                _ = try await waiting(for: "\(friend.username)'s move on front B") {
+                    try await items.wait { $0.contains { isMove($0, of: friend, status: status) } }
+                }
+            }
             try await a.share(anna, 33.779842, -118.112526, status: "Lab until 5")
-            #expect(try await eventually { try await annaAsBenSees()?["status"] as? String == "Lab until 5" })
+            try await moveSeen(of: anna, status: "Lab until 5")
+            #expect(try await annaAsBenSees()?["status"] as? String == "Lab until 5")
             try await a.share(anna, 33.777457, -118.114427, status: "At the library")
-            #expect(try await eventually { try await annaAsBenSees()?["status"] as? String == "At the library" })
+            try await moveSeen(of: anna, status: "At the library")
+            #expect(try await annaAsBenSees()?["status"] as? String == "At the library")
             #expect(try await a.call(.delete, "/v1/me/position", as: anna).status == .noContent)
-            #expect(try await eventually { try await annaAsBenSees()?["presence"] as? String == "none" })
+            // A removal is told to no stream, but a later move is; front B reads changes in the order they
+            // committed, so once it tells of Carl's move it has read Anna's removal.
+            try await a.share(carl, 33.779842, -118.112526)
+            try await moveSeen(of: carl, status: nil)
+            #expect(try await annaAsBenSees()?["presence"] as? String == "none")
         }
     }
 
@@ -99,7 +143,11 @@ struct TwoFrontTests {
     @Test("a timed vote opened on one front finishes on time while both announce, and each participant hears it once")
     func finishAnnouncedOnce() async throws {
         let clock = ManualClock()
-        try await withTwoFronts(clock: clock) { a, aPort, b, bPort, record in
+        let logs = (a: LogRecorder(), b: LogRecorder())
+        var settings = ServiceSettings()
+        // Rounds every 50 ms rather than every second: the rounds waited for below pass at once, and more race.
+        settings.votes.announcementInterval = .milliseconds(50)
+        try await withTwoFronts(clock: clock, settings: settings, logs: logs) { a, aPort, b, bPort, record in
             let tess = try await a.person("tess"), ana = try await b.person("ana")
             let id = try await openQuiz(on: a, by: tess, for: "5m")
             #expect(try await b.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#).status == .created)
@@ -117,9 +165,13 @@ struct TwoFrontTests {
                 }
             }
             #expect(finished.count == 2)
-            // Both fronts' announcers run every second; after a few more rounds, the record holds one finish
-            // event for each participant.
-            try await Task.sleep(for: .seconds(3))
+            // Both fronts' announcers go on; once each has ended two more rounds (the second begun after both
+            // streams heard), the record holds one finish event for each participant.
+            let round = "announcing round done"
+            for recorder in [logs.a, logs.b] {
+                let done = recorder.records.filter { $0.message == round }.count
+                _ = try await recorder.records(until: "two more announcing rounds") { $0.filter { $0.message == round }.count >= done + 2 }
+            }
             for person in [tess, ana] {
                 let events = try await record.events(
                     for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 1000)

@@ -56,7 +56,7 @@ struct SMTPClientTests {
 
     @Test("a message arrives with exactly the headers written, its Thai and emoji subject, name and body decode as sent, and period lines survive")
     func plainDelivery() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         defer { relay.stop() }
         let id = try MessageID("<4f1c2a9e@vicinity.test>")
         let sent = try message(messageID: id, date: Date(timeIntervalSince1970: 1_751_360_707))
@@ -97,7 +97,7 @@ struct SMTPClientTests {
 
     @Test("a message sent again with its recorded id and date carries the same Message-ID and Date")
     func retriedMessageKeepsItsIdentity() async throws {
-        let relay = try TestRelay()
+        let relay = try await TestRelay()
         defer { relay.stop() }
         let first = try message()
         let sender = try client("smtp://127.0.0.1:\(relay.port)")
@@ -115,7 +115,7 @@ struct SMTPClientTests {
 
     @Test("STARTTLS and AUTH PLAIN: the message goes encrypted and signed in, the certificate trusted through the CA file, and the log shows the dialogue without the password or the message")
     func startTLSAndPlain() async throws {
-        let relay = try TestRelay(security: .startTLS, authentication: ["PLAIN", "LOGIN"])
+        let relay = try await TestRelay(security: .startTLS, authentication: ["PLAIN", "LOGIN"])
         defer { relay.stop() }
         let logs = LogRecorder()
         // `localhost`: the certificate's DNS name is checked and sent by SNI.
@@ -143,7 +143,7 @@ struct SMTPClientTests {
 
     @Test("AUTH LOGIN when the relay offers only LOGIN, in the clear only because the relay is this machine")
     func loginOverLoopback() async throws {
-        let relay = try TestRelay(authentication: ["LOGIN"])
+        let relay = try await TestRelay(authentication: ["LOGIN"])
         defer { relay.stop() }
         let logs = LogRecorder()
         try await client("smtp://\(TestRelay.user)@127.0.0.1:\(relay.port)", password: TestRelay.password, logs: logs).send(message())
@@ -159,7 +159,7 @@ struct SMTPClientTests {
 
     @Test("smtps:// speaks TLS from the first octet, with the password percent-decoded from the URL")
     func implicitTLS() async throws {
-        let relay = try TestRelay(security: .implicitTLS, authentication: ["PLAIN", "LOGIN"])
+        let relay = try await TestRelay(security: .implicitTLS, authentication: ["PLAIN", "LOGIN"])
         defer { relay.stop() }
         let encoded = TestRelay.password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         try await client("smtps://\(TestRelay.user):\(encoded)@127.0.0.1:\(relay.port)", trustTestCertificate: true).send(message())
@@ -172,7 +172,7 @@ struct SMTPClientTests {
 
     @Test("required TLS against a relay without STARTTLS is a configuration error, raised before any credential is sent")
     func requiredTLSNotOffered() async throws {
-        let relay = try TestRelay(authentication: ["PLAIN", "LOGIN"])
+        let relay = try await TestRelay(authentication: ["PLAIN", "LOGIN"])
         defer { relay.stop() }
         let logs = LogRecorder()
         let sender = try client("smtp://\(TestRelay.user)@127.0.0.1:\(relay.port)", password: TestRelay.password, tls: .required, logs: logs)
@@ -186,7 +186,7 @@ struct SMTPClientTests {
 
     @Test("a relay certificate that is not trusted fails the handshake, transient, and no credential is sent")
     func untrustedCertificate() async throws {
-        let relay = try TestRelay(security: .startTLS, authentication: ["PLAIN"])
+        let relay = try await TestRelay(security: .startTLS, authentication: ["PLAIN"])
         defer { relay.stop() }
         let logs = LogRecorder()
         let sender = try client("smtp://\(TestRelay.user)@localhost:\(relay.port)", password: TestRelay.password, logs: logs)
@@ -206,7 +206,7 @@ struct SMTPClientTests {
         (TestRelay.Mode.temporaryFailureAfterData, SMTPStep.message),
     ])
     func temporaryFailure(mode: TestRelay.Mode, step: SMTPStep) async throws {
-        let relay = try TestRelay(mode)
+        let relay = try await TestRelay(mode)
         defer { relay.stop() }
         let error = try #require(await failure(sending: message(), with: client("smtp://127.0.0.1:\(relay.port)")))
         #expect(error.step == step)
@@ -222,7 +222,7 @@ struct SMTPClientTests {
         (TestRelay.Mode.rejectionAfterData, SMTPStep.message, 554, "content rejected"),
     ])
     func permanentFailure(mode: TestRelay.Mode, step: SMTPStep, code: Int, text: String) async throws {
-        let relay = try TestRelay(mode)
+        let relay = try await TestRelay(mode)
         defer { relay.stop() }
         let error = try #require(await failure(sending: message(), with: client("smtp://127.0.0.1:\(relay.port)")))
         #expect(error.step == step)
@@ -233,7 +233,7 @@ struct SMTPClientTests {
 
     @Test("a wrong password is a configuration error at AUTH, not a reason to drop the message")
     func wrongPassword() async throws {
-        let relay = try TestRelay(authentication: ["PLAIN"])
+        let relay = try await TestRelay(authentication: ["PLAIN"])
         defer { relay.stop() }
         let sender = try client("smtp://\(TestRelay.user)@127.0.0.1:\(relay.port)", password: "not-the-password")
         let error = try #require(await failure(sending: message(), with: sender))
@@ -244,7 +244,7 @@ struct SMTPClientTests {
 
     @Test("the password is in no error, description or log line, even when the relay repeats it back")
     func passwordNeverShown() async throws {
-        let relay = try TestRelay(.echoingAuthentication, authentication: ["PLAIN"])
+        let relay = try await TestRelay(.echoingAuthentication, authentication: ["PLAIN"])
         defer { relay.stop() }
         let logs = LogRecorder()
         let url = "smtp://\(TestRelay.user)@127.0.0.1:\(relay.port)"
@@ -281,15 +281,16 @@ struct SMTPClientTests {
 
     @Test("a cancelled send ends at once rather than at its timeout, transient")
     func cancelledSend() async throws {
-        let relay = try TestRelay(.silent)
+        let relay = try await TestRelay(.silent)
         defer { relay.stop() }
         var configuration = try SMTPConfiguration(url: "smtp://127.0.0.1:\(relay.port)")
         configuration.replyTimeout = .seconds(60)
         let sender = try SMTPClient(configuration: configuration)
         let sent = try message()
-        let start = ContinuousClock.now
         let sending = Task { try await sender.send(sent) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the relay holds the connection: the send is then waiting for a greeting that never comes.
+        try await relay.acceptedConnection()
+        let start = ContinuousClock.now
         sending.cancel()
         let outcome = await sending.result
         let elapsed = ContinuousClock.now - start
@@ -303,7 +304,7 @@ struct SMTPClientTests {
 
     @Test("a relay that never answers times out within the configured time, transient")
     func silentRelay() async throws {
-        let relay = try TestRelay(.silent)
+        let relay = try await TestRelay(.silent)
         defer { relay.stop() }
         var configuration = try SMTPConfiguration(url: "smtp://127.0.0.1:\(relay.port)")
         configuration.replyTimeout = .seconds(1)

@@ -17,8 +17,8 @@ public final class ChangeFollower<S: Stores>: Sendable {
     public let rules: FollowRules
     /// The cursor `prepare()` took, for `run()` to start from.
     private let prepared = Mutex<S.Changes.ChangeCursor?>(nil)
-    /// When the feed was last read whole, on this machine's monotonic clock.
-    private let lastRead = Mutex<ContinuousClock.Instant?>(nil)
+    /// When the feed was last read whole, on the clock's `uptime`, which never jumps.
+    private let lastRead = Mutex<Duration?>(nil)
 
     public init(stores: S, hub: EventHub, moves: FriendMoves<S>, clock: any WallClock, rules: FollowRules = .standard) {
         self.stores = stores
@@ -31,7 +31,7 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// Takes a cursor, then loads again what memory holds, so that nothing written between the first load and
     /// the cursor is missed.
     public func start() async throws -> S.Changes.ChangeCursor {
-        let began = ContinuousClock.now
+        let began = clock.uptime
         let cursor = try await stores.changes.changeCursor()
         try await stores.reloadFollowed(at: clock.now)
         read(at: began)
@@ -41,14 +41,14 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// How long ago the feed was last read up to its end (from when that read began); nil before the first.
     /// Memory is at most about this much behind the record, plus the time one read takes.
     public var sinceLastRead: Duration? {
-        lastRead.withLock { $0 }.map { ContinuousClock.now - $0 }
+        lastRead.withLock { $0 }.map { clock.uptime - $0 }
     }
 
     /// Whether the last read is older than `rules.behindAfter`: the record cannot be read (the database is
     /// down or unreachable), or reading takes that long.
     public var isBehind: Bool { sinceLastRead.map { $0 > rules.behindAfter } ?? false }
 
-    private func read(at began: ContinuousClock.Instant) {
+    private func read(at began: Duration) {
         lastRead.withLock { $0 = max($0 ?? began, began) }
     }
 
@@ -62,14 +62,14 @@ public final class ChangeFollower<S: Stores>: Sendable {
     /// just after `changes.changeCursor()`): everything written since is read from the feed, so memory is
     /// not loaded a second time.
     public func prepare(loadedAfter cursor: S.Changes.ChangeCursor) {
-        read(at: ContinuousClock.now)
+        read(at: clock.uptime)
         prepared.withLock { $0 = cursor }
     }
 
     /// Reads the changes after `cursor` once and applies them; returns the cursor to read from next and how
     /// many changes it applied.
     public func step(from cursor: S.Changes.ChangeCursor) async throws -> (next: S.Changes.ChangeCursor, applied: Int) {
-        let began = ContinuousClock.now
+        let began = clock.uptime
         switch try await stores.changes.changes(after: cursor) {
         case .changes(let changes, let next):
             try await apply(changes)

@@ -47,6 +47,10 @@ public final class EventHub: Sendable {
     private struct State {
         var streams: [UserID: [Subscriber]] = [:]
         var nextID = 0
+        /// `waitForOpenStreams(atMost:)` calls under way, by id: the count each waits for.
+        var drainWaiters: [Int: (atMost: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+
+        var openStreams: Int { streams.values.reduce(0) { $0 + $1.count } }
     }
 
     public init(maximumStreamsPerUser: Int) {
@@ -130,13 +134,41 @@ public final class EventHub: Sendable {
     public var isAnyoneListening: Bool { state.withLock { !$0.streams.isEmpty } }
 
     /// Open streams, over all users.
-    public var openStreams: Int { state.withLock { $0.streams.values.reduce(0) { $0 + $1.count } } }
+    public var openStreams: Int { state.withLock { $0.openStreams } }
+
+    /// Returns once at most `count` streams are open here (at once if so already), or when the task is
+    /// cancelled. A stream whose client has gone ends only when the server next writes to it; this says when
+    /// such streams have been let go.
+    public func waitForOpenStreams(atMost count: Int) async {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state in
+                    guard state.openStreams > count, !Task.isCancelled else { return true }
+                    state.drainWaiters[id] = (count, continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.drainWaiters.removeValue(forKey: id) }?.continuation.resume()
+        }
+    }
 
     private func remove(_ user: UserID, id: Int) {
-        state.withLock { state in
+        let drained: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.streams[user]?.removeAll { $0.id == id }
             if state.streams[user]?.isEmpty == true { state.streams[user] = nil }
+            guard !state.drainWaiters.isEmpty else { return [] }
+            let open = state.openStreams
+            let done = state.drainWaiters.filter { open <= $0.value.atMost }
+            for key in done.keys { state.drainWaiters[key] = nil }
+            return done.values.map(\.continuation)
         }
+        for continuation in drained { continuation.resume() }
     }
 }
 

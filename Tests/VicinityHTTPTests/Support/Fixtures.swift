@@ -77,11 +77,17 @@ final class LogRecorder: Sendable {
         var metadata: [String: String]
     }
 
-    private let storage = Mutex<[Record]>([])
+    private let storage = Watched<[Record]>([])
 
-    var records: [Record] { storage.withLock { $0 } }
+    var records: [Record] { storage.value }
 
-    func append(_ record: Record) { storage.withLock { $0.append(record) } }
+    func append(_ record: Record) { storage.update { $0.append(record) } }
+
+    /// The records once `condition` holds of them: for a line the server logs when what a test waits for has
+    /// happened. Fails after `waiting(for:)`'s deadline, saying `what` never came.
+    func records(until what: String, _ condition: @escaping @Sendable ([Record]) -> Bool) async throws -> [Record] {
+        try await waiting(for: what) { try await self.storage.wait(until: condition) }
+    }
 
     var logger: Logger {
         Logger(label: "vicinity.test") { _ in Handler(recorder: self) }
@@ -128,8 +134,8 @@ let testHasher = BcryptHasher(cost: .forTesting(4))
 
 func services<S: Stores>(_ stores: S, clock: ManualClock = ManualClock(), settings: ServiceSettings = .standard) -> Services<S> {
     var settings = settings
-    // A test process running hundreds of tests at once may leave the follower unscheduled for seconds; only
-    // the tests of lag itself (which set their own rules) should see `/health` say the server is behind.
+    // The follower's lag is read off the test's clock: a test that moves it by minutes would see `/health` say
+    // the server is behind until the next read. Only the tests of lag itself (which set their own rules) should.
     if settings.following == .standard { settings.following.behindAfter = .seconds(600) }
     return Services(stores: stores, clock: clock, hasher: testHasher, settings: settings)
 }

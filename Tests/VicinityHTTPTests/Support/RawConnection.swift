@@ -61,20 +61,33 @@ final class RawConnection: Sendable {
         return String(buffer: bytes)
     }
 
-    /// What the server has sent so far, once it has sent anything; throws `TimedOut` after `limit`.
-    func received(within limit: Duration) async throws -> String {
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < limit {
-            let bytes = collector.received
-            if bytes.readableBytes > 0 { return String(buffer: bytes) }
-            try await Task.sleep(for: .milliseconds(10))
+    /// What the server has sent so far, once it contains `text` or the server has closed its side (then
+    /// without it); throws `NotInTime` if neither comes within `limit`.
+    func received(containing text: String, within limit: Duration) async throws -> String {
+        let arrived = collector.arrived
+        let arrival = try await waiting(for: "\"\(text)\" from the server", atMost: limit) {
+            try await arrived.wait { $0.ended || String(buffer: $0.bytes).contains(text) }
         }
-        throw TimedOut()
+        return String(buffer: arrival.bytes)
     }
 
     func close() async {
         collector.closingLocally()
         try? await channel.close()
+    }
+
+    /// Closes the client's side, as a client that goes away does, and returns once the server has closed the
+    /// connection: from then on the server holds nothing of it. Throws `TimedOut` after `limit`.
+    func leave(within limit: Duration) async throws {
+        try await channel.close(mode: .output)
+        _ = try await readUntilClosed(within: limit)
+        await close()
+    }
+
+    /// What has arrived, and whether the server closed its side or the connection ended.
+    struct Arrival: Sendable {
+        var bytes = ByteBuffer()
+        var ended = false
     }
 
     /// Keeps what arrives; completes `closed` with it, and whether the server ended the connection, once the
@@ -83,10 +96,10 @@ final class RawConnection: Sendable {
         typealias InboundIn = ByteBuffer
 
         let closed: EventLoopPromise<(ByteBuffer, Bool)>
+        let arrived = Watched(Arrival())
         private let state = Mutex(State())
 
         private struct State {
-            var received = ByteBuffer()
             var closingLocally = false
             var completed = false
         }
@@ -95,11 +108,9 @@ final class RawConnection: Sendable {
 
         func closingLocally() { state.withLock { $0.closingLocally = true } }
 
-        var received: ByteBuffer { state.withLock { $0.received } }
-
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var buffer = unwrapInboundIn(data)
-            state.withLock { $0.received.writeBuffer(&buffer) }
+            arrived.update { $0.bytes.writeBuffer(&buffer) }
         }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -109,12 +120,14 @@ final class RawConnection: Sendable {
         func channelInactive(context: ChannelHandlerContext) { complete() }
 
         private func complete() {
-            let outcome: (ByteBuffer, Bool)? = state.withLock { state in
+            let byPeer: Bool? = state.withLock { state in
                 guard !state.completed else { return nil }
                 state.completed = true
-                return (state.received, !state.closingLocally)
+                return !state.closingLocally
             }
-            if let outcome { closed.succeed(outcome) }
+            guard let byPeer else { return }
+            arrived.update { $0.ended = true }
+            closed.succeed((arrived.value.bytes, byPeer))
         }
     }
 }
