@@ -3,15 +3,22 @@
 #       builds `vicinity` (release unless CONFIGURATION is debug), loads Data/ into $shipped_db and sets $work
 #       (a temporary folder) and $vicinity (the binary). $shipped_db is $VICINITY_SHIPPED_DB when set (a
 #       postgres:// URL, say), else $work/shipped.sqlite. An EXIT trap stops the server, if one was started,
-#       and removes $work.
+#       and removes $work; and the mail relay, if one was started.
+#   start_mail_relay
+#       starts the test mail relay (Tests/MailTestSupport/smtp_server.py, aiosmtpd) on a free loopback port;
+#       sets $relay (its pid), $relay_port and $mail_dir (where it writes each message it takes). Pass
+#       `--smtp-url smtp://127.0.0.1:$relay_port` and a `--mail-from` to the server through $serve_arguments.
+#   mailed_code ADDRESS N
+#       prints the code of the Nth message the relay took for ADDRESS, waiting up to 15 s for it.
 #   start_server PORT DATABASE [SECONDS]
-#       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, logging to $work/server.log; sets $server (its
-#       pid) and $shipped_server (its URL); waits up to SECONDS (default 10) for /health, else prints the log
-#       and fails.
+#       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, with the options in the array
+#       $serve_arguments when set, logging to $work/server.log; sets $server (its pid) and $shipped_server
+#       (its URL); waits up to SECONDS (default 10) for /health, else prints the log and fails.
 #   start_shipped_server PORT [CONFIGURATION]
 #       both: a server over the shipped data.
-#   sign_up_and_in USERNAME
-#       signs a new user up on that server and prints a bearer token for them.
+#   sign_up_and_in USERNAME [EMAIL]
+#       signs a new user up on that server (with that address, waiting for its code, when given) and prints a
+#       bearer token for them.
 #   call METHOD PATH TOKEN [JSON] [FIELD]
 #       sends a request with that token (and JSON body) and prints the answer, or one FIELD of it (a.b for a
 #       member of a member).
@@ -21,14 +28,51 @@ prepare_shipped_database() {
     swift build -c "$configuration" --product vicinity >/dev/null
     vicinity="$PWD/.build/$configuration/vicinity"
     work="$(mktemp -d)"
-    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; [ -n "${relay:-}" ] && kill "$relay" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
     shipped_db="${VICINITY_SHIPPED_DB:-$work/shipped.sqlite}"
     VICINITY_BIN="$vicinity" Scripts/load-data.sh "$shipped_db" >/dev/null
 }
 
+start_mail_relay() {
+    mail_dir="$work/mail"
+    mkdir -p "$mail_dir"
+    python3 Tests/MailTestSupport/smtp_server.py --ready "$work/relay.port" --mail-dir "$mail_dir" > "$work/relay.log" 2>&1 &
+    relay=$!
+    for _ in $(seq 1 50); do
+        if [ -s "$work/relay.port" ]; then relay_port="$(cat "$work/relay.port")"; return 0; fi
+        sleep 0.2
+    done
+    echo "the mail relay did not start within 10 s; its log:" >&2
+    cat "$work/relay.log" >&2
+    return 1
+}
+
+mailed_code() {
+    python3 - "$mail_dir" "$1" "$2" <<'PYTHON'
+import glob, json, os, re, sys, time
+folder, address, number = sys.argv[1], sys.argv[2], int(sys.argv[3])
+deadline = time.monotonic() + 15
+while True:
+    mails = []
+    for path in glob.glob(os.path.join(folder, "*.json")):
+        with open(path) as handle:
+            record = json.load(handle)
+        if address in record["rcpt_tos"]:
+            mails.append((int(os.path.basename(path)[:-len(".json")]), record["body"]))
+    if len(mails) >= number:
+        body = sorted(mails)[number - 1][1]
+        print(re.search(r"^[0-9]{6}$", body, re.MULTILINE).group(0))
+        break
+    if time.monotonic() > deadline:
+        sys.exit("no message number %d to %s within 15 s" % (number, address))
+    time.sleep(0.1)
+PYTHON
+}
+
 start_server() {
     local port="$1" database="$2" seconds="${3:-10}"
-    "$vicinity" serve --port "$port" --db "$database" --log-level warning > "$work/server.log" 2>&1 &
+    "$vicinity" serve --port "$port" --db "$database" --log-level warning ${serve_arguments[@]+"${serve_arguments[@]}"} \
+        > "$work/server.log" 2>&1 &
     server=$!
     shipped_server="http://127.0.0.1:$port"
     for _ in $(seq 1 $(( seconds * 5 ))); do curl -sf "$shipped_server/health" >/dev/null && return 0; sleep 0.2; done
@@ -43,9 +87,9 @@ start_shipped_server() {
 }
 
 sign_up_and_in() {
-    local username="$1" password="contract check password"
+    local username="$1" password="contract check password" email="${2:+,\"email\":\"$2\"}"
     curl -sf -X POST "$shipped_server/v1/users" -H 'Content-Type: application/json' \
-        -d "{\"username\":\"$username\",\"password\":\"$password\",\"first_name\":\"Contract\",\"last_name\":\"Check\"}" >/dev/null
+        -d "{\"username\":\"$username\",\"password\":\"$password\",\"first_name\":\"Contract\",\"last_name\":\"Check\"$email}" >/dev/null
     curl -sf -X POST "$shipped_server/v1/sessions" -H 'Content-Type: application/json' \
         -d "{\"username\":\"$username\",\"password\":\"$password\"}" \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
