@@ -9,14 +9,17 @@
 #       after prepare_shipped_database) that writes each message it takes to $mail_dir as N.eml and N.json
 #       (envelope, subject, body); sets $mail_relay (its pid) and $mail_relay_port, and adds to $serve_options
 #       what points the server at it.
+#   mailed_code ADDRESS N
+#       prints the code of the Nth message the relay took for ADDRESS, waiting up to 15 s for it.
 #   start_server PORT DATABASE [SECONDS]
 #       starts `vicinity serve` on 127.0.0.1:PORT over DATABASE, with the options in the array $serve_options
 #       if set, logging to $work/server.log; sets $server (its pid) and $shipped_server (its URL); waits up to
 #       SECONDS (default 10) for /health, else prints the log and fails.
 #   start_shipped_server PORT [CONFIGURATION]
 #       both: a server over the shipped data.
-#   sign_up_and_in USERNAME
-#       signs a new user up on that server and prints a bearer token for them.
+#   sign_up_and_in USERNAME [EMAIL]
+#       signs a new user up on that server (with that address, waiting for its code, when given) and prints a
+#       bearer token for them.
 #   call METHOD PATH TOKEN [JSON] [FIELD]
 #       sends a request with that token (and JSON body) and prints the answer, or one FIELD of it (a.b for a
 #       member of a member).
@@ -53,6 +56,28 @@ start_mail_relay() {
     serve_options+=(--smtp-url "smtp://127.0.0.1:$mail_relay_port" --smtp-tls none --mail-from 'Vicinity <vicinity@example.edu>')
 }
 
+mailed_code() {
+    python3 - "$mail_dir" "$1" "$2" <<'PYTHON'
+import glob, json, os, re, sys, time
+folder, address, number = sys.argv[1], sys.argv[2], int(sys.argv[3])
+deadline = time.monotonic() + 15
+while True:
+    mails = []
+    for path in glob.glob(os.path.join(folder, "*.json")):
+        with open(path) as handle:
+            record = json.load(handle)
+        if address in record["rcpt_tos"]:
+            mails.append((int(os.path.basename(path)[:-len(".json")]), record["body"]))
+    if len(mails) >= number:
+        body = sorted(mails)[number - 1][1]
+        print(re.search(r"^[0-9]{6}$", body, re.MULTILINE).group(0))
+        break
+    if time.monotonic() > deadline:
+        sys.exit("no message number %d to %s within 15 s" % (number, address))
+    time.sleep(0.1)
+PYTHON
+}
+
 start_server() {
     local port="$1" database="$2" seconds="${3:-10}"
     "$vicinity" serve --port "$port" --db "$database" --log-level warning ${serve_options[@]+"${serve_options[@]}"} \
@@ -71,9 +96,9 @@ start_shipped_server() {
 }
 
 sign_up_and_in() {
-    local username="$1" password="contract check password"
+    local username="$1" password="contract check password" email="${2:+,\"email\":\"$2\"}"
     curl -sf -X POST "$shipped_server/v1/users" -H 'Content-Type: application/json' \
-        -d "{\"username\":\"$username\",\"password\":\"$password\",\"first_name\":\"Contract\",\"last_name\":\"Check\"}" >/dev/null
+        -d "{\"username\":\"$username\",\"password\":\"$password\",\"first_name\":\"Contract\",\"last_name\":\"Check\"$email}" >/dev/null
     curl -sf -X POST "$shipped_server/v1/sessions" -H 'Content-Type: application/json' \
         -d "{\"username\":\"$username\",\"password\":\"$password\"}" \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'

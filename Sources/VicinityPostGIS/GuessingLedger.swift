@@ -53,15 +53,16 @@ extension PostGISStore: GuessingLedger {
     ) async throws -> Value {
         let scope = attempt.scope.rawValue
         let fresh = (now + GuessingBook.attemptLifetime).millisecondsSince1970
+        let keyName = Self.guessingName(attempt.key), addressName = Self.guessingName(attempt.address)
         return try await transaction { transaction in
             try await transaction.execute("""
                 INSERT INTO guessing (scope, kind, name, state, kept_until)
-                VALUES (\(scope), 'address', \(attempt.address), '{}', \(fresh)), (\(scope), 'key', \(attempt.key), '{}', \(fresh))
+                VALUES (\(scope), 'address', \(addressName), '{}', \(fresh)), (\(scope), 'key', \(keyName), '{}', \(fresh))
                 ON CONFLICT (scope, kind, name) DO UPDATE SET kept_until = greatest(guessing.kept_until, excluded.kept_until)
                 """)
             let rows = try await transaction.rows("""
                 SELECT kind, state::text AS state FROM guessing
-                WHERE scope = \(scope) AND ((kind = 'address' AND name = \(attempt.address)) OR (kind = 'key' AND name = \(attempt.key)))
+                WHERE scope = \(scope) AND ((kind = 'address' AND name = \(addressName)) OR (kind = 'key' AND name = \(keyName)))
                 ORDER BY kind FOR UPDATE
                 """)
             var key = GuessingKeyState(), address = GuessingAddressState()
@@ -78,13 +79,21 @@ extension PostGISStore: GuessingLedger {
             let addressText = try LedgerStateText.encode(address)
             try await transaction.execute("""
                 UPDATE guessing SET state = \(keyText)::jsonb, kept_until = \(GuessingBook.keptUntil(key, rules: rules))
-                WHERE scope = \(scope) AND kind = 'key' AND name = \(attempt.key)
+                WHERE scope = \(scope) AND kind = 'key' AND name = \(keyName)
                 """)
             try await transaction.execute("""
                 UPDATE guessing SET state = \(addressText)::jsonb, kept_until = \(GuessingBook.keptUntil(address, rules: rules))
-                WHERE scope = \(scope) AND kind = 'address' AND name = \(attempt.address)
+                WHERE scope = \(scope) AND kind = 'address' AND name = \(addressName)
                 """)
             return value
         }
+    }
+
+    /// A key or address as the `guessing` table keeps it. PostgreSQL's text cannot carry NUL, which a sign-in
+    /// login may hold as typed (and then names nobody): it is kept as U+FFFD, so such logins are counted
+    /// like any other.
+    static func guessingName(_ text: String) -> String {
+        guard text.utf8.contains(0) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value == 0 ? "\u{FFFD}" : $0 }))
     }
 }

@@ -100,4 +100,26 @@ struct GuessingLedgerContractTests {
             #expect(try await second.failed(after, rules: rules, at: later) == (1, true), "the success forgot the failures before it")
         }
     }
+
+    @Test("a key holding NUL, as a sign-in login may be typed, is counted like any other", arguments: StoreKind.available)
+    func keysHoldingNUL(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await ledgers(subject) { first, second in
+            let rules = GuessingRules.standard
+            for (index, ledger) in [first, second].enumerated() {
+                guard case .success(let attempt) = try await ledger.begin(.signIn, key: "ali\u{0}ce", address: "10.0.0.1", rules: rules, at: epoch)
+                else {
+                    Issue.record("an attempt was refused before the limit")
+                    return
+                }
+                #expect(try await ledger.failed(attempt, rules: rules, at: epoch) == (index + 1, true))
+            }
+            guard case .success(let other) = try await first.begin(.signIn, key: "alice", address: "10.0.0.1", rules: rules, at: epoch) else {
+                Issue.record("an attempt was refused before the limit")
+                return
+            }
+            #expect(try await first.failed(other, rules: rules, at: epoch) == (1, true), "the key without NUL is another key")
+        }
+    }
 }

@@ -115,7 +115,8 @@ struct OpenAPIContractTests {
         // The operations that read a JSON body, as the handlers do.
         let withBodies = Set(blocks.filter { $0.value.contains("requestBody:") }.keys)
         #expect(withBodies == [
-            "POST /v1/users", "POST /v1/sessions", "PATCH /v1/me", "PUT /v1/me/position", "POST /v1/friend-requests",
+            "POST /v1/users", "POST /v1/sessions", "POST /v1/sign-in-codes", "PATCH /v1/me", "DELETE /v1/me",
+            "PUT /v1/me/password", "POST /v1/me/email-verification/confirm", "PUT /v1/me/position", "POST /v1/friend-requests",
             "PATCH /v1/friends/{id}", "POST /v1/votes", "POST /v1/votes/{id}/ballots",
             "PATCH /v1/votes/{id}/ballots/{ballot_id}", "PATCH /v1/votes/{id}", "POST /v1/votes/{id}/extend",
         ])
