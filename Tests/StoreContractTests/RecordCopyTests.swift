@@ -32,7 +32,10 @@ struct RecordCopyTests {
         ])
         _ = try await store.upsert([try Campus(id: PlaceID("csulb"), name: "CSULB", boundary: MultiPolygon(try Polygon(exterior: square(900))))])
 
-        let services = Services(stores: store, hasher: BcryptHasher(cost: .forTesting(4)))
+        // A relay configured (none runs): Pim's sign-up leaves a code and a message waiting in the outbox.
+        var settings = ServiceSettings.standard
+        settings.accounts.mail = MailSettings(relayConfigured: true, requireEmail: false)
+        let services = Services(stores: store, hasher: BcryptHasher(cost: .forTesting(4)), settings: settings)
         let address = ClientAddress("192.0.2.1")
         let pim = try await services.accounts.signUp(SignUp(
             username: try Username("pim"), password: try Password("correct horse battery"),

@@ -315,7 +315,8 @@ struct AccountServiceTests {
         let laptop = try await services.accounts.signIn(login: "alice", password: "correct horse battery", from: ClientAddress("a"))
         let identity = try await services.accounts.authenticate(token: phone.token.text)
 
-        await #expect(throws: ServiceError.invalid("current_password", "is required to change the password")) {
+        await #expect(throws: ServiceError.forbidden(
+            "Give your current password, or sign in with a code mailed to you first: for 10 minutes after that no password is needed.")) {
             try await services.accounts.update(identity, AccountChanges(newPassword: try Password("new password 1")), from: ClientAddress("a"))
         }
         await #expect(throws: ServiceError.forbidden("The current password is wrong.")) {
