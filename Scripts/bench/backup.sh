@@ -39,7 +39,7 @@ seed="$PWD/.build/release/vicinity-seed"
 port="${VICINITY_BENCH_PORT:-18485}"
 work="$(mktemp -d)"
 server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -n "$server" ] && { kill "$server" 2>/dev/null || true; }; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 database="$work/vicinity.sqlite"
 out="$work/figures.txt"
 say() { echo "$@" | tee -a "$out"; }

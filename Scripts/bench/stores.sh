@@ -33,7 +33,7 @@ yardstick_url="$(Scripts/postgres.sh fresh vicinity_yardstick)"
 port=18483
 work="$(mktemp -d)"
 server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -n "$server" ] && { kill "$server" 2>/dev/null || true; }; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$(now) - $1:.1f}')"; }

@@ -29,7 +29,7 @@ prepare_shipped_database() {
     swift build -c "$configuration" --product vicinity >/dev/null
     vicinity="$PWD/.build/$configuration/vicinity"
     work="$(mktemp -d)"
-    trap '[ -n "${server:-}" ] && kill "$server" 2>/dev/null; [ -n "${mail_relay:-}" ] && kill "$mail_relay" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+    trap '[ -n "${server:-}" ] && { kill "$server" 2>/dev/null || true; }; [ -n "${mail_relay:-}" ] && { kill "$mail_relay" 2>/dev/null || true; }; wait 2>/dev/null || true; rm -rf "$work"' EXIT
     shipped_db="${VICINITY_SHIPPED_DB:-$work/shipped.sqlite}"
     VICINITY_BIN="$vicinity" Scripts/load-data.sh "$shipped_db" >/dev/null
 }
