@@ -2,8 +2,8 @@ import Foundation
 
 /// RFC 4648 §5 base64 with the URL-safe alphabet and no padding: how session tokens and page cursors are
 /// written, so that they pass through URLs and headers unescaped.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
+public enum Base64URL {
+    public static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -12,7 +12,7 @@ enum Base64URL {
 
     /// The bytes of text `encode` wrote; nil for anything else. Only the canonical spelling is accepted, so one
     /// value has one text.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         guard !text.contains(where: { "+/=".contains($0) }) else { return nil }
         let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         let padded = standard + String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)

@@ -20,6 +20,7 @@ public struct Services<S: Stores>: Sendable {
         hasher: any PasswordHasher,
         mail: (any MailTransport)? = nil,
         settings: ServiceSettings = .standard,
+        limitKeys: LimitKeys = .random(),
         observeOutbox: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
     ) {
         let outboxSignal = ChangeSignal()
@@ -27,16 +28,16 @@ public struct Services<S: Stores>: Sendable {
         events = EventService(stores: stores, clock: clock, rules: settings.events)
         accounts = AccountService(
             stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts, outbox: settings.outbox,
-            outboxSignal: outboxSignal)
+            limitKeys: limitKeys, outboxSignal: outboxSignal)
         outbox = OutboxSender(
             stores: stores, accounts: accounts, mail: mail, clock: clock, rules: settings.outbox, signal: outboxSignal,
             observe: observeOutbox)
-        friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends)
+        friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends, limitKeys: limitKeys)
         moves = FriendMoves(friends: friends, hub: events.hub)
         follower = ChangeFollower(stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following)
         votes = VoteService(
             stores: stores, clock: clock, hasher: hasher, locator: places, events: events,
-            positions: settings.friends.positions, rules: settings.votes)
+            positions: settings.friends.positions, rules: settings.votes, limitKeys: limitKeys)
     }
 }
 

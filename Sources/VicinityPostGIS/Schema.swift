@@ -380,5 +380,17 @@ enum Schema {
             UPDATE account SET pending_email_key = lower(pending_email);
             CREATE INDEX account_pending_email_key ON account (pending_email_key) WHERE pending_email_key IS NOT NULL;
             """),
+        Migration(name: "v8 limit keys", sql: """
+            -- The limits count under keyed digests (HMAC-SHA256) of usernames, addresses and ids, never the
+            -- text itself: the secret every server shares lives here unless the operator gives one in a file
+            -- (`serve --limits-key-file`). Counts kept in the clear until now are dropped: at most a day of
+            -- failures and windows is forgotten, once.
+            CREATE TABLE service_secret (
+                name text PRIMARY KEY,
+                value text NOT NULL CHECK (length(value) >= 43)
+            );
+            DELETE FROM guessing;
+            DELETE FROM window_limit;
+            """),
     ]
 }

@@ -1,3 +1,4 @@
+import PostgresNIO
 import VicinityCore
 import VicinitySQL
 
@@ -15,6 +16,27 @@ extension PostGISStore: RecordStore {
     public var limits: PostGISStore { self }
     public var votes: PostGISStore { self }
     public var outbox: PostGISStore { self }
+
+    /// The secret kept in `service_secret`, made by the first server to ask: every server then keys the shared
+    /// ledgers (`guessing`, `window_limit`) alike.
+    public func sharedLimitKeys() async throws -> LimitKeys {
+        let made = Base64URL.encode(LimitKeys.randomSecret())
+        // A server that lost the race to make it waits for the winner's commit, which its statement's snapshot
+        // does not show: the second statement reads it.
+        var found: String?
+        for _ in 0..<2 where found == nil {
+            found = try await rows("""
+                WITH made AS (
+                    INSERT INTO service_secret (name, value) VALUES ('limit-keys', \(made)) ON CONFLICT (name) DO NOTHING
+                    RETURNING value)
+                SELECT value FROM made UNION ALL SELECT value FROM service_secret WHERE name = 'limit-keys'
+                """).first?.decode("value", as: String.self)
+        }
+        guard let text = found, let secret = Base64URL.decode(text) else {
+            throw StoreError.corrupt("service_secret holds no readable limit-keys secret")
+        }
+        do { return try LimitKeys(secret: secret) } catch { throw StoreError.corrupt("service_secret's limit-keys secret: \(error)") }
+    }
 }
 
 /// The advisory locks this store takes besides the shared plans' (`SQLLockKey.Space`, whose numbers it

@@ -10,9 +10,16 @@ public protocol RecordStore: SQLRecordStore, Stores, PlaceStore, CampusStore, Ch
     /// Where the record is, as start-up lines and logs may show it: a file path, or a server URL without
     /// its password.
     var location: String { get }
+
+    /// The secret the limits' digests are keyed with (`LimitKeys`) when the operator gives none: shared by every
+    /// process that shares the record's ledgers.
+    func sharedLimitKeys() async throws -> LimitKeys
 }
 
 extension RecordStore {
+    /// A store whose ledgers live in this process's memory needs no shared secret.
+    public func sharedLimitKeys() async throws -> LimitKeys { .random() }
+
     /// Whether the record holds no place, campus or account; every other row belongs to an account.
     public func isEmpty() async throws -> Bool {
         let places = try await count(), campuses = try await campusCount(), accounts = try await accountCount()

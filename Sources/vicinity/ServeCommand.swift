@@ -34,6 +34,7 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.sessionLifetime) var sessionLifetime: String?
     @Option(Self.options.voteSettlingTime) var voteSettlingTime: String?
     @Option(Self.options.trustedProxies) var trustedProxies: [String] = []
+    @Option(Self.options.limitsKeyFile) var limitsKeyFile: String?
     @Option(Self.options.databaseReaders) var databaseReaders: String?
     @Option(Self.options.databaseCache) var databaseCache: String?
     @Option(Self.options.databaseMmap) var databaseMmap: String?
@@ -71,6 +72,8 @@ struct Serve: AsyncParsableCommand {
         var page: PageOptions
         /// The relay and the sender's address; nil without `--smtp-url`.
         var mail: (relay: SMTPConfiguration, from: Mailbox)?
+        /// From `--limits-key-file`; nil for the record's own (`RecordStore.sharedLimitKeys`).
+        var limitKeys: LimitKeys?
 
         /// The connection cap under the descriptor limit in force: the one given, checked against it, or
         /// the standard one lowered to fit.
@@ -155,11 +158,21 @@ struct Serve: AsyncParsableCommand {
         services.accounts.mail = MailSettings(relayConfigured: mail != nil, requireEmail: requireEmail)
         services.votes.verifiedOnlyByDefault = requireEmail
 
+        var limitKeys: LimitKeys?
+        if let file = try value(table.limitsKeyFile, limitsKeyFile) {
+            guard let secret = FileManager.default.contents(atPath: file) else {
+                throw table.limitsKeyFile.name.refusal(.predicate("names a file that cannot be read: \(file)"))
+            }
+            do { limitKeys = try LimitKeys(secret: Array(secret)) } catch {
+                throw table.limitsKeyFile.name.refusal(.predicate("names a file too short: \(error.message) (make one with head -c 32 /dev/urandom > \(file))"))
+            }
+        }
+
         return Settings(
             host: host, port: port, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
             logLevel: try value(table.logLevel, logLevel), storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
-            page: page, mail: mail)
+            page: page, mail: mail, limitKeys: limitKeys)
     }
 
     /// The relay from `--smtp-url`, its password from the URL, `VICINITY_SMTP_PASSWORD` or
@@ -257,9 +270,11 @@ struct Serve: AsyncParsableCommand {
             SMTPMailTransport(client: try SMTPClient(configuration: relay, logger: logger), from: from)
         }
         if let relay = settings.mail?.relay { logger.info("mail goes through \(relay.description)") }
+        var limitKeys = settings.limitKeys
+        if limitKeys == nil { limitKeys = try await record.sharedLimitKeys() }
         let services = Services(
             stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), mail: mail, settings: settings.services,
-            observeOutbox: OutboxReport.observer(logger: logger))
+            limitKeys: limitKeys ?? .random(), observeOutbox: OutboxReport.observer(logger: logger))
         // Before the first request, so that nothing written through this front is missed by its streams.
         services.follower.prepare(loadedAfter: loadedAfter)
         let app = buildApplication(

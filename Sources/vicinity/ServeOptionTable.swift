@@ -86,6 +86,13 @@ struct ServeOptionTable: Sendable {
         return canonical
     }
 
+    /// The file holding the secret the limits' counts are keyed with (`LimitKeys`), so that even someone who
+    /// reads the database cannot tell whose usernames and addresses they are.
+    let limitsKeyFile = EnvironmentOption<String?>(
+        "limits-key-file", variable: "VICINITY_LIMITS_KEY_FILE", valueName: "file",
+        abstract: "A file of at least \(LimitKeys.minimumBytes) random bytes (head -c 32 /dev/urandom > FILE) keying the digests that password-guessing and rate limits count under; every server over one PostgreSQL database must be given the same file.",
+        standard: nil, shown: "over PostgreSQL, a secret kept in the database; over SpatiaLite, one made at start", read: OptionText.verbatim)
+
     // The three SQLite settings are read as whole numbers here; `StorageSettings` holds their ranges and
     // checks them together (`Serve.settings`).
     let databaseReaders = EnvironmentOption(

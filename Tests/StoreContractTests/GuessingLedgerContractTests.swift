@@ -1,8 +1,10 @@
+import PostgresNIO
 import Foundation
 import Synchronization
 import Testing
+import VicinityBcrypt
 import VicinityCore
-import VicinityPostGIS
+@testable import VicinityPostGIS
 import VicinitySpatiaLite
 import VicinitySQL
 
@@ -121,5 +123,56 @@ struct GuessingLedgerContractTests {
             }
             #expect(try await first.failed(other, rules: rules, at: epoch) == (1, true), "the key without NUL is another key")
         }
+    }
+}
+
+@Suite("Limits keyed by a secret", .enabled(if: TestPostGIS.url != nil, "needs PostgreSQL: run Scripts/test.sh"))
+struct LimitKeysContractTests {
+    @Test("servers over one PostgreSQL database that ask for the secret at once all get the same one, made once")
+    func oneSharedSecret() async throws {
+        let schema = try await PostGISSchema()
+        let keys = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<8 {
+                let store = index % 2 == 0 ? schema.store : schema.peer
+                group.addTask { try await store.sharedLimitKeys().digest("alice") }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(keys.count == 1)
+        let count: Int64? = try await schema.store.rows("SELECT count(*) AS count FROM service_secret").first?.decode("count")
+        #expect(count == 1)
+        #expect(try await schema.store.sharedLimitKeys().digest("alice") == keys.first, "kept, not made again")
+    }
+
+    @Test("failed sign-ins and counted sign-ups leave no username or client address in the database, and still lock and limit")
+    func nothingInTheClear() async throws {
+        let schema = try await PostGISSchema()
+        let keys = try await schema.store.sharedLimitKeys()
+        let services = Services(stores: schema.store, hasher: BcryptHasher(cost: .forTesting(4)), limitKeys: keys)
+        let peer = Services(stores: schema.peer, hasher: BcryptHasher(cost: .forTesting(4)), limitKeys: try await schema.peer.sharedLimitKeys())
+        let address = ClientAddress("203.0.113.77")
+        _ = try await services.accounts.signUp(SignUp(
+            username: try Username("marisol"), password: try Password("correct horse battery"),
+            firstName: try PersonName("Marisol", field: "first_name"), lastName: try PersonName("Test", field: "last_name"), email: nil),
+            from: address)
+        // Five failures through two servers lock the account, counted together under the shared secret.
+        var refusals: [ServiceError] = []
+        for index in 0..<6 {
+            let front = index % 2 == 0 ? services : peer
+            do { _ = try await front.accounts.signIn(login: "Marisol", password: "wrong \(index)", from: address) } catch let error as ServiceError {
+                refusals.append(error)
+            }
+        }
+        guard case .rateLimited = refusals.last else {
+            Issue.record("the sixth try was not refused by the lock: \(refusals)")
+            return
+        }
+        let stored = try await schema.store.rows("""
+            SELECT name || ' ' || state::text AS text FROM guessing
+            UNION ALL SELECT name || ' ' || state::text FROM window_limit
+            """)
+        let texts = try stored.map { try $0.decode("text", as: String.self) }
+        #expect(!texts.isEmpty)
+        #expect(texts.allSatisfy { !$0.lowercased().contains("marisol") && !$0.contains("203.0.113") }, "\(texts)")
     }
 }

@@ -254,7 +254,10 @@ struct CommandLineTests {
     @Test("serve refuses a bcrypt cost under 10, malformed durations, proxies that are not IP addresses and database settings out of range (status 64)")
     func badServeOptions() async throws {
         let scratch = try Scratch()
+        let shortSecret = try scratch.file("short.key", String(repeating: "k", count: 31))
         for (arguments, message) in [
+            (["--limits-key-file", shortSecret], "--limits-key-file (or VICINITY_LIMITS_KEY_FILE) names a file too short: must be at least 32 bytes; it has 31"),
+            (["--limits-key-file", "/nonexistent/limits.key"], "--limits-key-file (or VICINITY_LIMITS_KEY_FILE) names a file that cannot be read"),
             (["--bcrypt-cost", "9"], "--bcrypt-cost (or VICINITY_BCRYPT_COST) must be an integer in [10, 31], not \"9\""),
             (["--position-max-age", "24x"], "--position-max-age (or VICINITY_POSITION_MAX_AGE) must be a positive whole number"),
             (["--session-lifetime", "0d"], "--session-lifetime (or VICINITY_SESSION_LIFETIME) must be a positive whole number"),
@@ -271,7 +274,7 @@ struct CommandLineTests {
             #expect(outcome.status == 64, "\(arguments)")
             #expect(outcome.errors.contains(message), "\(outcome.errors)")
         }
-        #expect(scratch.contents.isEmpty, "a refused command opens no database")
+        #expect(scratch.contents == ["short.key"], "a refused command opens no database")
     }
 
     @Test("serve refuses a bad value from the environment as it does on the command line, naming the flag and the variable (status 64)",

@@ -65,9 +65,9 @@ public struct AccountService<S: Stores>: Sendable {
     let outbox: OutboxRules
     /// Event streams end with the session that opened them.
     let streams: EventHub
-    let signInGuard: GuessingGuard<S.Guesses>
-    private let signUps: WindowLimit<S.Limits>
-    let codeSends: CodeSendLimits<S.Limits>
+    let signInGuard: GuessingGuard<S.KeyedGuesses>
+    private let signUps: WindowLimit<S.KeyedLimits>
+    let codeSends: CodeSendLimits<S.KeyedLimits>
     /// Checked against when a username or address has no account, so that a sign-in takes as long whether or
     /// not the account exists.
     let standIn: StandInHash
@@ -76,7 +76,7 @@ public struct AccountService<S: Stores>: Sendable {
 
     public init(
         stores: S, clock: any WallClock, hasher: any PasswordHasher, streams: EventHub, rules: AccountRules = .standard,
-        outbox: OutboxRules = .standard, outboxSignal: ChangeSignal = ChangeSignal()
+        outbox: OutboxRules = .standard, limitKeys: LimitKeys = .random(), outboxSignal: ChangeSignal = ChangeSignal()
     ) {
         self.outboxSignal = outboxSignal
         self.stores = stores
@@ -85,9 +85,10 @@ public struct AccountService<S: Stores>: Sendable {
         self.hasher = hasher
         self.rules = rules
         self.outbox = outbox
-        signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock, ledger: stores.guesses)
-        signUps = WindowLimit(rules.signUpsPerAddress, scope: .signUps, clock: clock, ledger: stores.limits)
-        codeSends = CodeSendLimits(rules: rules.codes, clock: clock, ledger: stores.limits)
+        let limits = KeyedWindowLedger(stores.limits, keys: limitKeys)
+        signInGuard = GuessingGuard(rules: rules.signIn, limits: .signIn, clock: clock, ledger: KeyedGuessingLedger(stores.guesses, keys: limitKeys))
+        signUps = WindowLimit(rules.signUpsPerAddress, scope: .signUps, clock: clock, ledger: limits)
+        codeSends = CodeSendLimits(rules: rules.codes, clock: clock, ledger: limits)
         standIn = StandInHash()
     }
 

@@ -68,18 +68,18 @@ public struct FriendService<S: Stores>: Sendable {
     let locator: Locator<S.Places, S.Campuses>
     let events: EventService<S>
     public let rules: FriendRules
-    private let pokes: WindowLimit<S.Limits>
+    private let pokes: WindowLimit<S.KeyedLimits>
 
     public init(
         stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
-        rules: FriendRules = .standard
+        rules: FriendRules = .standard, limitKeys: LimitKeys = .random()
     ) {
         self.stores = stores
         self.clock = clock
         self.locator = locator
         self.events = events
         self.rules = rules
-        pokes = WindowLimit(rules.pokes, scope: .pokes, clock: clock, ledger: stores.limits)
+        pokes = WindowLimit(rules.pokes, scope: .pokes, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
     }
 
     // MARK: My position

@@ -11,9 +11,9 @@ public struct VoteService<S: Stores>: Sendable {
     /// Which of the initiator's positions is current, when a vote is opened where they are: the friend
     /// finder's rule, so that "where I am" means one thing.
     let positions: PositionRules
-    let passwordGuard: GuessingGuard<S.Guesses>
-    let openings: WindowLimit<S.Limits>
-    let unknownLookups: UnknownLookups<S.Limits>
+    let passwordGuard: GuessingGuard<S.KeyedGuesses>
+    let openings: WindowLimit<S.KeyedLimits>
+    let unknownLookups: UnknownLookups<S.KeyedLimits>
     let memo = PasswordMemo()
 
     /// Finishes claimed per store call while announcing.
@@ -21,7 +21,7 @@ public struct VoteService<S: Stores>: Sendable {
 
     public init(
         stores: S, clock: any WallClock, hasher: any PasswordHasher, locator: Locator<S.Places, S.Campuses>,
-        events: EventService<S>, positions: PositionRules = .standard, rules: VoteRules = .standard
+        events: EventService<S>, positions: PositionRules = .standard, rules: VoteRules = .standard, limitKeys: LimitKeys = .random()
     ) {
         self.positions = positions
         self.stores = stores
@@ -30,10 +30,10 @@ public struct VoteService<S: Stores>: Sendable {
         self.locator = locator
         self.events = events
         self.rules = rules
-        passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock, ledger: stores.guesses)
-        openings = WindowLimit(rules.openings, scope: .voteOpenings, clock: clock, ledger: stores.limits)
+        passwordGuard = GuessingGuard(rules: rules.passwords, limits: .votePassword, clock: clock, ledger: KeyedGuessingLedger(stores.guesses, keys: limitKeys))
+        openings = WindowLimit(rules.openings, scope: .voteOpenings, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
         unknownLookups = UnknownLookups(
-            perPerson: rules.unknownLookups, perAddress: rules.unknownLookupsPerAddress, clock: clock, ledger: stores.limits)
+            perPerson: rules.unknownLookups, perAddress: rules.unknownLookupsPerAddress, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
     }
 
     // MARK: Opening and finding
