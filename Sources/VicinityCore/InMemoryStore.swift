@@ -29,6 +29,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var outbox: InMemoryStore { self }
     public let guesses = MemoryGuessingLedger()
     public let limits = MemoryWindowLedger()
+    public let streamLeases = MemoryStreamLeases()
 
     public init() {}
 

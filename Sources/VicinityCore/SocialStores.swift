@@ -185,6 +185,11 @@ public protocol Stores: Sendable {
     /// `guesses` is.
     var limits: Limits { get }
 
+    associatedtype StreamLeases: StreamLeaseLedger
+    /// Where open event streams are counted per person: shared as `guesses` is, so that the cap on a person's
+    /// streams holds over every process.
+    var streamLeases: StreamLeases { get }
+
     associatedtype Changes: ChangeFeed
     /// Every change to positions, votes and events, by whichever process wrote it.
     var changes: Changes { get }

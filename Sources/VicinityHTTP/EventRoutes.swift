@@ -39,7 +39,13 @@ struct EventRoutes<S: Stores>: RouteGroup {
             // nginx would otherwise buffer the stream and deliver events late.
             .accelBuffering: "no",
         ]
-        // The stream starts only when the body is written, so that HEAD, which sends no body, opens nothing.
+        // HEAD sends no body: it opens nothing, and takes no lease.
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        // The lease is taken, and the hub subscribed, before the answer starts: a store that cannot count the
+        // stream answers 503 rather than a stream that ends at once.
+        let opened = try await events.openStream(for: identity, after: lastEventID, renewedEvery: heartbeat)
+        let lease = opened.lease
+        let deliveries = opened.deliveries
         let body = ResponseBody { writer in
             let open = Meter(label: "vicinity_event_streams_open")
             open.increment()
@@ -50,7 +56,7 @@ struct EventRoutes<S: Stores>: RouteGroup {
             let items = AsyncChannel<Item>()
             let forward = Task {
                 do {
-                    for try await delivery in events.stream(for: identity, after: lastEventID) { await items.send(.delivery(delivery)) }
+                    for try await delivery in deliveries { await items.send(.delivery(delivery)) }
                 } catch is CancellationError {
                 } catch {
                     // The client reconnects with its last id; the cause stays in the log.
@@ -61,25 +67,34 @@ struct EventRoutes<S: Stores>: RouteGroup {
             let beat = Task {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: heartbeat) } catch { break }
-                    // Sign-outs in this process end the stream at once (EventHub); an expiry, or a sign-out
-                    // through another server, ends it at the next beat.
-                    if (try? await events.isSignedIn(identity)) == false {
+                    // Sign-outs and pushed-out leases in this process end the stream at once (EventHub); an
+                    // expiry, a sign-out or a newer stream through another server, at the next beat. A store
+                    // that does not answer ends nothing: the lease outlasts two missed beats.
+                    if (try? await events.keepStream(lease, of: identity, renewedEvery: heartbeat)) == false {
                         items.finish()
                         break
                     }
                     await items.send(.heartbeat)
                 }
             }
-            defer {
-                forward.cancel()
-                beat.cancel()
+            let written: Result<Void, any Error>
+            do {
+                try await withGracefulShutdownHandler {
+                    try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
+                    for await item in items { try await writer.write(item.buffer) }
+                } onGracefulShutdown: {
+                    items.finish()
+                }
+                written = .success(())
+            } catch {
+                written = .failure(error)
             }
-            try await withGracefulShutdownHandler {
-                try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
-                for await item in items { try await writer.write(item.buffer) }
-            } onGracefulShutdown: {
-                items.finish()
-            }
+            forward.cancel()
+            beat.cancel()
+            // Given back however the stream ended; a lease that could not be given back stops counting when
+            // it expires.
+            try? await events.closeLease(lease)
+            try written.get()
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)

@@ -392,5 +392,17 @@ enum Schema {
             DELETE FROM guessing;
             DELETE FROM window_limit;
             """),
+        Migration(name: "v9 stream leases", sql: """
+            -- Every server's open event streams, one row each, so that the cap on a person's streams holds over
+            -- all of them (StreamLeaseLedger): a server renews its rows while their streams are open, and the
+            -- rows of a server that died stop counting when `expires_at` (ms) passes.
+            CREATE TABLE stream_lease (
+                id text PRIMARY KEY CHECK (length(id) = 20),
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                opened_at bigint NOT NULL,
+                expires_at bigint NOT NULL CHECK (expires_at > opened_at)
+            );
+            CREATE INDEX stream_lease_account ON stream_lease (account_id);
+            """),
     ]
 }

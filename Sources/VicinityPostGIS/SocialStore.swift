@@ -14,6 +14,7 @@ extension PostGISStore: RecordStore {
     public var changes: PostGISStore { self }
     public var guesses: PostGISStore { self }
     public var limits: PostGISStore { self }
+    public var streamLeases: PostGISStore { self }
     public var votes: PostGISStore { self }
     public var outbox: PostGISStore { self }
 
@@ -38,6 +39,9 @@ extension PostGISStore: RecordStore {
         do { return try LimitKeys(secret: secret) } catch { throw StoreError.corrupt("service_secret's limit-keys secret: \(error)") }
     }
 }
+
+/// Open event streams counted in the database, so that the cap on a person's streams holds over every server.
+extension PostGISStore: StreamLeaseLedger {}
 
 /// The advisory locks this store takes besides the shared plans' (`SQLLockKey.Space`, whose numbers it
 /// leaves alone), each keyed by a hash of what it guards.

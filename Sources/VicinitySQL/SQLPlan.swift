@@ -128,6 +128,8 @@ public struct SQLLockKey: Hashable, Comparable, Sendable {
         case friendPair = 1
         /// One recipient's events: numbers are taken and committed in one order.
         case eventRecipient = 2
+        /// One person's open event streams (`StreamLeaseLedger`). 3 is PostGIS's own (`LockSpace`).
+        case streamHolder = 4
     }
 
     public let space: Space

@@ -20,6 +20,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     /// Failed password checks, in this process's memory: a SQLite record is served by one process.
     public let guesses = MemoryGuessingLedger()
     public let limits = MemoryWindowLedger()
+    public let streamLeases = MemoryStreamLeases()
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String, logger: Logger, settings: StorageSettings = .standard) throws {

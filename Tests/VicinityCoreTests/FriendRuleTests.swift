@@ -334,8 +334,8 @@ struct EventRuleTests {
         let second = try await world.services.friends.poke(b.userID, by: a)
         world.clock.advance(by: .seconds(1))
         try await world.following {
-            let stream = world.services.events.stream(for: b, after: EventID(0))
-            var iterator = stream.makeAsyncIterator()
+            let stream = try await world.services.events.openStream(for: b, after: EventID(0), renewedEvery: .seconds(25))
+            var iterator = stream.deliveries.makeAsyncIterator()
             // The friend request and the first poke are older than a day: gone. The second poke is replayed.
             #expect(try await iterator.next()?.event?.id == second.eventID)
             let third = try await world.services.friends.poke(b.userID, by: a)
@@ -344,7 +344,7 @@ struct EventRuleTests {
         #expect(first.eventID < second.eventID)
     }
 
-    @Test("a new stream without Last-Event-ID starts from now; more streams than allowed end the oldest")
+    @Test("a new stream without Last-Event-ID starts from now; more streams than allowed end the oldest, whose lease is not renewed")
     func streamCap() async throws {
         var settings = ServiceSettings()
         settings.events.maximumStreamsPerUser = 2
@@ -353,30 +353,65 @@ struct EventRuleTests {
         let b = try await world.person("ben")
         try await world.befriend(a, b)
         _ = try await world.services.friends.poke(b.userID, by: a)
-        let hub = world.services.events.hub
+        let events = world.services.events
+        let beat = Duration.seconds(25)
         try await world.following {
-            let oldest = hub.subscribe(b)
-            let middle = hub.subscribe(b)
-            let newest = hub.subscribe(b)
-            #expect(hub.openStreams == 2)
-            var ended = oldest.makeAsyncIterator()
-            #expect(await ended.next() == nil)
+            let oldest = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+            world.clock.advance(by: .seconds(1))
+            let middle = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+            world.clock.advance(by: .seconds(1))
+            let newest = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+            #expect(events.hub.openStreams == 2)
+            var ended = oldest.deliveries.makeAsyncIterator()
+            #expect(try await ended.next() == nil)
+            #expect(try await events.keepStream(oldest.lease, of: b, renewedEvery: beat) == false)
+            #expect(try await events.keepStream(middle.lease, of: b, renewedEvery: beat))
             let poke = try await world.services.friends.poke(b.userID, by: a)
-            var second = middle.makeAsyncIterator()
-            var third = newest.makeAsyncIterator()
-            #expect(await second.next()?.event?.id == poke.eventID)
-            #expect(await third.next()?.event?.id == poke.eventID)
+            var second = middle.deliveries.makeAsyncIterator()
+            var third = newest.deliveries.makeAsyncIterator()
+            #expect(try await second.next()?.event?.id == poke.eventID)
+            #expect(try await third.next()?.event?.id == poke.eventID)
         }
+    }
+
+    @Test("a lease not renewed within three beats stops counting and cannot be renewed; a closed one frees its place at once")
+    func leaseLifetime() async throws {
+        var settings = ServiceSettings()
+        settings.events.maximumStreamsPerUser = 1
+        let world = try await World(settings: settings)
+        let b = try await world.person("ben")
+        let events = world.services.events
+        let beat = Duration.seconds(25)
+        let first = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+        world.clock.advance(by: .seconds(74))
+        #expect(try await events.keepStream(first.lease, of: b, renewedEvery: beat), "renewed within three beats")
+        world.clock.advance(by: .seconds(75))
+        #expect(try await events.keepStream(first.lease, of: b, renewedEvery: beat) == false, "three beats without renewal")
+        // The expired lease is not pushed out by the next open: it is gone already, and its stream was told.
+        let second = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+        try await events.closeLease(second.lease)
+        #expect(try await events.keepStream(second.lease, of: b, renewedEvery: beat) == false)
+        let third = try await events.openStream(for: b, after: nil, renewedEvery: beat)
+        #expect(try await events.keepStream(third.lease, of: b, renewedEvery: beat))
+    }
+
+    @Test("a stream's lease is not kept once its session has ended")
+    func leaseNeedsSession() async throws {
+        let world = try await World()
+        let b = try await world.person("ben")
+        let opened = try await world.services.events.openStream(for: b, after: nil, renewedEvery: .seconds(25))
+        try await world.services.accounts.signOut(b)
+        #expect(try await world.services.events.keepStream(opened.lease, of: b, renewedEvery: .seconds(25)) == false)
     }
 
     @Test("a stream that falls more than its buffer behind ends, so that its client reconnects and replays")
     func overflow() async throws {
-        let hub = EventHub(maximumStreamsPerUser: 1)
+        let hub = EventHub()
         let user = UserID.random()
         let someone = UserSummary(
             id: .random(), username: try Username("someone"), firstName: try PersonName("Some", field: "first_name"),
             lastName: try PersonName("One", field: "last_name"))
-        let stream = hub.subscribe(Identity(userID: user, session: TokenDigest(bytes: [1])))
+        let stream = hub.subscribe(Identity(userID: user, session: TokenDigest(bytes: [1])), lease: .random())
         let events = (1...(EventHub.bufferedEvents + 1)).map {
             Event(id: EventID(Int64($0)), draft: .friendAccepted(to: user, friend: someone, at: Timestamp(millisecondsSince1970: 0)))
         }

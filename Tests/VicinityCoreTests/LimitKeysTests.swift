@@ -15,6 +15,19 @@ struct LimitKeysTests {
         #expect(!keys.digest("203.0.113.7").contains("203"))
     }
 
+    @Test("the secret appears in no description: not of the keys, nor of a ledger or limit holding them, as debug logs print services")
+    func neverDescribed() throws {
+        let secret: [UInt8] = (0..<32).map { UInt8(200 + $0 % 50) }
+        let keys = try LimitKeys(secret: secret)
+        let limit = WindowLimit(RateLimit(limit: 5, window: .seconds(3600)), scope: .signUps, clock: ManualClock(),
+                                ledger: KeyedWindowLedger(MemoryWindowLedger(), keys: keys))
+        let written = secret.map(String.init).joined(separator: ", ")
+        for text in [String(describing: keys), String(reflecting: keys), String(describing: limit), String(reflecting: limit)] {
+            #expect(!text.contains(written) && !text.contains("200, 201, 202"))
+            #expect(text.contains("redacted"))
+        }
+    }
+
     @Test("a secret shorter than 32 bytes is refused")
     func shortSecret() {
         #expect(throws: ValidationError.self) { try LimitKeys(secret: Array(repeating: 1, count: 31)) }

@@ -149,6 +149,7 @@ final class StallableStores: Stores {
     var outbox: InMemoryStore { store }
     var guesses: MemoryGuessingLedger { store.guesses }
     var limits: MemoryWindowLedger { store.limits }
+    var streamLeases: MemoryStreamLeases { store.streamLeases }
 }
 
 final class StallableFeed: ChangeFeed {

@@ -15,18 +15,16 @@ private let postgresURL = testPostgresURL
 private func withTwoFronts(
     clock: any WallClock = SystemClock(),
     settings: ServiceSettings = .standard,
+    options: HTTPOptions = .standard,
     logs: (a: LogRecorder, b: LogRecorder) = (LogRecorder(), LogRecorder()),
     _ test: @Sendable (_ a: any TestClientProtocol, _ aPort: Int, _ b: any TestClientProtocol, _ bPort: Int, _ record: PostGISStore) async throws -> Void
 ) async throws {
     let url = try #require(postgresURL)
-    let schema = "fronts_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    var configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
-    configuration.maximumConnections = 4
-    configuration.connectionWait = .seconds(120)
+    let configuration = try testPostGISConfiguration(url, schemaPrefix: "fronts", maximumConnections: 4)
     try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
-            let a = try await front(first, clock: clock, settings: settings, logs: logs.a)
-            let b = try await front(second, clock: clock, settings: settings, logs: logs.b)
+            let a = try await front(first, clock: clock, settings: settings, options: options, logs: logs.a)
+            let b = try await front(second, clock: clock, settings: settings, options: options, logs: logs.b)
             try await a.test(.live) { clientA in
                 try await b.test(.live) { clientB in
                     try await test(clientA, try #require(clientA.port), clientB, try #require(clientB.port), first)
@@ -37,15 +35,17 @@ private func withTwoFronts(
     }
 }
 
-/// One front: the record's places and positions in memory, the services, the follower ready.
+/// One front: the record's places and positions in memory, the services under the record's shared limit keys
+/// (as `serve` takes them), the follower ready.
 private func front(
-    _ record: PostGISStore, clock: any WallClock, settings: ServiceSettings, logs: LogRecorder
+    _ record: PostGISStore, clock: any WallClock, settings: ServiceSettings, options: HTTPOptions, logs: LogRecorder
 ) async throws -> some ApplicationProtocol {
     let loadedAfter = try await record.changes.changeCursor()
     let stores = try await IndexedStores(record: record, at: clock.now)
-    let services = Services(stores: stores, clock: clock, hasher: testHasher, settings: settings)
+    let services = Services(
+        stores: stores, clock: clock, hasher: testHasher, settings: settings, limitKeys: try await record.sharedLimitKeys())
     services.follower.prepare(loadedAfter: loadedAfter)
-    return buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: logs.logger)
+    return buildApplication(services: services, options: options, port: 0, metrics: sharedRegistry, logger: logs.logger)
 }
 
 /// Keeps what a stream delivers as it arrives, until the task returned is cancelled: for waiting, with a
@@ -113,6 +113,35 @@ struct TwoFrontTests {
             try await a.share(carl, 33.779842, -118.112526)
             try await moveSeen(of: carl, status: nil)
             #expect(try await annaAsBenSees()?["presence"] as? String == "none")
+        }
+    }
+
+    @Test("five streams of one person on one front and a sixth on the other: the oldest ends, at the other front's next beat")
+    func streamCapAcrossFronts() async throws {
+        // Short beats, so that the front holding the oldest stream learns soon that its lease was pushed out.
+        var options = HTTPOptions.standard
+        options.eventHeartbeat = .milliseconds(200)
+        try await withTwoFronts(options: options) { a, aPort, b, bPort, _ in
+            let anna = try await a.person("anna")
+            var streams: [EventStreamConnection] = []
+            defer { streams.forEach { $0.close() } }
+            for _ in 0..<5 {
+                let stream = try await EventStreamConnection.open(port: aPort, token: anna.token)
+                streams.append(stream)
+                var items = stream.items.makeAsyncIterator()
+                #expect(await items.next() == .comment("connected"))
+            }
+            let sixth = try await EventStreamConnection.open(port: bPort, token: anna.token)
+            streams.append(sixth)
+            var newest = sixth.items.makeAsyncIterator()
+            #expect(await newest.next() == .comment("connected"))
+            var oldest = streams[0].items.makeAsyncIterator()
+            while let item = await oldest.next() { #expect(item == .comment("heartbeat")) }
+            // The four others on front A still hold: each beats again after the oldest ended.
+            for stream in streams[1..<5] {
+                var items = stream.items.makeAsyncIterator()
+                #expect(await items.next() == .comment("heartbeat"))
+            }
         }
     }
 

@@ -39,8 +39,7 @@ enum ServedStore: String, CaseIterable, CustomStringConvertible {
             try await VicinityHTTPTests.withApp(stores: stores, clock: clock) { client in try await test(client, stores) }
         case .postGIS:
             let url = try #require(postgresURL)
-            let schema = "votes_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            let configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
+            let configuration = try testPostGISConfiguration(url, schemaPrefix: "votes")
             try await PostGISStore.withStore(configuration, logger: Logger(label: "test")) { record in
                 let stores = try await IndexedStores(record: record, at: clock.now)
                 try await VicinityHTTPTests.withApp(stores: stores, clock: clock) { client in try await test(client, stores) }

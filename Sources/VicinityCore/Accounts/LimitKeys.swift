@@ -34,6 +34,13 @@ public struct LimitKeys: Sendable {
     }
 }
 
+/// Services are described in debug logs (the service group lists what it starts): the secret never is.
+extension LimitKeys: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "LimitKeys(secret: redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
+
 /// A window ledger that keeps each key as its digest (`LimitKeys`): the limits read the same, the ledger
 /// learns nothing.
 public struct KeyedWindowLedger<Ledger: WindowLedger>: WindowLedger {

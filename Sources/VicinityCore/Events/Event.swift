@@ -116,13 +116,19 @@ public struct EventRules: Hashable, Sendable {
     public var retention: Duration
     /// Open streams per user; a new stream beyond this ends the oldest, whose client is most likely gone.
     public var maximumStreamsPerUser: Int
+    /// How long an open stream's lease holds unless renewed (`StreamLeaseLedger`); a stream renews it at each
+    /// heartbeat, and the lease lasts at least three of them whatever this says.
+    public var streamLease: Duration
 
     /// A day: a phone that was off overnight still learns of the requests and pokes it missed. Five streams
-    /// cover a phone, a tablet and a few browser tabs.
-    public static let standard = EventRules(retention: .seconds(24 * 3600), maximumStreamsPerUser: 5)
+    /// cover a phone, a tablet and a few browser tabs. A lease of 75 s is three of the 25 s heartbeats
+    /// (`HTTPOptions.eventHeartbeat`): one slow renewal loses nothing, and the streams of a server that died
+    /// stop counting soon after.
+    public static let standard = EventRules(retention: .seconds(24 * 3600), maximumStreamsPerUser: 5, streamLease: .seconds(75))
 
-    public init(retention: Duration, maximumStreamsPerUser: Int) {
+    public init(retention: Duration, maximumStreamsPerUser: Int, streamLease: Duration = .seconds(75)) {
         self.retention = retention
         self.maximumStreamsPerUser = maximumStreamsPerUser
+        self.streamLease = streamLease
     }
 }

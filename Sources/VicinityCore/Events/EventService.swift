@@ -26,21 +26,21 @@ public enum Delivery: Hashable, Sendable {
 /// Live delivery of recorded events, and of notices, to the streams open in this process.
 ///
 /// Each stream has a bounded buffer: a client too slow to keep up loses its stream, reconnects with the last
-/// event id it read, and the store replays the rest, so nothing is lost for good. Opening more than
-/// `maximumStreamsPerUser` streams ends the oldest, whose client is most likely gone without saying so. A
-/// stream belongs to the session that opened it and ends with it (`endStreams`): a token signed out through
-/// this process hears nothing more; one signed out through another process, from the stream's next check
-/// (`EventRoutes`, every heartbeat).
+/// event id it read, and the store replays the rest, so nothing is lost for good. Each stream holds a lease
+/// (`StreamLeaseLedger`), which caps a person's streams over every process: a stream whose lease another
+/// open pushed out ends (`endStreams(leases:)`). A stream belongs to the session that opened it and ends with
+/// it (`endStreams(of:sessions:)`): a token signed out through this process hears nothing more; one signed
+/// out through another process, from the stream's next check (`EventRoutes`, every heartbeat).
 public final class EventHub: Sendable {
     /// Deliveries (events and notices) one stream may hold while its client reads; one more ends the stream.
     public static let bufferedEvents = 256
 
-    private let maximumStreamsPerUser: Int
     private let state = Mutex(State())
 
     private struct Subscriber {
         var id: Int
         var session: TokenDigest
+        var lease: StreamLeaseID
         var continuation: AsyncStream<Delivery>.Continuation
     }
 
@@ -53,31 +53,32 @@ public final class EventHub: Sendable {
         var openStreams: Int { streams.values.reduce(0) { $0 + $1.count } }
     }
 
-    public init(maximumStreamsPerUser: Int) {
-        precondition(maximumStreamsPerUser > 0, "a user needs at least one stream")
-        self.maximumStreamsPerUser = maximumStreamsPerUser
-    }
+    public init() {}
 
-    /// A stream of the user's events from now on. It ends when the consumer stops, when it falls behind, when
-    /// a newer stream pushes it out, or when its session ends.
-    public func subscribe(_ identity: Identity) -> AsyncStream<Delivery> {
+    /// A stream of the user's events from now on, under `lease`. It ends when the consumer stops, when it
+    /// falls behind, when its lease is pushed out, or when its session ends.
+    public func subscribe(_ identity: Identity, lease: StreamLeaseID) -> AsyncStream<Delivery> {
         let user = identity.userID
         let (stream, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .bufferingOldest(Self.bufferedEvents))
-        let ended: [AsyncStream<Delivery>.Continuation] = state.withLock { state in
+        state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            var list = state.streams[user] ?? []
-            list.append(Subscriber(id: id, session: identity.session, continuation: continuation))
-            let excess = max(0, list.count - maximumStreamsPerUser)
-            let evicted = list.prefix(excess).map(\.continuation)
-            list.removeFirst(excess)
-            state.streams[user] = list
+            state.streams[user, default: []].append(Subscriber(id: id, session: identity.session, lease: lease, continuation: continuation))
             continuation.onTermination = { [weak self] _ in self?.remove(user, id: id) }
-            return evicted
         }
-        // Finished outside the lock: finishing runs `onTermination`, which takes the lock again.
-        for continuation in ended { continuation.finish() }
         return stream
+    }
+
+    /// Ends the streams held here under any of `leases`, at once: leases a newer stream pushed out
+    /// (`StreamLeaseLedger.openStream`). Leases held by other processes are not here, and are left alone.
+    public func endStreams(leases: [StreamLeaseID]) {
+        guard !leases.isEmpty else { return }
+        let named = Set(leases)
+        let ended = state.withLock { state in
+            state.streams.values.flatMap { $0.filter { named.contains($0.lease) }.map(\.continuation) }
+        }
+        // Outside the lock: finishing runs `onTermination`, which takes the lock again.
+        for continuation in ended { continuation.finish() }
     }
 
     /// Hands each event to every open stream of its recipient; a stream whose buffer is full is ended.
@@ -191,7 +192,41 @@ public struct EventService<S: Stores>: Sendable {
         self.stores = stores
         self.clock = clock
         self.rules = rules
-        hub = EventHub(maximumStreamsPerUser: rules.maximumStreamsPerUser)
+        hub = EventHub()
+    }
+
+    /// Opens a stream of the caller's events (`stream(for:after:)`) under a new lease: the person's streams
+    /// over every process that shares the record stay within `EventRules.maximumStreamsPerUser`, the oldest
+    /// pushed out first (its client is most likely gone without saying so). One pushed out here ends at once;
+    /// one held by another process ends at its next renewal there, which comes every `renewedEvery`.
+    public func openStream(for identity: Identity, after lastEventID: EventID?, renewedEvery beat: Duration) async throws -> OpenedStream {
+        let now = clock.now
+        let lease = StreamLease(user: identity.userID, openedAt: now, expiresAt: now + leaseLifetime(renewedEvery: beat))
+        // Subscribed before the lease counts, so that an open anywhere that pushes it out finds its stream.
+        let deliveries = stream(for: identity, lease: lease.id, after: lastEventID)
+        do {
+            hub.endStreams(leases: try await stores.streamLeases.openStream(lease, cap: rules.maximumStreamsPerUser, at: now))
+        } catch {
+            hub.endStreams(leases: [lease.id])
+            throw error
+        }
+        return OpenedStream(lease: lease.id, deliveries: deliveries)
+    }
+
+    /// Checked at each of an open stream's beats: whether its session still signs in (it may have expired,
+    /// or been ended by another process) and its lease is still held, which renews it. False: the stream ends.
+    public func keepStream(_ lease: StreamLeaseID, of identity: Identity, renewedEvery beat: Duration) async throws -> Bool {
+        guard try await isSignedIn(identity) else { return false }
+        let now = clock.now
+        return try await stores.streamLeases.renewStream(lease, until: now + leaseLifetime(renewedEvery: beat), at: now)
+    }
+
+    /// `EventRules.streamLease`, and never under three renewals: one slow store call loses nothing.
+    func leaseLifetime(renewedEvery beat: Duration) -> Duration { max(rules.streamLease, beat * 3) }
+
+    /// The stream ended: its lease no longer counts.
+    public func closeLease(_ lease: StreamLeaseID) async throws {
+        try await stores.streamLeases.closeStream(lease)
     }
 
     /// Stores the events; they reach their recipients' open streams, in this process and every other, through
@@ -207,16 +242,16 @@ public struct EventService<S: Stores>: Sendable {
         return events
     }
 
-    /// The caller's events: first those after `lastEventID` still within the retention window (none when nil:
+    /// The caller's events under `lease` (`openLease`): first those after `lastEventID` still within the retention window (none when nil:
     /// a new client starts from now), then each new one as it is recorded, each exactly once and in order.
     ///
     /// Pull-based: the store is read a page at a time as the consumer asks for more, so a long replay is never
     /// all in memory. Events recorded meanwhile wait in the hub's bounded buffer; a consumer that falls further
     /// behind loses the stream and catches up by reconnecting.
-    public func stream(for identity: Identity, after lastEventID: EventID?) -> EventStream {
+    func stream(for identity: Identity, lease: StreamLeaseID, after lastEventID: EventID?) -> EventStream {
         // Subscribed before reading the store, so that nothing recorded in between is missed; what arrives
         // both ways is passed on once, by number.
-        let live = hub.subscribe(identity)
+        let live = hub.subscribe(identity, lease: lease)
         let stores = stores
         let since = clock.now - rules.retention
         return EventStream(live: live, start: lastEventID, pageSize: Self.replayPage) { after, limit in
@@ -232,6 +267,12 @@ extension EventService {
         guard let session = try await stores.accounts.session(identity.session) else { return false }
         return session.userID == identity.userID && session.isValid(at: clock.now)
     }
+}
+
+/// A stream just opened: its lease, for `EventService.keepStream` and `closeLease`, and what it delivers.
+public struct OpenedStream: Sendable {
+    public let lease: StreamLeaseID
+    public let deliveries: EventStream
 }
 
 /// A user's events: a replay from the store, then the live ones, each once and in order, with live notices

@@ -164,6 +164,7 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var changes: Record.Changes { record.changes }
     public var guesses: Record.Guesses { record.guesses }
     public var limits: Record.Limits { record.limits }
+    public var streamLeases: Record.StreamLeases { record.streamLeases }
     public var outbox: Record.Outbox { record.outbox }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {

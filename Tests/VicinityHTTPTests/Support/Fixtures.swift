@@ -9,6 +9,7 @@ import Synchronization
 import VicinityCore
 import VicinityHTTP
 import VicinityImport
+import VicinityPostGIS
 import VicinityBcrypt
 
 /// Rows copied verbatim from Data/csulb-buildings.csv (header and six buildings).
@@ -126,6 +127,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var outbox: InMemoryStore { rest }
     var guesses: MemoryGuessingLedger { rest.guesses }
     var limits: MemoryWindowLedger { rest.limits }
+    var streamLeases: MemoryStreamLeases { rest.streamLeases }
 }
 
 /// bcrypt at its minimum cost: tests check the rules around hashing, not the hash's strength, and cost 10
@@ -262,6 +264,16 @@ struct FailingStore: PlaceStore, CampusStore {
 /// The PostgreSQL server of `Scripts/test.sh` (`VICINITY_TEST_POSTGRES_URL`); without it the PostGIS cases are
 /// left out, as the PostGIS store contracts are.
 let testPostgresURL = ProcessInfo.processInfo.environment["VICINITY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+/// A configuration for a new schema of the test server, named `prefix` and a random part. A test waits as
+/// long as a busy machine needs for a connection: the service's own 5 s is for answering clients.
+func testPostGISConfiguration(_ url: String, schemaPrefix prefix: String, maximumConnections: Int? = nil) throws -> PostGISConfiguration {
+    let schema = prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    var configuration = try PostGISConfiguration(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")
+    configuration.connectionWait = .seconds(120)
+    if let maximumConnections { configuration.maximumConnections = maximumConnections }
+    return configuration
+}
 
 /// A JSON object's text with its keys sorted, for comparing two answers member by member.
 func canonicalJSON(_ object: Any) throws -> String {
