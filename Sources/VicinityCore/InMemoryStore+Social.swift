@@ -11,6 +11,7 @@ struct SocialState {
     var sessions: [TokenDigest: Session] = [:]
     var codes: [CodeKey: StoredCode] = [:]
     var outbox: [OutboxID: OutboxMessage] = [:]
+    var devices: [DeviceID: StoredDevice] = [:]
     var positions: [UserID: SharedPosition] = [:]
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
     var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
@@ -206,6 +207,7 @@ extension InMemoryStore: AccountStore {
             state.social.sessions = state.social.sessions.filter { $0.value.userID != id }
             state.social.codes = state.social.codes.filter { $0.key.account != id }
             state.social.outbox = state.social.outbox.filter { $0.value.account != id }
+            state.social.devices = state.social.devices.filter { $0.value.device.owner != id }
             if state.social.positions.removeValue(forKey: id) != nil { changes.append(.position(id)) }
             state.social.friendships[id] = nil
             for friend in state.social.friendships.keys { state.social.friendships[friend]?[id] = nil }

@@ -18,6 +18,9 @@ public enum ServiceError: Error, Hashable, Sendable {
     case rateLimited(retryAfter: Duration, Limit)
     /// This needs mail, and no relay is configured (`serve --smtp-url`).
     case mailUnavailable
+    /// A phone app's credentials name no device: a wrong secret, a removed device and one that never existed
+    /// read the same.
+    case deviceUnauthorized
 
     public enum Missing: Hashable, Sendable {
         case user
@@ -29,6 +32,7 @@ public enum ServiceError: Error, Hashable, Sendable {
         case ownPosition
         case vote
         case ballot
+        case device
     }
 
     public enum Conflict: Hashable, Sendable {
@@ -71,6 +75,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case notInNameConflict
         /// One ballot of each name stays counted.
         case lastCountedOfName
+        /// A person holds `DeviceRules.maximumPerPerson` device passwords at most.
+        case tooManyDevices(limit: Int)
     }
 
     public enum Limit: Hashable, Sendable {
@@ -88,6 +94,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case codesForAccount
         case codesToAddress
         case codesFromClient
+        /// Positions reported by one device.
+        case deviceReports
     }
 
     /// One field's problem, for input rules that reject a single value.
@@ -111,6 +119,7 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .ownPosition: "You are not sharing a position."
             case .vote: "No vote has this id."
             case .ballot: "No ballot of this vote has this id."
+            case .device: "No device of yours has this id."
             }
         case .conflict(let conflict):
             switch conflict {
@@ -141,6 +150,8 @@ public enum ServiceError: Error, Hashable, Sendable {
                 "Someone has voted in this vote already: its subject and options no longer change, so every ballot answers the same question."
             case .notInNameConflict: "This ballot's voter shares their name with no other voter of this vote; it stays as cast."
             case .lastCountedOfName: "This is the last counted ballot under its name; one ballot of each name stays counted."
+            case .tooManyDevices(let limit):
+                "You have \(limit) devices, the most one person may have: remove one you no longer use first."
             }
         case .rateLimited(let retryAfter, let limit):
             switch limit {
@@ -166,9 +177,13 @@ public enum ServiceError: Error, Hashable, Sendable {
                 "Enough codes have been mailed to this address for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .codesFromClient:
                 "Enough codes have been asked for from this address for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .deviceReports:
+                "This device has sent positions faster than any app does; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             }
         case .mailUnavailable:
             "This service cannot send mail: its operator has configured no mail relay (vicinity serve --smtp-url)."
+        case .deviceUnauthorized:
+            "This device's credentials are not valid: check the username and password the app was given, or add the device again."
         }
     }
 }

@@ -6,6 +6,8 @@ public struct Services<S: Stores>: Sendable {
     public let friends: FriendService<S>
     public let events: EventService<S>
     public let votes: VoteService<S>
+    /// Phone apps' passwords and their reports (OwnTracks, Traccar Client).
+    public let devices: DeviceService<S>
     /// Keeps memory and the open event streams in step with the record: run it for as long as the services
     /// serve (the HTTP front runs it with the server).
     public let follower: ChangeFollower<S>
@@ -38,6 +40,7 @@ public struct Services<S: Stores>: Sendable {
         votes = VoteService(
             stores: stores, clock: clock, hasher: hasher, locator: places, events: events,
             positions: settings.friends.positions, rules: settings.votes, limitKeys: limitKeys)
+        devices = DeviceService(stores: stores, clock: clock, friends: friends, rules: settings.devices, limitKeys: limitKeys)
     }
 }
 
@@ -51,6 +54,7 @@ public struct ServiceSettings: Hashable, Sendable {
     public var votes: VoteRules
     public var following: FollowRules
     public var outbox: OutboxRules
+    public var devices: DeviceRules = .standard
 
     public static let standard = ServiceSettings()
 

@@ -164,6 +164,7 @@ public protocol Stores: Sendable {
     associatedtype Events: EventStore
     associatedtype Votes: VoteStore
     associatedtype Outbox: OutboxStore
+    associatedtype Devices: DeviceStore
 
     var places: Places { get }
     var campuses: Campuses { get }
@@ -174,6 +175,8 @@ public protocol Stores: Sendable {
     var votes: Votes { get }
     /// Mail (and push) waiting to leave.
     var outbox: Outbox { get }
+    /// Phone apps' own passwords (OwnTracks, Traccar Client).
+    var devices: Devices { get }
 
     associatedtype Guesses: GuessingLedger
     /// Where failed password checks are counted: shared by every process that shares the record, where the

@@ -249,6 +249,9 @@ extension Problem {
         case .mailUnavailable:
             // Not the client's doing, nor something a retry fixes: the operator's setting, named.
             self.init(status: .serviceUnavailable, detail: error.message, members: ["setting": "--smtp-url"])
+        case .deviceUnauthorized:
+            // OwnTracks asks again with Basic credentials only when challenged so (RFC 7617).
+            self.init(status: .unauthorized, detail: error.message, headers: [.wwwAuthenticate: #"Basic realm="vicinity", charset="UTF-8""#])
         }
     }
 

@@ -85,6 +85,7 @@ public func routeTable<S: Stores>(
         FriendRoutes(friends: services.friends, options: options),
         EventRoutes(events: services.events, options: options),
         VoteRoutes(votes: services.votes, options: options),
+        DeviceRoutes(devices: services.devices, options: options),
         OperationRoutes<S>(
             places: services.places, follower: services.follower, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
         PageRoutes(options: options.page),

@@ -404,5 +404,24 @@ enum Schema {
             );
             CREATE INDEX stream_lease_account ON stream_lease (account_id);
             """),
+        Migration(name: "v10 devices", sql: """
+            -- Phone apps (OwnTracks, Traccar Client) report positions with passwords of their own, kept as the
+            -- SHA-256 of a 256-bit secret and looked up by it on every report.
+            CREATE TABLE device (
+                id text PRIMARY KEY CHECK (length(id) = 20),
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 64),
+                kind text NOT NULL CHECK (kind IN ('owntracks', 'traccar')),
+                secret_digest bytea NOT NULL UNIQUE CHECK (length(secret_digest) = 32),
+                created_at bigint NOT NULL,
+                last_used_at bigint,
+                cards_digest text
+            );
+            CREATE INDEX device_account ON device (account_id);
+            ALTER TABLE window_limit
+                DROP CONSTRAINT window_limit_scope_check,
+                ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
+                    'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports'));
+            """),
     ]
 }

@@ -17,6 +17,7 @@ extension PostGISStore: RecordStore {
     public var streamLeases: PostGISStore { self }
     public var votes: PostGISStore { self }
     public var outbox: PostGISStore { self }
+    public var devices: PostGISStore { self }
 
     /// The secret kept in `service_secret`, made by the first server to ask: every server then keys the shared
     /// ledgers (`guessing`, `window_limit`) alike.

@@ -41,13 +41,15 @@ extension RecordStore {
                                             .lastNumber(Event.table) { lastGiven in
                                                 .select(StoredVote.self) { votes in
                                                     .select(Ballot.self) { ballots in
+                                                      .select(StoredDevice.self) { devices in
                                                         .done(RecordContents(
                                                             places: places, campuses: campuses, accounts: accounts,
                                                             sessions: sessions, positions: positions,
                                                             friendships: friendships, friendRequests: requests,
                                                             events: events,
                                                             nextEventNumber: max(lastGiven, events.last?.id.rawValue ?? 0) + 1,
-                                                            votes: votes, ballots: ballots))
+                                                            votes: votes, ballots: ballots, devices: devices))
+                                                      }
                                                     }
                                                 }
                                             }
@@ -94,11 +96,14 @@ public struct RecordContents: Hashable, Sendable {
     public var nextEventNumber: Int64 = 1
     public var votes: [StoredVote] = []
     public var ballots: [Ballot] = []
+    /// Phone apps' passwords, as digests: the phones keep working after a move.
+    public var devices: [StoredDevice] = []
 
     public init(
         places: [Place] = [], campuses: [Campus] = [], accounts: [StoredAccount] = [], sessions: [Session] = [],
         positions: [SharedPosition] = [], friendships: [FriendshipSide] = [], friendRequests: [FriendRequest] = [],
-        events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = []
+        events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
+        devices: [StoredDevice] = []
     ) {
         self.places = places
         self.campuses = campuses
@@ -111,6 +116,7 @@ public struct RecordContents: Hashable, Sendable {
         self.nextEventNumber = nextEventNumber
         self.votes = votes
         self.ballots = ballots
+        self.devices = devices
     }
 
     /// One table of a record: its name in reports, and its rows as stored.
@@ -131,7 +137,7 @@ public struct RecordContents: Hashable, Sendable {
         Table("places", \.places), Table("campuses", \.campuses), Table("accounts", \.accounts),
         Table("sessions", \.sessions), Table("positions", \.positions), Table("friendships", \.friendships),
         Table("friend requests", \.friendRequests), Table("events", \.events), Table("votes", \.votes),
-        Table("ballots", \.ballots),
+        Table("ballots", \.ballots), Table("devices", \.devices),
     ]
 
     /// One line per table: its name, its row count and a SHA-256 of its rows in a canonical form (each row's

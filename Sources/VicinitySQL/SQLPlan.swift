@@ -130,6 +130,8 @@ public struct SQLLockKey: Hashable, Comparable, Sendable {
         case eventRecipient = 2
         /// One person's open event streams (`StreamLeaseLedger`). 3 is PostGIS's own (`LockSpace`).
         case streamHolder = 4
+        /// One person's device passwords (`DeviceStore`): adds take turns, so the limit holds.
+        case deviceOwner = 5
     }
 
     public let space: Space

@@ -376,6 +376,24 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v11 devices") { db in
+            // Phone apps (OwnTracks, Traccar Client) report positions with passwords of their own, kept as the
+            // SHA-256 of a 256-bit secret and looked up by it on every report.
+            try db.execute(sql: """
+                CREATE TABLE device (
+                    id TEXT PRIMARY KEY CHECK (length(id) = 20),
+                    account_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+                    kind TEXT NOT NULL CHECK (kind IN ('owntracks', 'traccar')),
+                    secret_digest BLOB NOT NULL UNIQUE CHECK (length(secret_digest) = 32),
+                    created_at INTEGER NOT NULL,
+                    last_used_at INTEGER,
+                    cards_digest TEXT
+                );
+                CREATE INDEX device_account ON device(account_id);
+                """)
+        }
+
         return migrator
     }
 

@@ -44,6 +44,11 @@ struct RecordCopyTests {
         let signedIn = try await services.accounts.signIn(login: "pim", password: "correct horse battery", from: address)
         let nok = try account("nok", first: "Nok"), ana = try account("ana", first: "Ana")
         for person in [nok, ana] { try await store.createAccount(person, passwordHash: someHash) }
+        // A phone of Nok's that has reported once, so that every column of a device holds a value.
+        let phone = StoredDevice(
+            device: Device(owner: nok.id, name: try DeviceName("Pixel"), kind: .owntracks, createdAt: epoch, lastUsedAt: epoch + .seconds(5)),
+            secretDigest: DeviceSecret.random().digest, cardsDigest: "names")
+        #expect(try await store.addDevice(phone, limit: 10))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: nok.id, to: pim.id, createdAt: epoch))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: pim.id, to: nok.id, createdAt: epoch + .seconds(5)))
         _ = try await store.setSharing(false, from: pim.id, to: nok.id)

@@ -52,7 +52,7 @@ struct UsersCommandTests {
     }
 
     @Test("an operator lists and shows accounts, disables one (its session ends at once on the serving front), enables it again, and deletes it only with --yes",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func operatorLife() async throws {
         let scratch = try Scratch()
         let front = try await Front(database: scratch.database)

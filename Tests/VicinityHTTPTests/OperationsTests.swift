@@ -147,6 +147,7 @@ final class StallableStores: Stores {
     var votes: InMemoryStore { store }
     var changes: StallableFeed { feed }
     var outbox: InMemoryStore { store }
+    var devices: InMemoryStore { store }
     var guesses: MemoryGuessingLedger { store.guesses }
     var limits: MemoryWindowLedger { store.limits }
     var streamLeases: MemoryStreamLeases { store.streamLeases }

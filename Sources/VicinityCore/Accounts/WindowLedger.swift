@@ -10,6 +10,7 @@ public enum WindowScope: String, Hashable, Sendable, CaseIterable {
     case codesForAccount = "codes-for-account"
     case codesToAddress = "codes-to-address"
     case codesFromClient = "codes-from-client"
+    case deviceReports = "device-reports"
 }
 
 /// What a ledger holds for one key of a window limit: the events within the window, in milliseconds since

@@ -85,15 +85,16 @@ public struct FriendService<S: Stores>: Sendable {
     // MARK: My position
 
     /// Shares the caller's position and status (they travel together: a position without a status clears
-    /// the status) and says where it is in words.
+    /// the status) and says where it is in words. `fixedAt` is when a phone took the fix, when it says so;
+    /// the position is as old as that, for freshness and for every viewer.
     public func sharePosition(
-        _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?
+        _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, fixedAt: Timestamp? = nil
     ) async throws -> PositionUpdate {
         let whereabouts = try await locator.whereabouts(of: coordinate)
         let position = SharedPosition(
             userID: identity.userID, coordinate: coordinate, accuracy: accuracy, status: status,
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
-            updatedAt: clock.now)
+            updatedAt: fixedAt ?? clock.now)
         try await stores.positions.setPosition(position)
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }

@@ -166,6 +166,7 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var limits: Record.Limits { record.limits }
     public var streamLeases: Record.StreamLeases { record.streamLeases }
     public var outbox: Record.Outbox { record.outbox }
+    public var devices: Record.Devices { record.devices }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: [UserID] = [], votes: Set<VoteID> = []

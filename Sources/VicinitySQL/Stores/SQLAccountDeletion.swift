@@ -25,6 +25,7 @@ extension SQLRecordStore {
                         FriendRequest.delete(where: .or([.equals("from_id", person), .equals("to_id", person)])),
                         StoredCode.delete(where: .equals("account_id", person)),
                         OutboxMessage.delete(where: .equals("account_id", person)),
+                        StoredDevice.delete(where: .equals("account_id", person)),
                         StoredAccount.delete(where: .equals("id", person)),
                     ]
                     return .writing(writes) { _ in .appending(drafts) { _ in .done(true) } }

@@ -125,6 +125,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var votes: InMemoryStore { rest }
     var changes: InMemoryStore { rest }
     var outbox: InMemoryStore { rest }
+    var devices: InMemoryStore { rest }
     var guesses: MemoryGuessingLedger { rest.guesses }
     var limits: MemoryWindowLedger { rest.limits }
     var streamLeases: MemoryStreamLeases { rest.streamLeases }
