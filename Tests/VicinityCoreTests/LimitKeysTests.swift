@@ -15,6 +15,16 @@ struct LimitKeysTests {
         #expect(!keys.digest("203.0.113.7").contains("203"))
     }
 
+    @Test("a key described in a log, alone or inside what holds it, never shows its secret")
+    func secretNotDescribed() throws {
+        let keys = try LimitKeys(secret: Array(repeating: UInt8(201), count: 32))
+        let ledger = KeyedWindowLedger(MemoryWindowLedger(), keys: keys)
+        for text in [String(describing: keys), String(reflecting: keys), String(describing: ledger), "\(ledger)"] {
+            #expect(!text.contains("201"), "\(text)")
+            #expect(text.contains("not shown"), "\(text)")
+        }
+    }
+
     @Test("a secret shorter than 32 bytes is refused")
     func shortSecret() {
         #expect(throws: ValidationError.self) { try LimitKeys(secret: Array(repeating: 1, count: 31)) }

@@ -34,6 +34,14 @@ public struct LimitKeys: Sendable {
     }
 }
 
+/// Never the secret: a value is described in logs whole, fields and all (the service lifecycle logs each service
+/// it starts at debug, and the ledgers hold the keys), and the secret is what keeps the digests from being
+/// searched.
+extension LimitKeys: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "LimitKeys(secret: \(secret.count) bytes, not shown)" }
+    public var debugDescription: String { description }
+}
+
 /// A window ledger that keeps each key as its digest (`LimitKeys`): the limits read the same, the ledger
 /// learns nothing.
 public struct KeyedWindowLedger<Ledger: WindowLedger>: WindowLedger {
