@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -166,11 +167,16 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -253,9 +259,17 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
-        /// Runs the built `vicinity` executable; needs no module of the package, only the binary beside it.
+        /// Runs the built `vicinity` executable; needs no module of the package, only the binary beside it (and
+        /// openssl's certificates for serving TLS).
         .testTarget(
             name: "VicinityCLITests",
+            dependencies: ["TLSTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        /// A throwaway certificate authority made with openssl at test time, for the tests that serve TLS.
+        .target(
+            name: "TLSTestSupport",
+            path: "Tests/TLSTestSupport",
             swiftSettings: swiftSettings
         ),
         /// Runs the transports against real peers on loopback (an aiosmtpd relay started by the tests).
@@ -281,6 +295,7 @@ let package = Package(
                 "GeoCore",
                 "GeoTestSupport",
                 "MailTestSupport",
+                "TLSTestSupport",
                 "VicinityTransports",
                 "VicinityBcrypt",
                 "VicinityCore",
@@ -289,6 +304,7 @@ let package = Package(
                 "VicinityPostGIS",
                 "VicinitySQL",
                 "VicinitySpatiaLite",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -297,6 +313,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings

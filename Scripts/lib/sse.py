@@ -3,10 +3,13 @@ Scripts/bench/listeners.py)."""
 import http.client
 
 
-def open_stream(host, port, token, last_event_id=None, timeout=120):
-    """Asks for the stream with the person's token, resuming after LAST_EVENT_ID when given; returns the
-    connection and its response (whatever its status)."""
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+def open_stream(host, port, token, last_event_id=None, timeout=120, tls=None):
+    """Asks for the stream with the person's token, resuming after LAST_EVENT_ID when given, over TLS with the
+    ssl.SSLContext TLS when given; returns the connection and its response (whatever its status)."""
+    if tls:
+        connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=tls)
+    else:
+        connection = http.client.HTTPConnection(host, port, timeout=timeout)
     headers = {"Authorization": "Bearer " + token, "Accept": "text/event-stream"}
     if last_event_id:
         headers["Last-Event-ID"] = last_event_id

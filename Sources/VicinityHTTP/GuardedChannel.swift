@@ -28,16 +28,15 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     }
 
     let http1: HTTP1Channel
-    let gate: ConnectionGate
-    let addressing: ClientAddressing
-    let requestTimeout: Duration
-    let stalledReaderTimeout: Duration
+    let guarding: ConnectionGuard
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
-        if let refusal = gate.admit(client) {
-            let answer = gate.answer(to: refusal)
-            let gate = gate
+        let place: ConnectionPlace
+        switch guarding.admit(channel) {
+        case .admitted(let admitted): place = admitted
+        case .refused(let refusal):
+            let answer = guarding.gate.answer(to: refusal)
+            let gate = guarding.gate
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(RefusalHandler(answer: answer, gate: gate))
                 return Value.refused(channel)
@@ -46,21 +45,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
                 throw error
             }
         }
-        let place = ConnectionPlace(gate: gate, client: client)
-        channel.closeFuture.whenComplete { _ in place.release() }
-        let timeout = requestTimeout, stalled = stalledReaderTimeout
+        let guarding = guarding
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let pipeline = channel.pipeline.syncOperations
-            let deadline = RequestDeadlineHandler(timeout: timeout)
-            try pipeline.addHandler(deadline, position: .first)
-            try pipeline.addHandler(StalledReaderHandler(timeout: stalled, logger: logger), position: .first)
-            try pipeline.addHandler(ClientGoneHandler(), position: .first)
-            // First of all, so that it sees every close asked for by any handler.
-            try pipeline.addHandler(PlaceReleaseHandler(place: place), position: .first)
-            // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
-            // request parts to the router.
-            let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
+            try guarding.guardRequests(on: channel, behind: nil)
+            try guarding.guardConnection(channel, place: place, logger: logger)
             return Value.admitted(value)
         }.flatMapErrorThrowing { error in
             channel.close(promise: nil)
@@ -71,6 +59,52 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     func handle(value: Value, logger: Logger) async {
         guard case .admitted(let channel) = value else { return }
         await http1.handle(value: channel, logger: logger)
+    }
+}
+
+/// What every listener does with a new connection, whatever it speaks: admit it under the `ConnectionGate`'s caps
+/// or say why not, and once admitted, put in front of it the handlers that bound what a client can hold.
+struct ConnectionGuard: Sendable {
+    enum Admission {
+        case admitted(ConnectionPlace)
+        case refused(ConnectionGate.Refusal)
+    }
+
+    let gate: ConnectionGate
+    let addressing: ClientAddressing
+    let requestTimeout: Duration
+    let stalledReaderTimeout: Duration
+
+    /// A place under the caps for the connection's client, given back when the connection closes; or the refusal.
+    func admit(_ channel: any Channel) -> Admission {
+        let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
+        if let refusal = gate.admit(client) { return .refused(refusal) }
+        let place = ConnectionPlace(gate: gate, client: client)
+        channel.closeFuture.whenComplete { _ in place.release() }
+        return .admitted(place)
+    }
+
+    /// The handlers that see the connection's bytes as they cross the socket, first in the pipeline: the place
+    /// given back as the server closes, the close when the client has closed its side, and the cut for a client
+    /// that stops reading.
+    func guardConnection(_ channel: any Channel, place: ConnectionPlace, logger: Logger) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(StalledReaderHandler(timeout: stalledReaderTimeout, logger: logger), position: .first)
+        try pipeline.addHandler(ClientGoneHandler(), position: .first)
+        // First of all, so that it sees every close asked for by any handler.
+        try pipeline.addHandler(PlaceReleaseHandler(place: place), position: .first)
+    }
+
+    /// The whole-request deadline of an HTTP/1.1 connection, once Hummingbird's HTTP/1.1 handlers are in: the clock
+    /// right in front of the decoder (behind `decrypting`, the TLS handler, when there is one, so that it sees the
+    /// request's own bytes), and its end behind Hummingbird's own handlers, just before the async channel that
+    /// hands request parts to the router.
+    func guardRequests(on channel: any Channel, behind decrypting: (any ChannelHandler)?) throws {
+        let pipeline = channel.pipeline.syncOperations
+        let deadline = RequestDeadlineHandler(timeout: requestTimeout)
+        try pipeline.addHandler(deadline, position: decrypting.map { .after($0) } ?? .first)
+        let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+        try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
     }
 }
 

@@ -29,6 +29,8 @@ enum APIError: Error, Sendable {
     case missingResource(String)
     /// The request did not arrive in full within the whole-request deadline (`RequestDeadlineHandler`).
     case requestTimeout(limit: Duration)
+    /// A listener answered before the one it depends on was bound (the HTTPS redirect before the TLS listener).
+    case startingUp
 }
 
 /// An error response in the shape of RFC 9457 problem details (`application/problem+json`).
@@ -193,6 +195,8 @@ extension Problem {
                 status: .requestTimeout,
                 detail: "The request did not arrive in full within \(limit.wholeSecondsRoundedUp) s of its first byte.",
                 headers: [.connection: "close"])
+        case .startingUp:
+            self.init(status: .serviceUnavailable, detail: "The server is starting; try again in a second.", headers: [.retryAfter: "1"])
         }
     }
 

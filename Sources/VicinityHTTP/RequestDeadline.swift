@@ -176,3 +176,76 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
 struct RequestTimedOut: Error, Hashable, Sendable {
     let limit: Duration
 }
+
+/// The whole-request deadline on an HTTP/2 stream, which carries one request: the clock starts as the stream
+/// opens (its first frame is the request head) and stops when the request's end has been read.
+///
+/// A client can no more trickle a body over HTTP/2 than over HTTP/1.1 (`RequestDeadlineHandler`): when the time
+/// is up, the request's body stream fails with `RequestTimedOut`, which the problem mapping answers 408, and the
+/// stream is reset once that answer is written, or after `RequestProgressHandler.longestAnswer` if none comes.
+/// Only the stream ends; the connection's other streams go on.
+final class StreamDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let timeout: Duration
+    private var timer: Scheduled<Void>?
+    private var fallbackClose: Scheduled<Void>?
+    private var failed = false
+
+    init(timeout: Duration) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            let (handler, context) = loopBound.value
+            handler.expire(context: context)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { stopClocks() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopClocks()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = unwrapInboundIn(data) {
+            timer?.cancel()
+            timer = nil
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard failed, case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        let written = promise ?? context.eventLoop.makePromise()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
+        context.writeAndFlush(data, promise: written)
+    }
+
+    private func expire(context: ChannelHandlerContext) {
+        timer = nil
+        failed = true
+        Counter(label: "vicinity_requests_timed_out_total").increment()
+        context.fireErrorCaught(RequestTimedOut(limit: timeout))
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        fallbackClose = context.eventLoop.scheduleTask(in: TimeAmount(max(timeout, RequestProgressHandler.longestAnswer))) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    private func stopClocks() {
+        timer?.cancel()
+        timer = nil
+        fallbackClose?.cancel()
+        fallbackClose = nil
+    }
+}

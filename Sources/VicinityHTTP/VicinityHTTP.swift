@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 import Logging
 import NIOCore
 import Prometheus
@@ -44,6 +45,8 @@ public struct HTTPOptions: Sendable {
     public var stalledReaderTimeout: Duration
     /// The map page at `/`: where Leaflet is, tiles, where the map opens.
     public var page: PageOptions
+    /// Serve over TLS with these certificates, and redirect plain HTTP to it; nil for plain HTTP.
+    public var tls: TLSOptions?
 
     public static let standard = HTTPOptions()
 
@@ -58,7 +61,8 @@ public struct HTTPOptions: Sendable {
         maximumConnectionsPerClient: Int = 256,
         addressGroups: AddressGroups = .standard,
         stalledReaderTimeout: Duration = .seconds(60),
-        page: PageOptions = .standard
+        page: PageOptions = .standard,
+        tls: TLSOptions? = nil
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
@@ -71,6 +75,27 @@ public struct HTTPOptions: Sendable {
         self.addressGroups = addressGroups
         self.stalledReaderTimeout = stalledReaderTimeout
         self.page = page
+        self.tls = tls
+    }
+
+    /// Who may connect, and for how long a request and a stalled reader may hold a connection.
+    func connectionGuard() -> ConnectionGuard {
+        ConnectionGuard(
+            gate: ConnectionGate(maximumConnections: maximumConnections, maximumPerClient: maximumConnectionsPerClient),
+            addressing: addressing, requestTimeout: requestTimeout, stalledReaderTimeout: stalledReaderTimeout)
+    }
+}
+
+/// How the service is served over TLS.
+public struct TLSOptions: Sendable {
+    /// What new connections are served with; `reload` reads the files again.
+    public var certificates: TLSCertificates
+    /// A plain-HTTP port whose every answer redirects to the TLS listener (`HTTPSRedirectResponder`); nil for none.
+    public var redirectPort: Int?
+
+    public init(certificates: TLSCertificates, redirectPort: Int? = nil) {
+        self.certificates = certificates
+        self.redirectPort = redirectPort
     }
 }
 
@@ -97,7 +122,7 @@ public func routeTable<S: Stores>(
 
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
-/// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
+/// Middleware order, outermost first: over TLS `Strict-Transport-Security`, request log, metrics, HEAD without content, problem mapping, request
 /// limits, client address (grouped, and behind trusted proxies). Logging and metrics sit outside the problem mapping so that
 /// they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
 /// put the caller in the context.
@@ -108,6 +133,7 @@ public func buildRouter<S: Stores>(
 ) -> Router<VicinityRequestContext> {
     let table = routeTable(services: services, options: options, metrics: metrics)
     let router = Router(context: VicinityRequestContext.self)
+    if options.tls != nil { router.add(middleware: StrictTransportSecurityMiddleware()) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: HeadMiddleware())
@@ -149,7 +175,11 @@ enum BearerToken {
 /// Request metrics go through swift-metrics, so the caller bootstraps `MetricsSystem` with a
 /// `PrometheusMetricsFactory` over `metrics` first; this library never bootstraps logging or metrics itself.
 /// `onListening` is called once the socket is bound, with the address it is bound to (the real port when
-/// `port` is 0), so that "serving on ..." is only said when it is true.
+/// `port` is 0), so that "serving on ..." is only said when it is true; `onRedirectListening` likewise for the
+/// plain-HTTP redirect listener of `options.tls`, when there is one.
+///
+/// With `options.tls` the listener speaks TLS only, HTTP/2 and HTTP/1.1 chosen by ALPN (`GuardedTLSChannel`). The
+/// redirect listener shares the connection caps with it: both hold descriptors of the same process.
 public func buildApplication<S: Stores>(
     services: Services<S>,
     options: HTTPOptions = .standard,
@@ -158,15 +188,43 @@ public func buildApplication<S: Stores>(
     metrics: PrometheusCollectorRegistry,
     logger: Logger,
     background: [any Service] = [],
-    onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in },
+    onRedirectListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
-    let gate = ConnectionGate(
-        maximumConnections: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
-    let server = HTTPServerBuilder { responder in
-        GuardedHTTP1Channel(
-            http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
-            gate: gate, addressing: options.addressing, requestTimeout: options.requestTimeout,
-            stalledReaderTimeout: options.stalledReaderTimeout)
+    let guarding = options.connectionGuard()
+    let idleTimeout = TimeAmount(options.idleTimeout)
+    let server: HTTPServerBuilder
+    var redirect: [any Service] = []
+    let tlsPort = ListeningPort()
+    if let tls = options.tls {
+        let requestTimeout = options.requestTimeout
+        server = HTTPServerBuilder { responder in
+            GuardedTLSChannel(
+                http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)),
+                http2: HTTP2Channel(
+                    responder: responder,
+                    configuration: .init(
+                        idleTimeout: options.idleTimeout,
+                        streamConfiguration: .init(
+                            additionalChannelHandlers: [StreamDeadlineHandler(timeout: requestTimeout), ConnectionFieldsHandler()]))),
+                certificates: tls.certificates, guarding: guarding)
+        }
+        if let redirectPort = tls.redirectPort {
+            redirect.append(Application(
+                responder: HTTPSRedirectResponder(tlsPort: tlsPort),
+                server: HTTPServerBuilder { responder in
+                    GuardedHTTP1Channel(
+                        http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), guarding: guarding)
+                },
+                configuration: ApplicationConfiguration(address: .hostname(host, port: redirectPort), serverName: "Vicinity"),
+                onServerRunning: { channel in await onRedirectListening(host, channel.localAddress?.port ?? redirectPort) },
+                logger: logger))
+        }
+    } else {
+        server = HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(
+                http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), guarding: guarding)
+        }
     }
     return Application(
         router: buildRouter(services: services, options: options, metrics: metrics),
@@ -176,8 +234,12 @@ public func buildApplication<S: Stores>(
             ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger),
             VoteAnnouncer(votes: services.votes, logger: logger),
             OutboxDelivery(sender: services.outbox, logger: logger),
-        ] + background,
-        onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? port) },
+        ] + redirect + background,
+        onServerRunning: { channel in
+            let bound = channel.localAddress?.port ?? port
+            tlsPort.bound(bound)
+            await onListening(host, bound)
+        },
         logger: logger
     )
 }

@@ -149,6 +149,13 @@ enum OptionText {
         return number
     }
 
+    /// A TCP port number: 16 bits; 0 asks the system for a free one.
+    static func port(_ text: String) throws(OptionRefusal) -> Int {
+        let port = try wholeNumber(text)
+        guard (0...Int(UInt16.max)).contains(port) else { throw .predicate("must be in 0...\(UInt16.max), not \(port)") }
+        return port
+    }
+
     /// The text as given, for options whose meaning is checked where it is used (folders, URLs).
     static func verbatim(_ text: String) -> String { text }
 }

@@ -22,11 +22,15 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the HTTP service.",
         discussion: OptionName.environmentDiscussion(options.names)
-            + " SIGTERM or SIGINT stops accepting connections and lets requests in flight finish."
+            + " SIGTERM or SIGINT stops accepting connections and lets requests in flight finish. SIGHUP reads the TLS"
+            + " certificate and key again."
     )
 
     @Option(Self.options.host) var host: String?
     @Option(Self.options.port) var port: String?
+    @Option(Self.options.tlsCertificate) var tlsCertificate: String?
+    @Option(Self.options.tlsKey) var tlsKey: String?
+    @Option(Self.options.tlsRedirectPort) var tlsRedirectPort: String?
     @OptionGroup var database: DatabaseOptions
     @Option(Self.options.templeCategories) var templeCategories: String?
     @Option(Self.options.bcryptCost) var bcryptCost: String?
@@ -59,6 +63,8 @@ struct Serve: AsyncParsableCommand {
     struct Settings {
         var host: String
         var port: Int
+        /// From `--tls-cert` and `--tls-key`, read and checked; nil for plain HTTP.
+        var tls: TLSOptions?
         var services: ServiceSettings
         var bcryptCost: BcryptCost
         var trustedProxies: Set<String>
@@ -101,6 +107,7 @@ struct Serve: AsyncParsableCommand {
         // In the table's order, so that of several bad settings the first in the help is named.
         let host = try value(table.host, host)
         let port = try value(table.port, port)
+        let tls = try tlsSettings(port: port, environment: environment)
         var services = ServiceSettings(temples: try value(table.templeCategories, templeCategories))
         let bcryptCost = try value(table.bcryptCost, bcryptCost)
         services.friends.positions.maximumAge = try value(table.positionMaxAge, positionMaxAge)
@@ -169,10 +176,33 @@ struct Serve: AsyncParsableCommand {
         }
 
         return Settings(
-            host: host, port: port, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
+            host: host, port: port, tls: tls, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
             logLevel: try value(table.logLevel, logLevel), storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
             page: page, mail: mail, limitKeys: limitKeys)
+    }
+
+    /// The certificate and key, both given and read, and the redirect port; nil when neither file is given.
+    private func tlsSettings(port: Int, environment: [String: String]) throws -> TLSOptions? {
+        let table = Self.options
+        let certificate = try table.tlsCertificate.resolve(given: tlsCertificate, environment: environment)
+        let key = try table.tlsKey.resolve(given: tlsKey, environment: environment)
+        let redirectPort = try table.tlsRedirectPort.resolve(given: tlsRedirectPort, environment: environment)
+        guard let certificate else {
+            if let stray = [(key != nil, table.tlsKey.name), (redirectPort != nil, table.tlsRedirectPort.name)].first(where: \.0)?.1 {
+                throw stray.refusal(.predicate("goes with \(table.tlsCertificate.name.long), which is not given"))
+            }
+            return nil
+        }
+        guard let key else { throw table.tlsCertificate.name.refusal(.predicate("needs \(table.tlsKey.name.long), which is not given")) }
+        if let redirectPort, redirectPort != 0, redirectPort == port {
+            throw table.tlsRedirectPort.name.refusal(.predicate("must differ from \(table.port.name.long), \(port)"))
+        }
+        do throws(TLSFileProblem) {
+            return TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: certificate, key: key)), redirectPort: redirectPort)
+        } catch {
+            throw (error.file == .certificate ? table.tlsCertificate : table.tlsKey).name.refusal(.predicate(error.description))
+        }
     }
 
     /// The relay from `--smtp-url`, its password from the URL, `VICINITY_SMTP_PASSWORD` or
@@ -282,7 +312,7 @@ struct Serve: AsyncParsableCommand {
             options: HTTPOptions(
                 trustedProxies: settings.trustedProxies, requestTimeout: settings.requestTimeout,
                 maximumConnections: connectionCap, maximumConnectionsPerClient: settings.maximumConnectionsPerClient,
-                addressGroups: settings.addressGroups, page: settings.page),
+                addressGroups: settings.addressGroups, page: settings.page, tls: settings.tls),
             host: settings.host,
             port: settings.port,
             metrics: registry,
@@ -292,10 +322,23 @@ struct Serve: AsyncParsableCommand {
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
-                let line = "Vicinity serving http://\(host):\(port) from \(location) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
+                let scheme = settings.tls == nil ? "http" : "https"
+                let line = "Vicinity serving \(scheme)://\(host):\(port) from \(location) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
+            },
+            onRedirectListening: { host, port in
+                FileHandle.standardOutput.write(Data("Vicinity redirecting http://\(host):\(port) to HTTPS\n".utf8))
             }
         )
+        // Kept until the server stops: SIGHUP reloads the certificate from here on.
+        let reloads = ReloadSignal(logger: logger) { [certificates = settings.tls?.certificates] in
+            guard let certificates else {
+                logger.notice("SIGHUP: nothing to reload without --tls-cert")
+                return
+            }
+            await certificates.reload(logger: logger)
+        }
+        defer { withExtendedLifetime(reloads) {} }
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {

@@ -26,13 +26,25 @@ struct ServeOptionTable: Sendable {
     let port = EnvironmentOption(
         "port", variable: "VICINITY_PORT", valueName: "port",
         abstract: "TCP port to listen on; 0 picks a free one, named in the start-up line.",
-        standard: 8080
-    ) { text throws(OptionRefusal) in
-        let port = try OptionText.wholeNumber(text)
-        // TCP port numbers are 16 bits.
-        guard (0...Int(UInt16.max)).contains(port) else { throw .predicate("must be in 0...\(UInt16.max), not \(port)") }
-        return port
-    }
+        standard: 8080, read: OptionText.port)
+
+    /// The certificate and key are read in `Serve.settings`, both together, so that a refusal can say which file
+    /// is at fault and why.
+    let tlsCertificate = EnvironmentOption<String?>(
+        "tls-cert", variable: "VICINITY_TLS_CERT", valueName: "file",
+        abstract: "Serve HTTPS only, with this PEM certificate: the server's first, then its intermediates. HTTP/2 and HTTP/1.1 by ALPN, TLS 1.2 or later; needs --tls-key.",
+        standard: nil, shown: "none: plain HTTP",
+        note: "SIGHUP reads the certificate and key again, for new connections; open ones are kept.", read: OptionText.verbatim)
+
+    let tlsKey = EnvironmentOption<String?>(
+        "tls-key", variable: "VICINITY_TLS_KEY", valueName: "file",
+        abstract: "The unencrypted PEM private key of --tls-cert's certificate.",
+        standard: nil, shown: nil, read: OptionText.verbatim)
+
+    let tlsRedirectPort = EnvironmentOption<Int?>(
+        "tls-redirect-port", variable: "VICINITY_TLS_REDIRECT_PORT", valueName: "port",
+        abstract: "Also listen for plain HTTP on this port (80 in front of 443), answering every request 308 to the same path over HTTPS on the host asked for.",
+        standard: nil, shown: "none", read: OptionText.port)
 
     let database = DatabaseOptions.record
 

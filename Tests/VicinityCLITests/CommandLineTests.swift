@@ -64,11 +64,12 @@ enum CLI {
 
     static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
 
-    /// Starts the server and returns the first line it writes on standard output.
-    static func startUpLine(of server: Process) async throws -> String {
+    /// Starts the server and returns the first line it writes on standard output; its standard error goes
+    /// nowhere unless `keepingErrors`, which leaves it where the caller put it.
+    static func startUpLine(of server: Process, keepingErrors: Bool = false) async throws -> String {
         let output = Pipe()
         server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
+        if !keepingErrors { server.standardError = FileHandle.nullDevice }
         try server.run()
         let handle = output.fileHandleForReading
         return String(decoding: try await offThePool { try readLine(from: handle) }, as: UTF8.self)
@@ -85,6 +86,15 @@ enum CLI {
             guard let byte = try handle.read(upToCount: 1), !byte.isEmpty else { throw Ended() }
             if byte == Data("\n".utf8) { return line }
             line.append(byte)
+        }
+    }
+
+    /// Reads lines from a pipe until one satisfies `wanted`, and returns it: for a line a server logs once what a
+    /// test waits for has happened.
+    static func line(from handle: FileHandle, where wanted: (String) -> Bool) throws -> String {
+        while true {
+            let line = String(decoding: try readLine(from: handle), as: UTF8.self)
+            if wanted(line) { return line }
         }
     }
 

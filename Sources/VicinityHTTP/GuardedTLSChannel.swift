@@ -1,0 +1,89 @@
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NIOTLS
+
+/// TLS connections behind the same `ConnectionGate` and deadlines as plain ones, speaking HTTP/2 or HTTP/1.1 as
+/// the client chose by ALPN.
+///
+/// Each connection is served with the certificate current when it is accepted (`TLSCertificates`), so a reload
+/// reaches new handshakes at once and leaves open connections as they are. After the handshake, HTTP/1.1 is
+/// Hummingbird's own channel with the whole-request deadline behind the TLS handler; HTTP/2 is Hummingbird's
+/// HTTP/2 channel, each stream with its own deadline (`StreamDeadlineHandler`) and without the connection-level
+/// fields HTTP/2 forbids (`ConnectionFieldsHandler`).
+///
+/// A refused connection is closed before any handshake. Answering it 503, as a plain connection is, would cost a
+/// handshake (a signature with the server's key) for every refusal: the work a flood would have the server do.
+struct GuardedTLSChannel: ServerChildChannel {
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
+
+    enum Value: ServerChildChannelValue {
+        /// The protocol the client chose, known once the handshake is done.
+        case admitted(any Channel, EventLoopFuture<Negotiated>)
+        /// Closed at once; nothing more to do.
+        case refused(any Channel)
+
+        var channel: any Channel {
+            switch self {
+            case .admitted(let channel, _): channel
+            case .refused(let channel): channel
+            }
+        }
+    }
+
+    let http1: HTTP1Channel
+    let http2: HTTP2Channel
+    let certificates: TLSCertificates
+    let guarding: ConnectionGuard
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        guard case .admitted(let place) = guarding.admit(channel) else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(.refused(channel))
+        }
+        let http1 = http1, http2 = http2, guarding = guarding
+        return channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            let tls = NIOSSLServerHandler(context: certificates.current.context)
+            try pipeline.addHandler(tls)
+            try guarding.guardConnection(channel, place: place, logger: logger)
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
+                switch result {
+                case .negotiated("h2"):
+                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
+                case .negotiated("http/1.1"), .fallback:
+                    return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                        try guarding.guardRequests(on: channel, behind: tls)
+                        return .http1_1(value)
+                    }
+                case .negotiated:
+                    // Only the protocols offered can be chosen; anything else is a broken client.
+                    return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
+                }
+            }
+            try pipeline.addHandler(negotiation)
+            return Value.admitted(channel, negotiation.protocolNegotiationResult)
+        }.flatMapErrorThrowing { error in
+            channel.close(promise: nil)
+            throw error
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        guard case .admitted(let channel, let negotiated) = value else { return }
+        do {
+            switch try await negotiated.get() {
+            case .http1_1(let connection): await http1.handle(value: connection, logger: logger)
+            case .http2(let connection): await http2.handle(value: connection, logger: logger)
+            }
+        } catch {
+            // A failed handshake (a client that trusts another authority, speaks too old a TLS or is not TLS at all)
+            // is the client's business; the connection is closed by now.
+            logger.debug("TLS connection ended before a protocol was agreed", metadata: ["error": "\(error)"])
+            channel.close(promise: nil)
+        }
+    }
+}
