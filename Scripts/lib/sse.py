@@ -1,5 +1,5 @@
-"""The event stream of /v1/events as the checks and a benchmark read it (Scripts/check/cluster.py and faults.py,
-Scripts/bench/listeners.py)."""
+"""The event stream of /v1/events as the checks and benchmarks read it (Scripts/check/cluster.py, faults.py and
+crash.py, Scripts/bench/listeners.py and soak.py)."""
 import http.client
 
 
@@ -16,7 +16,14 @@ def open_stream(host, port, token, last_event_id=None, timeout=120):
 
 def events(response):
     """The id and type of each event of the stream as it arrives, until the stream ends."""
-    event_id = kind = None
+    for event_id, kind, _ in records(response):
+        yield event_id, kind
+
+
+def records(response):
+    """The id, type and data (the text of its `data:` line) of each recorded event of the stream as it
+    arrives, until the stream ends; notices without an id are left out."""
+    event_id = kind = data = None
     while True:
         line = response.readline()
         if not line:
@@ -26,6 +33,9 @@ def events(response):
             event_id = line[4:]
         elif line.startswith("event: "):
             kind = line[7:]
-        elif line == "" and event_id:
-            yield event_id, kind
-            event_id = kind = None
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line == "":
+            if event_id:
+                yield event_id, kind, data
+            event_id = kind = data = None
