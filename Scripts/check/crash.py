@@ -6,17 +6,19 @@
 
 The people of FILE (vicinity-seed's sessions.txt) each hold an event stream, resumed with Last-Event-ID after
 every cut as a browser's EventSource does, and W client threads write for them at full pace: position updates,
-friend requests and accepts, pokes, votes opened, ballots and vote closes. Each round, after MIN to MAX
-seconds of that, the server is killed with SIGKILL and started again (N rounds), or PostgreSQL is killed with
-`SCRIPT crash` (pg_ctl stop -m immediate) and started again under the running server (M rounds). After each
-round the writers pause and everything is read back through the API (each person's export, and the streams):
+friend requests, accepts and friendships ended (and asked for again), pokes, votes opened, ballots and vote
+closes. Each round, after MIN to MAX seconds of that, the server is killed with SIGKILL and started again (N
+rounds), or PostgreSQL is killed with `SCRIPT crash` (pg_ctl stop -m immediate) and started again under the
+running server (M rounds). After each round the writers pause and everything is read back through the API
+(each person's export, and the streams):
 
 - every acknowledged write is there: each person's last acknowledged position (or one sent after it that got
-  no answer), each friend request and accept, each ballot with its choice, each vote opened, each close;
-- every event is there exactly once: a friend_request for each request, a friend_accepted for each friendship,
-  each acknowledged poke (matched by its time) and no more pokes than were sent, one vote_finished per
-  finished vote for its initiator and each voter and none for a vote still open; each stream read every event
-  of the export once, in order, across all the kills;
+  no answer), each friend request and accept, each friendship ended, each ballot with its choice, each vote
+  opened, each close;
+- every event is there exactly once: a friend_request for each request, a friend_accepted each time two
+  became friends, each acknowledged poke (matched by its time) and no more pokes than were sent, one
+  vote_finished per finished vote for its initiator and each voter and none for a vote still open; each
+  stream read every event of the export once, in order, across all the kills;
 - nothing is half done: no friendship on one side only, no request seen by one side only, no finished vote
   without its events, no event without what it announces, no vote whose count differs from its ballots;
 - on SpatiaLite, while the server is down after each kill: PRAGMA integrity_check, rtreecheck and
@@ -60,7 +62,7 @@ RANDOM = random.Random(SEED)
 HOST = "127.0.0.1"
 SPATIALITE = not options.db.startswith("postgres")
 PASSWORD = "482913"
-KINDS = ["positions", "requests", "accepts", "pokes", "votes", "ballots", "closes"]
+KINDS = ["positions", "requests", "accepts", "unfriends", "pokes", "votes", "ballots", "closes"]
 DEADLINE_START = 90  # seconds for the server to answer /health after a start
 DEADLINE_CHECK = 30  # seconds for the announcer and the streams to catch up after a round
 
@@ -128,15 +130,20 @@ class Person:
 
 
 class Pair:
-    """A friendship asked by `a` of `b`: 'none' (not asked), 'asked?' (asked, no answer), 'pending' (its id
-    known), 'accepting?' (accepted, no answer), 'friends'."""
+    """A friendship asked by `a` of `b`, again after each time it ends: 'none' (not asked, or ended), 'asked?'
+    (asked, no answer), 'pending' (its id known), 'accepting?' (accepted, no answer), 'friends', 'ending?'
+    (ended, no answer). `request_ids` holds every request known to have been made, `accepted` how many times
+    they became friends."""
 
     def __init__(self, a, b):
         self.a, self.b = a, b
         self.state = "none"
         self.request_id = None
+        self.request_ids = []
+        self.accepted = 0
         self.request_acknowledged = False
         self.accept_acknowledged = False
+        self.unfriend_acknowledged = False
 
 
 class Poking:
@@ -164,7 +171,7 @@ POKES = {}  # (from index, to index) -> Poking
 VOTES = {}  # vote id -> TrackedVote
 FAILURES = []  # answers that break the contract (a 500, a 400 to a valid request, ...)
 ROUND = {"acknowledged": {}, "maybe": {}}
-TOTAL = {"acknowledged": {}, "maybe": {}, "lost": 0, "duplicated": 0, "half_done": 0}
+TOTAL = {"acknowledged": {}, "maybe": {}, "lost": set(), "duplicated": set(), "half_done": set()}  # findings, each once
 RUN = threading.Event()
 STOP = threading.Event()
 
@@ -210,8 +217,10 @@ def choose(person, generator):
         return friend_request
     if roll < 0.20:
         return accept
-    if roll < 0.30:
+    if roll < 0.27:
         return poke
+    if roll < 0.30:
+        return unfriend
     if roll < 0.36:
         return open_vote
     if roll < 0.56:
@@ -267,6 +276,8 @@ def friend_request(client, person, generator, tag):
             ROUND["maybe"]["requests"] = ROUND["maybe"].get("requests", 0) + 1
         elif answer[0] == 201:
             pair.state, pair.request_id, pair.request_acknowledged = "pending", json.loads(answer[2])["id"], True
+            pair.request_ids.append(pair.request_id)
+            pair.accept_acknowledged = pair.unfriend_acknowledged = False
             ROUND["acknowledged"]["requests"] = ROUND["acknowledged"].get("requests", 0) + 1
         else:
             pair.state = "none"
@@ -288,11 +299,35 @@ def accept(client, person, generator, tag):
         elif unanswered(answer):
             ROUND["maybe"]["accepts"] = ROUND["maybe"].get("accepts", 0) + 1
         elif answer[0] == 200:
-            pair.state, pair.accept_acknowledged = "friends", True
+            pair.state, pair.accept_acknowledged, pair.accepted = "friends", True, pair.accepted + 1
             ROUND["acknowledged"]["accepts"] = ROUND["acknowledged"].get("accepts", 0) + 1
         else:
             pair.state = "pending"
             FAILURES.append(f"POST accept: {answer[0]} {answer[2][:200]}")
+    return answer
+
+
+def unfriend(client, person, generator, tag):
+    with LOCK:
+        pairs = [pair for pair in PAIRS if pair.state == "friends" and person in (pair.a, pair.b)]
+        if not pairs:
+            return SKIP
+        pair = generator.choice(pairs)
+        pair.state = "ending?"
+    other = pair.b if pair.a is person else pair.a
+    answer = client.send("DELETE", f"/v1/friends/{other.id}", person.token)
+    with LOCK:
+        if answer is None and client.refused:
+            pair.state = "friends"
+        elif unanswered(answer):
+            ROUND["maybe"]["unfriends"] = ROUND["maybe"].get("unfriends", 0) + 1
+        elif answer[0] == 204:
+            pair.state, pair.unfriend_acknowledged = "none", True
+            pair.request_acknowledged = pair.accept_acknowledged = False
+            ROUND["acknowledged"]["unfriends"] = ROUND["acknowledged"].get("unfriends", 0) + 1
+        else:
+            pair.state = "friends"
+            FAILURES.append(f"DELETE /v1/friends: {answer[0]} {answer[2][:200]}")
     return answer
 
 
@@ -304,10 +339,10 @@ def poke(client, person, generator, tag):
                 other = pair.b if pair.a is person else pair.a
                 poking = POKES.setdefault((person.index, other.index), Poking())
                 if not poking.spent and len(poking.acknowledged) + poking.maybe < 3:
-                    choices.append((other, poking))
+                    choices.append((other, poking, pair))
         if not choices:
             return SKIP
-        other, poking = generator.choice(choices)
+        other, poking, pair = generator.choice(choices)
         poking.maybe += 1
     answer = client.send("POST", f"/v1/friends/{other.id}/pokes", person.token)
     with LOCK:
@@ -322,6 +357,8 @@ def poke(client, person, generator, tag):
         elif answer[0] == 429:
             poking.maybe -= 1
             poking.spent = True  # three in ten minutes, some of them unanswered
+        elif answer[0] == 404 and pair.state != "friends":
+            poking.maybe -= 1  # the other ended the friendship meanwhile
         else:
             poking.maybe -= 1
             FAILURES.append(f"POST pokes: {answer[0]} {answer[2][:200]}")
@@ -518,36 +555,40 @@ def check(client):
         pending = incoming[b.index].get(a.id)
         if incoming[a.index].get(b.id):
             findings.other.append(f"a request from {b.index} to {a.index} that nobody sent")
-        if pair.accept_acknowledged and not are_friends:
-            findings.lost.append(f"friendship {a.index}-{b.index}: accepted, not there")
-        elif pair.request_acknowledged and not (are_friends or pending):
-            findings.lost.append(f"request {pair.request_id} of {a.index} to {b.index}: acknowledged, not there")
-        elif pair.state in ("pending", "accepting?", "friends") and not (are_friends or pending):
-            findings.lost.append(f"request {pair.request_id} of {a.index} to {b.index}: seen before, gone now")
-        if are_friends and pair.state not in ("accepting?", "friends"):
-            findings.other.append(f"friendship {a.index}-{b.index} that nobody accepted")
-        if pending and pair.state == "none":
+        if pair.state == "friends" and not are_friends:
+            findings.lost.append(f"friendship {a.index}-{b.index}: " + ("accepted" if pair.accept_acknowledged else "seen before") + ", not there")
+        elif pair.state == "pending" and not pending:
+            findings.lost.append(f"request {pair.request_id} of {a.index} to {b.index}: "
+                                 + ("acknowledged" if pair.request_acknowledged else "seen before") + ", not there")
+        elif pair.state == "accepting?" and not (are_friends or pending):
+            findings.lost.append(f"request {pair.request_id} of {a.index} to {b.index}: neither pending nor accepted")
+        if are_friends and pair.state not in ("accepting?", "friends", "ending?"):
+            if pair.unfriend_acknowledged:
+                findings.lost.append(f"friendship {a.index}-{b.index}: ended (acknowledged), still there")
+            else:
+                findings.other.append(f"friendship {a.index}-{b.index} that nobody accepted")
+        if pending and pair.state not in ("asked?", "pending", "accepting?"):
             findings.other.append(f"request of {a.index} to {b.index} that nobody sent")
-        if pending and pair.request_id and pending != pair.request_id:
-            findings.other.append(f"request of {a.index} to {b.index}: {pending}, acknowledged {pair.request_id}")
-        request_id = pair.request_id or pending
-        asked = [event for event in events[b.index] if event["type"] == "friend_request" and event["from"]["id"] == a.id]
-        if request_id and (pending or are_friends or pair.request_acknowledged):
-            mine = [event for event in asked if event["request_id"] == request_id]
-            if not mine:
+        if pending and pair.request_id and pair.state != "asked?" and pending != pair.request_id:
+            findings.other.append(f"request of {a.index} to {b.index}: {pending}, known {pair.request_id}")
+        # Every request ever made between them has its one friend_request event, and there is no other.
+        made = set(pair.request_ids) | ({pending} if pending else set())
+        asked = [event["request_id"] for event in events[b.index] if event["type"] == "friend_request" and event["from"]["id"] == a.id]
+        for request_id in made:
+            if asked.count(request_id) == 0:
                 findings.half_done.append(f"request {request_id} of {a.index} to {b.index} without its friend_request event")
-            elif len(mine) > 1:
-                findings.duplicated.append(f"request {request_id}: {len(mine)} friend_request events")
-        others = [event for event in asked if event["request_id"] != request_id]
-        if others:
-            findings.other.append(f"{len(others)} friend_request events of {a.index} to {b.index} for no request there")
+            elif asked.count(request_id) > 1:
+                findings.duplicated.append(f"request {request_id}: {asked.count(request_id)} friend_request events")
+        strays = [request_id for request_id in asked if request_id not in made]
+        if strays:
+            findings.half_done.append(f"{len(strays)} friend_request events of {a.index} to {b.index} for no request there")
+        # One friend_accepted for each time they became friends.
+        formed = pair.accepted + (1 if pair.state == "accepting?" and are_friends else 0)
         accepted = [event for event in events[a.index] if event["type"] == "friend_accepted" and event["friend"]["id"] == b.id]
-        if are_friends and not accepted:
-            findings.half_done.append(f"friendship {a.index}-{b.index} without its friend_accepted event")
-        elif len(accepted) > 1:
-            findings.duplicated.append(f"friendship {a.index}-{b.index}: {len(accepted)} friend_accepted events")
-        elif accepted and not are_friends:
-            findings.half_done.append(f"friend_accepted of {b.index} to {a.index} without the friendship")
+        if len(accepted) < formed:
+            findings.half_done.append(f"friendship {a.index}-{b.index} formed {formed} times, {len(accepted)} friend_accepted events")
+        elif len(accepted) > formed:
+            findings.duplicated.append(f"friendship {a.index}-{b.index} formed {formed} times, {len(accepted)} friend_accepted events")
         adoptions.append(lambda pair=pair, pending=pending, are_friends=are_friends: adopt_pair(pair, pending, are_friends))
 
     # Pokes, matched by their time.
@@ -648,10 +689,17 @@ def check(client):
 
 
 def adopt_pair(pair, pending, are_friends):
-    if pair.state == "asked?":
-        pair.state, pair.request_id = ("pending", pending) if pending else ("none", None)
+    if pair.state == "asked?" and pending:
+        pair.state, pair.request_id = "pending", pending
+        pair.request_ids.append(pending)
+    elif pair.state == "asked?":
+        pair.state = "none"
+    elif pair.state == "accepting?" and are_friends:
+        pair.state, pair.accepted = "friends", pair.accepted + 1
     elif pair.state == "accepting?":
-        pair.state = "friends" if are_friends else "pending"
+        pair.state = "pending"
+    elif pair.state == "ending?":
+        pair.state = "friends" if are_friends else "none"
 
 
 def adopt_vote(vote, present, state):
@@ -788,9 +836,9 @@ def main():
         for bucket, counts in (("acknowledged", acknowledged), ("maybe", maybe)):
             for key, value in counts.items():
                 TOTAL[bucket][key] = TOTAL[bucket].get(key, 0) + value
-        TOTAL["lost"] += len(findings.lost)
-        TOTAL["duplicated"] += len(findings.duplicated)
-        TOTAL["half_done"] += len(findings.half_done)
+        TOTAL["lost"] |= set(findings.lost)
+        TOTAL["duplicated"] |= set(findings.duplicated)
+        TOTAL["half_done"] |= set(findings.half_done)
         log(f"round {number}: {how}")
         log("  acknowledged: " + ", ".join(f"{kind_} {acknowledged.get(kind_, 0)}" for kind_ in KINDS)
             + f"; unanswered: {sum(maybe.values())}; events listed {events_read}")
@@ -815,7 +863,7 @@ def main():
     log(f"totals over {len(kinds)} rounds: acknowledged " + ", ".join(f"{kind} {totals.get(kind, 0)}" for kind in KINDS)
         + f" ({sum(totals.values())} writes); unanswered {sum(TOTAL['maybe'].values())}; streams read "
         f"{sum(len(person.stream.events) for person in PEOPLE)} events over {sum(person.stream.opened for person in PEOPLE)} connections")
-    log(f"lost {TOTAL['lost']}, duplicated {TOTAL['duplicated']}, half-done {TOTAL['half_done']}")
+    log(f"lost {len(TOTAL['lost'])}, duplicated {len(TOTAL['duplicated'])}, half-done {len(TOTAL['half_done'])}")
     if FAILURES:
         failed = True
         log(f"{len(FAILURES)} answers broke the contract, first:")

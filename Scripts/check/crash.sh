@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Crash rounds (Scripts/check/crash.py says exactly what is checked): 60 seeded people holding event streams,
-# 8 clients writing for them at full pace (position updates, friend requests and accepts, pokes, votes opened,
-# ballots, vote closes), the server killed with SIGKILL at a random moment and started again; then every
-# acknowledged write and every event is looked for through the API (each person's export, and the streams
-# resumed with Last-Event-ID), each must be there exactly once, nothing half done; on SpatiaLite, while the
-# server is down, PRAGMA integrity_check, rtreecheck and CheckSpatialIndex of every R*Tree. Prints the counts of
-# each round and the totals; fails on any loss, duplicate or half-done change.
+# 8 clients writing for them at full pace (position updates, friend requests, accepts and friendships ended,
+# pokes, votes opened, ballots, vote closes), the server killed with SIGKILL at a random moment and started
+# again; then every acknowledged write and every event is looked for through the API (each person's export,
+# and the streams resumed with Last-Event-ID), each must be there exactly once, nothing half done; on
+# SpatiaLite, while the server is down, PRAGMA integrity_check, rtreecheck and CheckSpatialIndex of every
+# R*Tree. Prints the counts of each round and the totals; fails on any loss, duplicate or half-done change.
 #
 #   Scripts/check/crash.sh [--quick] [--postgres] [--rounds N] [--seed S]
 #       SpatiaLite: 10 rounds of 4-12 s on the release build; --quick: 3 rounds of 2-5 s on the debug build (CI)

@@ -23,6 +23,14 @@ def events(response):
 def records(response):
     """The id, type and data (the text of its `data:` line) of each recorded event of the stream as it
     arrives, until the stream ends; notices without an id are left out."""
+    for event_id, kind, data in deliveries(response):
+        if event_id:
+            yield event_id, kind, data
+
+
+def deliveries(response):
+    """The id (None for a notice, such as friend_moved), type and data of everything the stream delivers, as
+    it arrives, until the stream ends."""
     event_id = kind = data = None
     while True:
         line = response.readline()
@@ -36,6 +44,6 @@ def records(response):
         elif line.startswith("data: "):
             data = line[6:]
         elif line == "":
-            if event_id:
+            if event_id or kind:
                 yield event_id, kind, data
             event_id = kind = data = None
