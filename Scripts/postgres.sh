@@ -7,6 +7,8 @@
 #   Scripts/postgres.sh stop     stop it (the cluster stays for the next start)
 #   Scripts/postgres.sh restart  stop it (fast: open sessions are ended) and start it again, as an operator's
 #                                restart or a failover does to clients
+#   Scripts/postgres.sh crash    stop it as a power cut would (`pg_ctl stop -m immediate`: no checkpoint, every
+#                                session dropped; the next start recovers from the WAL)
 #   Scripts/postgres.sh destroy  stop it and remove its folder
 #   Scripts/postgres.sh url      print the URL to give `--db` (postgres://vicinity@127.0.0.1:PORT/vicinity)
 #   Scripts/postgres.sh fresh NAME  start it, (re)create an empty database NAME with PostGIS and pg_trgm, and
@@ -74,13 +76,21 @@ stop() {
     "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+crash() {
+    local bin
+    bin="$(binaries)" || return 0
+    [ -s "$folder/data/PG_VERSION" ] || return 0
+    "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
 case "${1:-}" in
     start) start ;;
+    crash) crash ;;
     fresh) fresh "${2:?usage: Scripts/postgres.sh fresh NAME}" ;;
     stop) stop ;;
     restart) stop; start >/dev/null ;;
     destroy) stop; rm -rf "$folder" ;;
     url) echo "$url" ;;
     status) answers ;;
-    *) echo "usage: Scripts/postgres.sh start|stop|restart|destroy|url|status|fresh NAME" >&2; exit 64 ;;
+    *) echo "usage: Scripts/postgres.sh start|stop|restart|crash|destroy|url|status|fresh NAME" >&2; exit 64 ;;
 esac

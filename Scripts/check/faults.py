@@ -33,9 +33,10 @@ import threading
 import time
 import urllib.parse
 
-# The stream reader is shared with the cluster check and the friends benchmark, in Scripts/lib.
+# The stream reader and the client are shared with the other checks and benchmarks, in Scripts/lib.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import sse
+from client import Client
 
 parser = argparse.ArgumentParser()
 parser.add_argument("base")
@@ -48,38 +49,6 @@ parser.add_argument("--postgres-down", type=float, default=8.0)
 options = parser.parse_args()
 BASE = urllib.parse.urlparse(options.base)
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-class Client:
-    """One keep-alive connection, reopened after any failure; answers (status, headers, body) or None when the
-    request got no answer (the connection failed under it: the request may or may not have been done)."""
-
-    def __init__(self, host=BASE.hostname, port=BASE.port, timeout=30):
-        self.host, self.port, self.timeout, self.connection = host, port, timeout, None
-
-    def send(self, method, path, token=None, body=None):
-        headers = {"Authorization": "Bearer " + token} if token else {}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers["Content-Type"] = "application/json"
-        try:
-            if self.connection is None:
-                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-            self.connection.request(method, path, body=data, headers=headers)
-            response = self.connection.getresponse()
-            text = response.read().decode()
-            if response.getheader("Connection", "").lower() == "close":
-                self.close()
-            return response.status, dict(response.getheaders()), text
-        except (OSError, http.client.HTTPException):
-            self.close()
-            return None
-
-    def close(self):
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
 
 
 class Tally:
@@ -169,7 +138,7 @@ def writer(index, sessions, acknowledged, unanswered):
     """Moves its own share of people, one write at a time, each to a new spot with a status saying which
     write it is; keeps per person the last acknowledged status and the statuses sent after it that got no
     answer."""
-    client = Client()
+    client = Client(BASE.hostname, BASE.port)
     mine = sessions[index::options.writers]
     generator = random.Random(index)
     sequence = 0
@@ -194,7 +163,7 @@ def writer(index, sessions, acknowledged, unanswered):
 
 
 def reader(index, token):
-    client = Client()
+    client = Client(BASE.hostname, BASE.port)
     generator = random.Random(100 + index)
     while not STOP.is_set():
         if generator.random() < 0.5:
@@ -237,7 +206,7 @@ def percentile(values, fraction):
 
 def main():
     sessions, poker = read_seeds()
-    client = Client()
+    client = Client(BASE.hostname, BASE.port)
     answer = client.send("GET", "/v1/friends", poker)
     if answer is None or answer[0] != 200:
         sys.exit(f"the poker's friends: {answer}")
@@ -262,7 +231,7 @@ def main():
     for thread in threads:
         thread.start()
     pokes_acknowledged, pokes_unanswered = {}, {}
-    poke_client = Client()
+    poke_client = Client(BASE.hostname, BASE.port)
     fronts = [line.split() for line in open(os.path.join(options.cluster_folder, "fronts")).read().splitlines()]
 
     TALLY.phase = "before"

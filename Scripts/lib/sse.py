@@ -1,5 +1,5 @@
-"""The event stream of /v1/events as the checks and a benchmark read it (Scripts/check/cluster.py and faults.py,
-Scripts/bench/listeners.py)."""
+"""The event stream of /v1/events as the checks and benchmarks read it (Scripts/check/cluster.py, faults.py and
+crash.py, Scripts/bench/listeners.py and soak.py)."""
 import http.client
 
 
@@ -19,7 +19,22 @@ def open_stream(host, port, token, last_event_id=None, timeout=120, tls=None):
 
 def events(response):
     """The id and type of each event of the stream as it arrives, until the stream ends."""
-    event_id = kind = None
+    for event_id, kind, _ in records(response):
+        yield event_id, kind
+
+
+def records(response):
+    """The id, type and data (the text of its `data:` line) of each recorded event of the stream as it
+    arrives, until the stream ends; notices without an id are left out."""
+    for event_id, kind, data in deliveries(response):
+        if event_id:
+            yield event_id, kind, data
+
+
+def deliveries(response):
+    """The id (None for a notice, such as friend_moved), type and data of everything the stream delivers, as
+    it arrives, until the stream ends."""
+    event_id = kind = data = None
     while True:
         line = response.readline()
         if not line:
@@ -29,6 +44,9 @@ def events(response):
             event_id = line[4:]
         elif line.startswith("event: "):
             kind = line[7:]
-        elif line == "" and event_id:
-            yield event_id, kind
-            event_id = kind = None
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line == "":
+            if event_id or kind:
+                yield event_id, kind, data
+            event_id = kind = data = None

@@ -306,26 +306,47 @@ extension InMemoryStore: PositionStore {
 }
 
 extension InMemoryStore: FriendStore {
-    public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
-        state.withLock { state in
-            if state.social.isFriend(request.from, request.to) { return .alreadyFriends }
-            if let theirs = state.social.pendingRequest(from: request.to, to: request.from) {
+    public func sendFriendRequest(
+        _ request: FriendRequest, announcing: @escaping @Sendable (FriendRequestOutcome) throws -> [EventDraft]
+    ) async throws -> FriendRequestOutcome {
+        // The outcome and its events are worked out before anything changes, so that a failure changes nothing.
+        try changing { state in
+            let outcome: FriendRequestOutcome
+            if state.social.isFriend(request.from, request.to) {
+                outcome = .alreadyFriends
+            } else if let theirs = state.social.pendingRequest(from: request.to, to: request.from) {
+                outcome = .becameFriends(accepted: theirs, since: request.createdAt)
+            } else if let mine = state.social.pendingRequest(from: request.from, to: request.to) {
+                outcome = .alreadyRequested(mine)
+            } else {
+                outcome = .sent(request)
+            }
+            let drafts = try announcing(outcome)
+            switch outcome {
+            case .becameFriends(let theirs, _):
                 state.social.requests[theirs.id] = nil
                 state.social.befriend(request.from, request.to, since: request.createdAt)
-                return .becameFriends(accepted: theirs, since: request.createdAt)
+            case .sent:
+                state.social.requests[request.id] = request
+            case .alreadyFriends, .alreadyRequested:
+                break
             }
-            if let mine = state.social.pendingRequest(from: request.from, to: request.to) { return .alreadyRequested(mine) }
-            state.social.requests[request.id] = request
-            return .sent(request)
+            let events = state.social.append(drafts)
+            return (outcome, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 
-    public func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest? {
-        state.withLock { state in
-            guard let request = state.social.requests[id], request.to == recipient else { return nil }
+    public func acceptFriendRequest(
+        _ id: FriendRequestID, recipient: UserID, at time: Timestamp,
+        announcing: @escaping @Sendable (FriendRequest) throws -> [EventDraft]
+    ) async throws -> FriendRequest? {
+        try changing { state in
+            guard let request = state.social.requests[id], request.to == recipient else { return (nil, []) }
+            let drafts = try announcing(request)
             state.social.requests[id] = nil
             state.social.befriend(request.from, request.to, since: time)
-            return request
+            let events = state.social.append(drafts)
+            return (request, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 

@@ -105,12 +105,20 @@ public protocol FriendStore: Sendable {
     /// interleave: if the two are friends, nothing changes (`alreadyFriends`); if the recipient had already
     /// asked the sender, their request becomes the friendship (`becameFriends`); if the sender already asked,
     /// nothing changes (`alreadyRequested`). However requests race, a pair ends with one friendship at most.
-    func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome
+    /// The events `announcing` makes of the outcome are recorded in the same transaction (as
+    /// `EventStore.appendEvents` records them): the change never stands without them, nor they without it.
+    func sendFriendRequest(
+        _ request: FriendRequest, announcing: @escaping @Sendable (FriendRequestOutcome) throws -> [EventDraft]
+    ) async throws -> FriendRequestOutcome
 
     /// Accepts a pending request addressed to `recipient`, making the two friends (each sharing their
     /// position with the other), and returns it; nil when no such request is addressed to them, also when a
-    /// concurrent call took or removed it first. One step with `sendFriendRequest` for the same pair.
-    func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest?
+    /// concurrent call took or removed it first. One step with `sendFriendRequest` for the same pair. The
+    /// events `announcing` makes of the accepted request are recorded in the same transaction.
+    func acceptFriendRequest(
+        _ id: FriendRequestID, recipient: UserID, at time: Timestamp,
+        announcing: @escaping @Sendable (FriendRequest) throws -> [EventDraft]
+    ) async throws -> FriendRequest?
 
     /// Removes a pending request that `participant` sent (cancel) or received (decline); nil when they have
     /// no such request.
@@ -132,6 +140,18 @@ public protocol FriendStore: Sendable {
 
     /// How `user` stands to each of `others` (friend, request either way); absent means none.
     func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship]
+}
+
+extension FriendStore {
+    /// A request that announces nothing (seeding, tests of the store alone).
+    public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
+        try await sendFriendRequest(request) { _ in [] }
+    }
+
+    /// An accept that announces nothing (seeding, tests of the store alone).
+    public func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest? {
+        try await acceptFriendRequest(id, recipient: recipient, at: time) { _ in [] }
+    }
 }
 
 /// Where events wait for their recipients, for a retention window that survives a restart.

@@ -221,6 +221,62 @@ struct SocialStoreContractTests {
         #expect(try await store.relationships(of: a.id, with: [b.id, c.id]) == [b.id: .friend, c.id: .friend])
     }
 
+    @Test("a request, a request asked back and an accept commit with their events, or, when the events fail, not at all",
+          arguments: StoreKind.available)
+    func friendChangesWithTheirEvents(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben"), c = try account("cleo")
+        for person in [a, b, c] { try await store.createAccount(person, passwordHash: someHash) }
+        struct Refused: Error {}
+        func events(of user: UserID) async throws -> [Event] {
+            try await store.events(for: user, after: nil, since: epoch, limit: 10)
+        }
+
+        // Making the events fails: the request is not recorded either.
+        let ab = FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch)
+        await #expect(throws: Refused.self) { try await store.sendFriendRequest(ab) { _ in throw Refused() } }
+        #expect(try await store.friendRequests(of: b.id).isEmpty)
+        #expect(try await events(of: b.id).isEmpty)
+
+        // Recorded with its event, which the outcome named.
+        let sent = try await store.sendFriendRequest(ab) { outcome in
+            guard case .sent(let request) = outcome else { return [] }
+            return [.friendRequest(request, from: a.summary)]
+        }
+        #expect(sent == .sent(ab))
+        #expect(try await store.friendRequests(of: b.id) == [ab])
+        #expect(try await events(of: b.id).map(\.payload) == [.friendRequest(ab.id, from: a.summary)])
+
+        // An accept whose events fail leaves the request pending and no friendship; then it goes through.
+        await #expect(throws: Refused.self) {
+            try await store.acceptFriendRequest(ab.id, recipient: b.id, at: epoch + .seconds(1)) { _ in throw Refused() }
+        }
+        #expect(try await store.friendRequests(of: b.id) == [ab])
+        #expect(try await store.friendship(of: a.id, with: b.id) == nil)
+        let accepted = try await store.acceptFriendRequest(ab.id, recipient: b.id, at: epoch + .seconds(1)) { request in
+            [.friendAccepted(to: request.from, friend: b.summary, at: epoch + .seconds(1))]
+        }
+        #expect(accepted == ab)
+        #expect(try await store.friendship(of: a.id, with: b.id) != nil)
+        #expect(try await events(of: a.id).map(\.payload) == [.friendAccepted(friend: b.summary)])
+
+        // Asked back: the friendship and the first asker's event together, or neither.
+        let ca = FriendRequest(id: .random(), from: c.id, to: a.id, createdAt: epoch + .seconds(2))
+        _ = try await store.sendFriendRequest(ca)
+        let ac = FriendRequest(id: .random(), from: a.id, to: c.id, createdAt: epoch + .seconds(3))
+        await #expect(throws: Refused.self) { try await store.sendFriendRequest(ac) { _ in throw Refused() } }
+        #expect(try await store.friendship(of: a.id, with: c.id) == nil)
+        #expect(try await store.friendRequests(of: a.id) == [ca])
+        let crossed = try await store.sendFriendRequest(ac) { outcome in
+            guard case .becameFriends(_, let since) = outcome else { return [] }
+            return [.friendAccepted(to: c.id, friend: a.summary, at: since)]
+        }
+        #expect(crossed == .becameFriends(accepted: ca, since: epoch + .seconds(3)))
+        #expect(try await store.friendship(of: c.id, with: a.id) != nil)
+        #expect(try await events(of: c.id).map(\.payload) == [.friendAccepted(friend: a.summary)])
+    }
+
     @Test("sharing is set per direction; ending a friendship ends both sides", arguments: StoreKind.available)
     func sharingAndEnding(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store

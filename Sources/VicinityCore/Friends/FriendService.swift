@@ -188,12 +188,18 @@ public struct FriendService<S: Stores>: Sendable {
         guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
         guard let them = people[recipient] else { throw ServiceError.notFound(.user) }
         let request = FriendRequest(id: .random(), from: identity.userID, to: recipient, createdAt: clock.now)
-        switch try await stores.friends.sendFriendRequest(request) {
+        // The request (or the friendship) and its event are one transaction: neither stands without the other.
+        let outcome = try await stores.friends.sendFriendRequest(request) { outcome in
+            switch outcome {
+            case .sent(let sent): [.friendRequest(sent, from: me)]
+            case .becameFriends(_, let since): [.friendAccepted(to: recipient, friend: me, at: since)]
+            case .alreadyFriends, .alreadyRequested: []
+            }
+        }
+        switch outcome {
         case .sent(let sent):
-            try await events.record([.friendRequest(sent, from: me)])
             return .pending(FriendRequestView(request: sent, from: me, to: them))
-        case .becameFriends(let accepted, let since):
-            try await events.record([.friendAccepted(to: recipient, friend: me, at: since)])
+        case .becameFriends(let accepted, _):
             return .accepted(FriendRequestView(request: accepted, from: them, to: me), friend: try await friend(recipient, of: identity))
         case .alreadyFriends:
             throw ServiceError.conflict(.alreadyFriends)
@@ -216,11 +222,12 @@ public struct FriendService<S: Stores>: Sendable {
     /// Accepts a request addressed to the caller; the sender hears of it.
     public func accept(_ requestID: FriendRequestID, by identity: Identity) async throws -> FriendView {
         let now = clock.now
-        guard let request = try await stores.friends.acceptFriendRequest(requestID, recipient: identity.userID, at: now) else {
+        let me = try await stores.accounts.summaries(of: [identity.userID])[identity.userID]
+        // The friendship and the sender's event are one transaction: neither stands without the other.
+        guard let request = try await stores.friends.acceptFriendRequest(requestID, recipient: identity.userID, at: now, announcing: { request in
+            me.map { [.friendAccepted(to: request.from, friend: $0, at: now)] } ?? []
+        }) else {
             throw ServiceError.notFound(.friendRequest)
-        }
-        if let me = try await stores.accounts.summaries(of: [identity.userID])[identity.userID] {
-            try await events.record([.friendAccepted(to: request.from, friend: me, at: now)])
         }
         return try await friend(request.from, of: identity)
     }

@@ -18,31 +18,41 @@ extension SQLPlan {
             })
     }
 
-    /// Lets `rule` change the pair under its lock and writes back what it changed.
+    /// Lets `rule` change the pair under its lock and writes back what it changed, with the events `announcing`
+    /// makes of the result, in the same transaction.
     static func changing(
-        _ a: UserID, _ b: UserID, _ rule: @escaping @Sendable (inout FriendPair) throws -> Result
+        _ a: UserID, _ b: UserID, announcing: @escaping @Sendable (Result) throws -> [EventDraft] = { _ in [] },
+        _ rule: @escaping @Sendable (inout FriendPair) throws -> Result
     ) -> SQLPlan {
         .pair(a, b) { before in
             var after = before
             let result = try rule(&after)
-            return .writing(
-                SQLWrite.changes(from: before.sides, to: after.sides) + SQLWrite.changes(from: before.requests, to: after.requests),
-                result: result)
+            let writes = SQLWrite.changes(from: before.sides, to: after.sides) + SQLWrite.changes(from: before.requests, to: after.requests)
+            let drafts = try announcing(result)
+            if drafts.isEmpty { return .writing(writes, result: result) }
+            return .writing(writes) { _ in .appending(drafts) { _ in .done(result) } }
         }
     }
 }
 
 extension SQLRecordStore {
-    public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
-        try await write(.changing(request.from, request.to) { $0.send(request) })
+    public func sendFriendRequest(
+        _ request: FriendRequest, announcing: @escaping @Sendable (FriendRequestOutcome) throws -> [EventDraft]
+    ) async throws -> FriendRequestOutcome {
+        try await write(.changing(request.from, request.to, announcing: announcing) { $0.send(request) })
     }
 
-    public func acceptFriendRequest(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) async throws -> FriendRequest? {
+    public func acceptFriendRequest(
+        _ id: FriendRequestID, recipient: UserID, at time: Timestamp,
+        announcing: @escaping @Sendable (FriendRequest) throws -> [EventDraft]
+    ) async throws -> FriendRequest? {
         // The pair is known from the request; under its lock the pair is read again, in case another writer
         // turned the request into a friendship or removed it meanwhile.
         try await write(.select(FriendRequest.self, where: .and([.equals("id", .text(id.rawValue)), .equals("to_id", .text(recipient.rawValue))])) { seen in
             guard let request = seen.first else { return .done(nil) }
-            return .changing(request.from, request.to) { $0.accept(id, recipient: recipient, at: time) }
+            return .changing(request.from, request.to, announcing: { try $0.map(announcing) ?? [] }) {
+                $0.accept(id, recipient: recipient, at: time)
+            }
         })
     }
 
