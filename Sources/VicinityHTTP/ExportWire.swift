@@ -20,6 +20,7 @@ extension Wire {
                 return .object(fields)
             }),
             "friend_requests": .array(export.requests.map { .object(friendRequest($0, state: "pending")) }),
+            "devices": .array(export.devices.map(device)),
             "votes_started": .array(export.votesStarted.map { vote in
                 .object(self.vote(VoteView(vote: vote, initiatorName: export.account.summary.displayName, state: vote.state(at: export.at))))
             }),

@@ -60,6 +60,7 @@ extension AccountService {
             votesStarted: votes.values.filter { $0.initiator == id }.sorted { $0.createdAt < $1.createdAt },
             ballots: ballots.compactMap { ballot in votes[ballot.vote].map { (ballot, $0) } },
             events: try await stores.events.events(for: id, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: Int.max),
+            devices: try await stores.devices.devices(of: id),
             at: clock.now)
     }
 
@@ -105,5 +106,7 @@ public struct AccountExport: Sendable {
     /// Their own ballots, with their choices, each with its vote.
     public var ballots: [(ballot: Ballot, vote: Vote)]
     public var events: [Event]
+    /// Their phones' device passwords: names and times, never a secret, which is not kept.
+    public var devices: [Device]
     public var at: Timestamp
 }
