@@ -13,8 +13,9 @@ by someone new, whenever the current one is full). STREAMS event streams of seed
 
 Every INTERVAL seconds a row: requests and their p50 and p99 over the interval, answers other than the
 expected ones, the server's resident memory (VmRSS), open descriptors, threads (the server's task count as
-the kernel sees it), connections and event streams open (from /metrics) and CPU. At the end, a verdict per
-figure: the last third of the rows against the first third.
+the kernel sees it), connections and event streams open (from /metrics), the server's CPU and the machine's
+load average (1 minute: what else runs shows there). At the end, a verdict per figure: the last third of the
+rows against the first third.
 """
 import argparse
 import json
@@ -91,6 +92,7 @@ class Ballots:
         self.vote, self.voted, self.opener = None, set(), 0
         self.opened = 0
         self.cast = 0
+        self.finished = 0
 
     def next_ballot(self, generator):
         with self.lock:
@@ -98,7 +100,7 @@ class Ballots:
                 return None
             for _ in range(20):
                 voter = generator.randrange(1, len(sessions))
-                if voter not in self.voted:
+                if voter not in self.voted and voter != self.opener:
                     self.voted.add(voter)
                     return self.vote, voter
             return None
@@ -115,7 +117,7 @@ class Ballots:
             answer = client.send("POST", "/v1/votes", token, body)
             WINDOW.note("open vote", time.monotonic() - started, answer is not None and answer[0] == 201, answer)
             if answer is not None and answer[0] == 201:
-                self.vote, self.voted = json.loads(answer[2])["id"], {self.opener}
+                self.vote, self.voted = json.loads(answer[2])["id"], set()
                 self.opened += 1
 
 
@@ -152,6 +154,8 @@ def request(client, generator):
     if answer is not None and answer[0] == 201:
         with BALLOTS.lock:
             BALLOTS.cast += 1
+            if json.loads(answer[2])["vote"]["state"] != "open":
+                BALLOTS.finished += 1
     # 409: the vote filled (or ran out of time) under a ballot sent at the same moment.
     return "ballot", answer, (201, 409)
 
@@ -246,6 +250,16 @@ def server_sample(previous_cpu):
     return rss, descriptors, threads, metrics, cpu
 
 
+def slope(points):
+    """The least-squares slope of (x, y) points; 0 for fewer than two."""
+    if len(points) < 2:
+        return 0.0
+    mean_x = statistics.mean(x for x, _ in points)
+    mean_y = statistics.mean(y for _, y in points)
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else 0.0
+
+
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
@@ -260,7 +274,7 @@ def main():
           f"going, {len(sessions)} people; a row every {options.interval:.0f} s for {options.minutes:g} min", flush=True)
     print("latencies in ms, as the clients saw them; p99 of all requests, then of reads, position updates and the vote app")
     print(f"{'t (s)':>6} {'req/s':>6} {'p50':>6} {'p99':>6} {'reads':>6} {'pos.':>6} {'votes':>6} {'errors':>6} {'RSS MiB':>8} "
-          f"{'fds':>5} {'threads':>7} {'conns':>5} {'streams':>7} {'CPU %':>6}", flush=True)
+          f"{'fds':>5} {'threads':>7} {'conns':>5} {'streams':>7} {'CPU %':>6} {'load':>5}", flush=True)
     rows = []
     started = time.monotonic()
     _, _, _, _, cpu_before = server_sample(0)
@@ -283,38 +297,53 @@ def main():
                "positions": percentile(kinds.get("positions", []), 0.99) * 1000,
                "votes": percentile(kinds.get("votes", []), 0.99) * 1000, "rss": rss, "fds": descriptors,
                "threads": thread_count, "conns": metrics.get("vicinity_connections_open", float("nan")),
-               "streams": metrics.get("vicinity_event_streams_open", float("nan")), "cpu": cpu_percent}
+               "streams": metrics.get("vicinity_event_streams_open", float("nan")), "cpu": cpu_percent,
+               "load": float(open("/proc/loadavg").read().split()[0])}
         rows.append(row)
         print(f"{row['t']:6.0f} {row['rate']:6.0f} {row['p50']:6.1f} {row['p99']:6.1f} {row['reads']:6.1f} {row['positions']:6.1f} "
               f"{row['votes']:6.1f} {row['errors']:6d} {row['rss']:8.1f} "
-              f"{row['fds']:5d} {row['threads']:7d} {row['conns']:5.0f} {row['streams']:7.0f} {row['cpu']:6.0f}", flush=True)
+              f"{row['fds']:5d} {row['threads']:7d} {row['conns']:5.0f} {row['streams']:7.0f} {row['cpu']:6.0f} {row['load']:5.1f}", flush=True)
         next_at += options.interval
     STOP.set()
 
     third = max(1, len(rows) // 3)
     first, last = rows[:third], rows[-third:]
-    print(f"\nfirst third ({len(first)} rows) against last third ({len(last)} rows), means:")
+    print(f"\nfirst third ({len(first)} rows) against last third ({len(last)} rows), means, and the trend within the last third:")
     verdicts = []
-    # What "flat" allows: memory within 10% (and at least 8 MiB, the allocator's own swings), descriptors and
-    # threads within 10% plus a few (streams come and go), p99 within 50% plus 2 ms (a shared machine).
-    for name, label, unit, relative, absolute in (("rss", "resident memory", "MiB", 0.10, 8.0), ("fds", "open descriptors", "", 0.10, 5.0),
-                                                  ("threads", "threads", "", 0.10, 2.0), ("p99", "p99 latency", "ms", 0.50, 2.0),
-                                                  ("reads", "p99 of reads", "ms", 0.50, 2.0)):
+    # Flat: memory within 10% (and 8 MiB, the allocator's own swings), descriptors and threads within 10% plus a
+    # few (streams come and go), p99 within 50% plus 2 ms (a shared machine). A figure past that which no
+    # longer rises within the last third (its least-squares slope per minute under LEVEL) levelled off: a
+    # cache or a pool filled, not a leak, which goes on rising.
+    for name, label, unit, relative, absolute, level in (
+            ("rss", "resident memory", "MiB", 0.10, 8.0, 0.5), ("fds", "open descriptors", "", 0.10, 5.0, 0.5),
+            ("threads", "threads", "", 0.10, 2.0, 0.2), ("p99", "p99 latency", "ms", 0.50, 2.0, None),
+            ("reads", "p99 of reads", "ms", 0.50, 2.0, None)):
         before = statistics.mean(row[name] for row in first)
         after = statistics.mean(row[name] for row in last)
-        flat = after <= before * (1 + relative) + absolute
-        verdicts.append(flat)
-        print(f"  {label:17} {before:9.1f} -> {after:9.1f} {unit:3} ({(after - before) / before * 100 if before else 0:+.1f}%): "
-              f"{'flat' if flat else 'GROWS'}")
+        trend = slope([(row["t"] / 60, row[name]) for row in last])
+        if level is None:
+            level = 0.05 * after  # latency: 5% of itself a minute
+        if after <= before * (1 + relative) + absolute:
+            verdict = "flat"
+        elif trend < level:
+            verdict = "levelled off"
+        else:
+            verdict = "GROWS"
+        verdicts.append(verdict != "GROWS")
+        change = (after - before) / before * 100 if before else 0
+        print(f"  {label:17} {before:9.1f} -> {after:9.1f} {unit:3} ({change:+.1f}%), {trend:+.2f} {unit or 'a'} a minute at the end: {verdict}")
+    print(f"  {'(machine load':17} {statistics.mean(row['load'] for row in first):9.1f} -> "
+          f"{statistics.mean(row['load'] for row in last):9.1f}     what else ran on the machine)")
     requests = sum(row["rate"] * options.interval for row in rows)
     errors = sum(row["errors"] for row in rows)
     with STREAMS.lock:
-        print(f"requests {requests:.0f}, unexpected answers {errors}; votes opened {BALLOTS.opened}, ballots counted "
-              f"{BALLOTS.cast}; streams connected {STREAMS.connects} times, refused {STREAMS.refused}, read {STREAMS.events} events and "
-              f"{STREAMS.notices} friend_moved notices")
+        print(f"requests {requests:.0f}, unexpected answers {errors}; votes opened {BALLOTS.opened}, finished by their last "
+              f"ballot {BALLOTS.finished}, ballots counted {BALLOTS.cast}; streams connected {STREAMS.connects} times, "
+              f"refused {STREAMS.refused}, read {STREAMS.events} events and {STREAMS.notices} friend_moved notices")
     for example in examples[:5]:
         print("  unexpected: " + example)
-    print("verdict: " + ("flat: memory, descriptors, threads and p99 stay level" if all(verdicts) else "NOT flat (see above)"))
+    print("verdict: " + ("memory, descriptors, threads and p99 stay level (flat or levelled off)" if all(verdicts)
+                         else "NOT flat: a figure goes on rising (see above)"))
     return 0 if all(verdicts) and errors == 0 else 1
 
 
