@@ -22,6 +22,8 @@ private final class EventsOutOfReach: Stores {
     var outbox: InMemoryStore { store }
     var guesses: MemoryGuessingLedger { store.guesses }
     var limits: MemoryWindowLedger { store.limits }
+    var streamLeases: MemoryStreamLeases { store.streamLeases }
+    var devices: InMemoryStore { store }
 }
 
 private final class FailingEvents: EventStore {
