@@ -189,10 +189,12 @@ st run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks"
     || { echo "contract-deleting was not deleted: no request of the deletion run reached 204" >&2; exit 1; }
 [ "$(call GET "/v1/votes/$deleted_vote" "$token" "" state)" = cancelled ] \
     || { echo "vote $deleted_vote was not called off when its initiator's account was deleted" >&2; exit 1; }
+# One worker: Python 3.11's ast module is not safe across threads (CPython gh-106905), and Hypothesis parses
+# source in each worker, so two workers now and then fail a run with "AST constructor recursion depth mismatch".
 st --config-file "$work/schemathesis.toml" run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks" \
     --header "Authorization: Bearer $token" --exclude-operation-id events --exclude-operation-id signOut \
     --exclude-operation-id setPassword --exclude-operation-id deleteMe \
-    --max-examples "$examples" --workers 2 --seed 2026 $(report main)
+    --max-examples "$examples" --workers 1 --seed 2026 $(report main)
 st run "$shipped_server/openapi.yaml" --url "$shipped_server" --checks "$checks" \
     --header "Authorization: Bearer $leaving" --include-operation-id signOut \
     --max-examples "$examples" --workers 1 --seed 2026 $(report signOut)
