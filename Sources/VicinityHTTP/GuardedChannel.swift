@@ -9,7 +9,7 @@ import NIOCore
 /// in front of the HTTP decoder, which sees the first byte of each request, and one behind it, which sees the
 /// request end) and the cut for clients that stop reading. A refused connection never reaches the HTTP code:
 /// it is answered 503 with `Retry-After` at once and closed, so a full server keeps serving the connections it
-/// has. Accepting itself backs off for a second after a failure such as running out of descriptors (NIO's
+/// has. A full server first makes room by closing the connection that has waited longest (`ConnectionGate`). Accepting itself backs off for a second after a failure such as running out of descriptors (NIO's
 /// `AcceptBackoffHandler`, which its server bootstrap installs), rather than trying again at once.
 ///
 /// A connection whose set-up fails is closed here: NIO leaves a child channel whose initializer failed open.
@@ -35,7 +35,12 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
-        if let refusal = gate.admit(client) {
+        let place: ConnectionPlace
+        switch gate.admit(client, close: { [channel, logger] in
+            logger.debug("Closed the connection that waited longest, to make room for a new one")
+            channel.close(promise: nil)
+        }) {
+        case .refused(let refusal):
             let answer = gate.answer(to: refusal)
             let gate = gate
             return channel.eventLoop.makeCompletedFuture {
@@ -45,8 +50,9 @@ struct GuardedHTTP1Channel: ServerChildChannel {
                 channel.close(promise: nil)
                 throw error
             }
+        case .admitted(let admitted):
+            place = admitted
         }
-        let place = ConnectionPlace(gate: gate, client: client)
         channel.closeFuture.whenComplete { _ in place.release() }
         let timeout = requestTimeout, stalled = stalledReaderTimeout
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -60,7 +66,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
+            try pipeline.addHandler(RequestProgressHandler(deadline: deadline, place: place), position: .after(state))
             return Value.admitted(value)
         }.flatMapErrorThrowing { error in
             channel.close(promise: nil)

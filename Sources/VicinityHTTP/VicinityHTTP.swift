@@ -27,7 +27,8 @@ public struct HTTPOptions: Sendable {
     /// connection closes (`RequestDeadlineHandler`). 20 s lets a phone on a weak link send the largest body
     /// (64 KiB) at 26 kbit/s, and bounds how long a client trickling bytes holds a connection.
     public var requestTimeout: Duration
-    /// Open connections served at once; past it a new connection is answered 503 at once (`ConnectionGate`).
+    /// Open connections served at once; past it a new connection takes the place of the one that has waited
+    /// longest for a request, or is answered 503 at once when every one is being answered (`ConnectionGate`).
     /// `vicinity serve` keeps it well below the process's descriptor limit (`DescriptorLimit.connectionCap`).
     public var maximumConnections: Int
     /// Open connections of one client (`addressGroups`) served at once. 256 lets a lecture hall of a hundred
@@ -159,8 +160,25 @@ public func buildApplication<S: Stores>(
     background: [any Service] = [],
     onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
-    let gate = ConnectionGate(
-        maximumConnections: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
+    buildApplication(
+        services: services, options: options, host: host, port: port, metrics: metrics, logger: logger,
+        background: background,
+        gate: ConnectionGate(maximumConnections: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient),
+        onListening: onListening)
+}
+
+/// The application behind the given gate, which tests read to see how many connections it held at most.
+func buildApplication<S: Stores>(
+    services: Services<S>,
+    options: HTTPOptions,
+    host: String,
+    port: Int,
+    metrics: PrometheusCollectorRegistry,
+    logger: Logger,
+    background: [any Service],
+    gate: ConnectionGate,
+    onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
+) -> some ApplicationProtocol {
     let server = HTTPServerBuilder { responder in
         GuardedHTTP1Channel(
             http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),

@@ -87,3 +87,11 @@ extension Stores {
     public typealias KeyedLimits = KeyedWindowLedger<Limits>
     public typealias KeyedGuesses = KeyedGuessingLedger<Guesses>
 }
+
+/// Never the secret in a log line or a description: services that hold the keys are described at start
+/// (ServiceLifecycle logs each service at debug), and the secret must not reach the logs with them.
+extension LimitKeys: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "LimitKeys(secret: hidden)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
