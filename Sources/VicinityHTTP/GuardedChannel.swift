@@ -2,6 +2,7 @@ import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
+import NIOHTTP1
 
 /// HTTP/1.1 connections behind the `ConnectionGate` and the whole-request deadline.
 ///
@@ -32,6 +33,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let addressing: ClientAddressing
     let requestTimeout: Duration
     let stalledReaderTimeout: Duration
+    /// The longest request target or header line (`HeadLimits`).
+    let lineBytes: Int
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
@@ -54,10 +57,14 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             place = admitted
         }
         channel.closeFuture.whenComplete { _ in place.release() }
-        let timeout = requestTimeout, stalled = stalledReaderTimeout
+        let timeout = requestTimeout, stalled = stalledReaderTimeout, lineBytes = lineBytes
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let deadline = RequestDeadlineHandler(timeout: timeout)
+            let progress = RequestProgressHandler(deadline: deadline, place: place)
+            let lineWatch = RequestLineWatch(lineBytes: lineBytes)
+            // In front of the decoder, behind the deadline's handler.
+            try pipeline.addHandler(lineWatch, position: .first)
             try pipeline.addHandler(deadline, position: .first)
             try pipeline.addHandler(StalledReaderHandler(timeout: stalled, logger: logger), position: .first)
             try pipeline.addHandler(ClientGoneHandler(), position: .first)
@@ -66,7 +73,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             // Behind the decoder and Hummingbird's own handlers, just before the async channel that hands
             // request parts to the router.
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(RequestProgressHandler(deadline: deadline, place: place), position: .after(state))
+            try pipeline.addHandler(progress, position: .after(state))
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(
+                HeadOverflowHandler(watch: lineWatch, progress: progress, lineBytes: lineBytes), position: .after(decoder))
             return Value.admitted(value)
         }.flatMapErrorThrowing { error in
             channel.close(promise: nil)

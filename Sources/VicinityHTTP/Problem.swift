@@ -20,6 +20,8 @@ enum APIError: Error, Sendable {
     /// This front has not read the record's changes for this long: what it holds in memory may be stale.
     case behindRecord(Duration)
     case requestTargetTooLong(limit: Int)
+    /// A header line, or the head as a whole, over the decoder's limits (`HeadLimits`).
+    case headerFieldsTooLarge(lineLimit: Int, headLimit: Int)
     case bodyTooLarge(limit: Int)
     /// A body that is not JSON by its `Content-Type`.
     case unsupportedMediaType(given: String?)
@@ -173,7 +175,14 @@ extension Problem {
                 detail: "This server has not read the record's changes for \(since.wholeSecondsRoundedUp) s; another may be current.",
                 headers: [.retryAfter: "5"])
         case .requestTargetTooLong(let limit):
-            self.init(status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.")
+            self.init(
+                status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.",
+                headers: [.connection: "close"])
+        case .headerFieldsTooLarge(let lineLimit, let headLimit):
+            self.init(
+                status: .requestHeaderFieldsTooLarge,
+                detail: "Each header line may be at most \(lineLimit) bytes, and all of them together \(headLimit) bytes.",
+                headers: [.connection: "close"])
         case .bodyTooLarge(let limit):
             // Closing tells the client not to keep streaming a body this server will not read.
             self.init(

@@ -118,7 +118,7 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var failed = false
     private var fallbackClose: Scheduled<Void>?
     /// Requests whose head has been read and whose answer has not been written to its end.
-    fileprivate private(set) var answersOwed = 0
+    private(set) var answersOwed = 0
     /// Once the deadline has cut a request: the answers still to be written before the connection closes, those
     /// owed when it ran out. An earlier pipelined request may still be being answered; the cut one's 408 ends it.
     private var answersBeforeClose = 0
@@ -127,6 +127,8 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var answersEnded = 0
     private var streaming = false
     private var standing = ConnectionGate.Standing.opening
+    /// What `whenAnswered` waits to run.
+    private var afterAnswers: (() -> Void)?
 
     init(deadline: RequestDeadlineHandler, place: ConnectionPlace) {
         self.deadline = deadline
@@ -189,12 +191,27 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
         if failed { answersBeforeClose -= 1 }
         guard failed, answersBeforeClose <= 0 else {
             context.write(data, promise: promise)
+            if answersOwed == 0, let action = afterAnswers {
+                afterAnswers = nil
+                action()
+            }
             return
         }
         let written = promise ?? context.eventLoop.makePromise()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
         context.writeAndFlush(data, promise: written)
+    }
+
+    /// Runs `action` once every request read so far has its answer's end written: at once when none is owed.
+    /// For answers written in front of the HTTP encoder (`HeadOverflowHandler`), which must not land inside
+    /// an earlier pipelined request's answer.
+    func whenAnswered(_ action: @escaping () -> Void) {
+        guard answersOwed > 0 else {
+            action()
+            return
+        }
+        afterAnswers = action
     }
 
     fileprivate func fail(_ error: RequestTimedOut) {

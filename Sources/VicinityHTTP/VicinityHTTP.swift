@@ -11,7 +11,9 @@ import VicinityCore
 public struct HTTPOptions: Sendable {
     /// Larger request bodies get 413. The largest body this API takes (a sign-up) is well under 1 KiB.
     public var maximumBodyBytes: Int
-    /// Longer request targets (path and query string) get 414. 4 KiB holds any query this API takes.
+    /// Longer request targets (path and query string) get 414, and longer header lines 431 (`HeadLimits`).
+    /// 8 KiB, nginx's `large_client_header_buffers` size: any query this API takes fits several times over,
+    /// and a head is refused where the proxy in front would refuse it.
     public var maximumRequestTargetBytes: Int
     /// A connection that sends nothing for this long is closed, so that idle or stalled sockets cannot pile up.
     /// 90 s outlasts the 60 s for which a reverse proxy such as nginx keeps idle upstream connections by
@@ -50,7 +52,7 @@ public struct HTTPOptions: Sendable {
 
     public init(
         maximumBodyBytes: Int = 64 * 1024,
-        maximumRequestTargetBytes: Int = 4 * 1024,
+        maximumRequestTargetBytes: Int = 8 * 1024,
         idleTimeout: Duration = .seconds(90),
         eventHeartbeat: Duration = .seconds(25),
         trustedProxies: Set<String> = [],
@@ -181,9 +183,13 @@ func buildApplication<S: Stores>(
 ) -> some ApplicationProtocol {
     let server = HTTPServerBuilder { responder in
         GuardedHTTP1Channel(
-            http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(options.idleTimeout))),
+            http1: HTTP1Channel(
+                responder: responder,
+                configuration: .init(
+                    idleTimeout: TimeAmount(options.idleTimeout),
+                    httpDecoderConfiguration: HeadLimits.decoder(lineBytes: options.maximumRequestTargetBytes))),
             gate: gate, addressing: options.addressing, requestTimeout: options.requestTimeout,
-            stalledReaderTimeout: options.stalledReaderTimeout)
+            stalledReaderTimeout: options.stalledReaderTimeout, lineBytes: options.maximumRequestTargetBytes)
     }
     return Application(
         router: buildRouter(services: services, options: options, metrics: metrics),
