@@ -123,9 +123,8 @@ extension Problem {
             self.init(
                 status: .serviceUnavailable, detail: "Passwords cannot be checked right now; try again shortly.",
                 headers: [.retryAfter: "1"])
-        case StoreError.unavailable(let cause):
-            // Logged as a warning, once per request: the operator needs to know, the client only that it may retry.
-            context.logger.warning("the database is unavailable", metadata: ["cause": "\(cause)"])
+        case StoreError.unavailable:
+            // The operator is told by `OutageLog`; the client only that it may retry.
             self.init(
                 status: .serviceUnavailable, detail: "The service cannot reach its database right now; try again shortly.",
                 headers: [.retryAfter: "\(Self.databaseRetrySeconds)"])
@@ -295,11 +294,13 @@ enum ClientAbort {
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let routes: RouteTable
     let options: HTTPOptions
+    let outages: OutageLog
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
+            if case StoreError.unavailable(let cause) = error { outages.refused(cause: cause, logger: context.logger) }
             let problem = Problem(for: error, request: request, context: context, routes: routes, options: options)
             return try problem.response(from: request, context: context)
         }

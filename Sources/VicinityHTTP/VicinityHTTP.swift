@@ -47,6 +47,8 @@ public struct HTTPOptions: Sendable {
     public var stalledReaderTimeout: Duration
     /// The map page at `/`: where Leaflet is, tiles, where the map opens.
     public var page: PageOptions
+    /// Where a line for each request goes (`serve --access-log`); nil for none.
+    public var accessLog: AccessLog?
 
     public static let standard = HTTPOptions()
 
@@ -61,7 +63,8 @@ public struct HTTPOptions: Sendable {
         maximumConnectionsPerClient: Int = 256,
         addressGroups: AddressGroups = .standard,
         stalledReaderTimeout: Duration = .seconds(60),
-        page: PageOptions = .standard
+        page: PageOptions = .standard,
+        accessLog: AccessLog? = nil
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
@@ -74,6 +77,7 @@ public struct HTTPOptions: Sendable {
         self.addressGroups = addressGroups
         self.stalledReaderTimeout = stalledReaderTimeout
         self.page = page
+        self.accessLog = accessLog
     }
 }
 
@@ -99,9 +103,9 @@ public func routeTable<S: Stores>(
 
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
-/// Middleware order, outermost first: request log, metrics, HEAD without content, problem mapping, request
-/// limits, client address (grouped, and behind trusted proxies). Logging and metrics sit outside the problem mapping so that
-/// they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
+/// Middleware order, outermost first: access log (when asked for), request log, metrics, HEAD without content,
+/// problem mapping, request limits, client address (grouped, and behind trusted proxies). Logging and metrics
+/// sit outside the problem mapping so that they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
 /// put the caller in the context.
 public func buildRouter<S: Stores>(
     services: Services<S>,
@@ -110,10 +114,13 @@ public func buildRouter<S: Stores>(
 ) -> Router<VicinityRequestContext> {
     let table = routeTable(services: services, options: options, metrics: metrics)
     let router = Router(context: VicinityRequestContext.self)
+    if let accessLog = options.accessLog {
+        router.add(middleware: AccessLogMiddleware(log: accessLog, addressing: options.addressing))
+    }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: HeadMiddleware())
-    router.add(middleware: ProblemMiddleware(routes: table, options: options))
+    router.add(middleware: ProblemMiddleware(routes: table, options: options, outages: OutageLog()))
     router.add(middleware: RequestLimitsMiddleware(options: options))
     router.add(middleware: ClientAddressMiddleware(addressing: options.addressing))
     let accounts = services.accounts
