@@ -244,7 +244,7 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "vicinity")
 
-        try await database.withStore(logger: logger, settings: settings.storage) { record in
+        try await database.withStore(logger: logger, settings: settings.storage, serving: true) { record in
             try await serve(
                 record, settings: settings, accessLog: accessLog, connectionCap: connectionCap,
                 descriptorLimit: descriptorLimit, registry: registry, logger: logger)
