@@ -43,6 +43,8 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
     /// Whether the first line over the limit in the latest read is a request line; nil when none is over it.
     private(set) var overlongRequestLine: Bool?
     private var context: ChannelHandlerContext?
+    /// Once the head too large has been answered: the close that ends the wait for the client to close.
+    private var lingering: Scheduled<Void>?
 
     init(lineBytes: Int) { self.lineBytes = lineBytes }
 
@@ -50,6 +52,8 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Answered: the rest of what the client sends is read and dropped, never decoded.
+        guard lingering == nil else { return }
         let bytes = unwrapInboundIn(data).readableBytesView
         overlongRequestLine = nil
         var start = bytes.startIndex
@@ -94,11 +98,20 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes `answer` to the socket (past the decoder and encoder) and closes the connection once it is out.
+    /// Writes `answer` to the socket (past the decoder and encoder), then closes: the write side at once, the
+    /// whole connection once the client closes its side or `RefusalHandler.linger` has passed. The client is
+    /// usually still sending its head; closing with its bytes unread would reset the connection, and the
+    /// reset could reach the client before the answer it should read.
     func answerAndClose(_ answer: ByteBuffer) {
-        guard let context else { return }
+        guard let context, lingering == nil else { return }
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(NIOAny(answer)).whenComplete { _ in loopBound.value.close(promise: nil) }
+        lingering = context.eventLoop.scheduleTask(in: RefusalHandler.linger) { loopBound.value.close(promise: nil) }
+        context.writeAndFlush(NIOAny(answer)).whenComplete { _ in loopBound.value.close(mode: .output, promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        lingering?.cancel()
+        context.fireChannelInactive()
     }
 }
 

@@ -11,9 +11,11 @@ import VicinityHTTP
 /// served again once it answers, over a real server and a real PostgreSQL with a freezable proxy between them.
 @Suite("A database that stops answering", .enabled(if: testPostgresURL != nil, "no PostgreSQL: run Scripts/test.sh"))
 struct DatabaseOutageTests {
-    static let statementTimeout = Duration.seconds(1)
-    static let connectTimeout = Duration.seconds(1)
-    static let connectionWait = Duration.seconds(2)
+    /// Short, so that the test waits seconds for its 503s; long enough that a machine busy with every other test
+    /// still makes and uses its connections within them before the freeze.
+    static let statementTimeout = Duration.seconds(2)
+    static let connectTimeout = Duration.seconds(3)
+    static let connectionWait = Duration.seconds(10)
 
     /// The slowest the configuration allows for a 503: a statement unanswered past its answer deadline
     /// (statement timeout and connect timeout), or no connection within the wait.

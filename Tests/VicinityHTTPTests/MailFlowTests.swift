@@ -37,8 +37,12 @@ private struct MailedFront {
         return settings
     }
 
-    func services<S: Stores>(_ stores: S, settings: ServiceSettings = Self.settings()) -> Services<S> {
-        Services(stores: stores, clock: SystemClock(), hasher: testHasher, mail: transport, settings: settings)
+    /// `limitKeys` as the record shares them between fronts (`RecordStore.sharedLimitKeys`), for tests of
+    /// several fronts; one front's own otherwise.
+    func services<S: Stores>(
+        _ stores: S, settings: ServiceSettings = Self.settings(), limitKeys: LimitKeys = .random()
+    ) -> Services<S> {
+        Services(stores: stores, clock: SystemClock(), hasher: testHasher, mail: transport, settings: settings, limitKeys: limitKeys)
     }
 }
 
@@ -257,8 +261,12 @@ struct TwoFrontMailTests {
         configuration.maximumConnections = 4
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
             try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
-                let a = buildApplication(services: front.services(first), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
-                let b = buildApplication(services: front.services(second), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let keys = try await first.sharedLimitKeys()
+                let a = buildApplication(
+                    services: front.services(first, limitKeys: keys), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let b = buildApplication(
+                    services: front.services(second, limitKeys: try await second.sharedLimitKeys()), port: 0,
+                    metrics: sharedRegistry, logger: LogRecorder().logger)
                 try await a.test(.live) { clientA in
                     try await b.test(.live) { clientB in
                         for index in 0..<6 {
