@@ -85,6 +85,14 @@ public struct ClientAddressing: Hashable, Sendable {
         !trustedProxies.isEmpty && trustedProxies.contains(AddressGroups.plain(peer))
     }
 
+    /// The client of a request: the peer, or behind a trusted proxy the rightmost address of
+    /// `X-Forwarded-For` that is not a trusted proxy (anyone can write the left end).
+    func client(peer: String?, forwardedFor: String?) -> String? {
+        guard let peer, isTrustedProxy(peer), let forwardedFor else { return peer }
+        let hops = forwardedFor.split(separator: ",").map { HTTPText.trimmed($0) }.filter { !$0.isEmpty }
+        return hops.last { !trustedProxies.contains($0) } ?? hops.first ?? peer
+    }
+
     /// The client a connection counts against for the per-client cap: its peer's group; nil for a trusted
     /// proxy, whose connections carry many clients, and for a peer with no IP address.
     func connectionClient(peer: String?) -> String? {

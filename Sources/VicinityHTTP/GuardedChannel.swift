@@ -2,6 +2,7 @@ import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
+import NIOHTTP1
 
 /// HTTP/1.1 connections behind the `ConnectionGate` and the whole-request deadline.
 ///
@@ -9,7 +10,8 @@ import NIOCore
 /// in front of the HTTP decoder, which sees the first byte of each request, and one behind it, which sees the
 /// request end) and the cut for clients that stop reading. A refused connection never reaches the HTTP code:
 /// it is answered 503 with `Retry-After` at once and closed, so a full server keeps serving the connections it
-/// has. Accepting itself backs off for a second after a failure such as running out of descriptors (NIO's
+/// has. A full server first makes room by closing the connection that has waited longest (`ConnectionGate`).
+/// Accepting itself backs off for a second after a failure such as running out of descriptors (NIO's
 /// `AcceptBackoffHandler`, which its server bootstrap installs), rather than trying again at once.
 ///
 /// A connection whose set-up fails is closed here: NIO leaves a child channel whose initializer failed open.
@@ -32,7 +34,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let place: ConnectionPlace
-        switch guarding.admit(channel) {
+        switch guarding.admit(channel, logger: logger) {
         case .admitted(let admitted): place = admitted
         case .refused(let refusal):
             let answer = guarding.gate.answer(to: refusal)
@@ -47,7 +49,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         }
         let guarding = guarding
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try guarding.guardRequests(on: channel, behind: nil)
+            try guarding.guardRequests(on: channel, behind: nil, place: place)
             try guarding.guardConnection(channel, place: place, logger: logger)
             return Value.admitted(value)
         }.flatMapErrorThrowing { error in
@@ -74,14 +76,23 @@ struct ConnectionGuard: Sendable {
     let addressing: ClientAddressing
     let requestTimeout: Duration
     let stalledReaderTimeout: Duration
+    /// The longest request target or header line (`HeadLimits`).
+    let lineBytes: Int
 
     /// A place under the caps for the connection's client, given back when the connection closes; or the refusal.
-    func admit(_ channel: any Channel) -> Admission {
+    /// The connection may later be closed to make room for a newer one (`ConnectionGate.admit`).
+    func admit(_ channel: any Channel, logger: Logger) -> Admission {
         let client = addressing.connectionClient(peer: channel.remoteAddress?.ipAddress)
-        if let refusal = gate.admit(client) { return .refused(refusal) }
-        let place = ConnectionPlace(gate: gate, client: client)
-        channel.closeFuture.whenComplete { _ in place.release() }
-        return .admitted(place)
+        switch gate.admit(client, close: { [channel, logger] in
+            logger.debug("Closed the connection that waited longest, to make room for a new one")
+            channel.close(promise: nil)
+        }) {
+        case .refused(let refusal):
+            return .refused(refusal)
+        case .admitted(let place):
+            channel.closeFuture.whenComplete { _ in place.release() }
+            return .admitted(place)
+        }
     }
 
     /// The handlers that see the connection's bytes as they cross the socket, first in the pipeline: the place
@@ -95,16 +106,25 @@ struct ConnectionGuard: Sendable {
         try pipeline.addHandler(PlaceReleaseHandler(place: place), position: .first)
     }
 
-    /// The whole-request deadline of an HTTP/1.1 connection, once Hummingbird's HTTP/1.1 handlers are in: the clock
-    /// right in front of the decoder (behind `decrypting`, the TLS handler, when there is one, so that it sees the
-    /// request's own bytes), and its end behind Hummingbird's own handlers, just before the async channel that
-    /// hands request parts to the router.
-    func guardRequests(on channel: any Channel, behind decrypting: (any ChannelHandler)?) throws {
+    /// The whole-request deadline and head limits of an HTTP/1.1 connection, once Hummingbird's HTTP/1.1 handlers
+    /// are in: the clock and the line watch right in front of the decoder (behind `decrypting`, the TLS handler,
+    /// when there is one, so that they see the request's own bytes), the head overflow's answer right behind the
+    /// decoder, and the request's end behind Hummingbird's own handlers, just before the async channel that hands
+    /// request parts to the router, where it also tells `place` what the connection is doing.
+    func guardRequests(on channel: any Channel, behind decrypting: (any ChannelHandler)?, place: ConnectionPlace) throws {
         let pipeline = channel.pipeline.syncOperations
         let deadline = RequestDeadlineHandler(timeout: requestTimeout)
-        try pipeline.addHandler(deadline, position: decrypting.map { .after($0) } ?? .first)
+        let progress = RequestProgressHandler(deadline: deadline, place: place)
+        let lineWatch = RequestLineWatch(lineBytes: lineBytes)
+        let front: ChannelPipeline.SynchronousOperations.Position = decrypting.map { .after($0) } ?? .first
+        // The watch goes in first, so that the deadline's handler, put in at the same spot, comes in front of it.
+        try pipeline.addHandler(lineWatch, position: front)
+        try pipeline.addHandler(deadline, position: front)
         let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-        try pipeline.addHandler(RequestProgressHandler(deadline: deadline), position: .after(state))
+        try pipeline.addHandler(progress, position: .after(state))
+        let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        try pipeline.addHandler(
+            HeadOverflowHandler(watch: lineWatch, progress: progress, lineBytes: lineBytes), position: .after(decoder))
     }
 }
 

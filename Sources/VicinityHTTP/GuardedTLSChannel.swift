@@ -12,7 +12,7 @@ import NIOTLS
 /// Each connection is served with the certificate current when it is accepted (`TLSCertificates`), so a reload
 /// reaches new handshakes at once and leaves open connections as they are. After the handshake, HTTP/1.1 is
 /// Hummingbird's own channel with the whole-request deadline behind the TLS handler; HTTP/2 is Hummingbird's
-/// HTTP/2 channel, each stream with its own deadline (`StreamDeadlineHandler`) and without the connection-level
+/// HTTP/2 channel, its place under the cap told whether any stream is open (`HTTP2StandingHandler`), each stream with its own deadline (`StreamDeadlineHandler`) and without the connection-level
 /// fields HTTP/2 forbids (`ConnectionFieldsHandler`).
 ///
 /// A refused connection is closed before any handshake. Answering it 503, as a plain connection is, would cost a
@@ -40,7 +40,7 @@ struct GuardedTLSChannel: ServerChildChannel {
     let guarding: ConnectionGuard
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        guard case .admitted(let place) = guarding.admit(channel) else {
+        guard case .admitted(let place) = guarding.admit(channel, logger: logger) else {
             channel.close(promise: nil)
             return channel.eventLoop.makeSucceededFuture(.refused(channel))
         }
@@ -53,10 +53,13 @@ struct GuardedTLSChannel: ServerChildChannel {
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
                 switch result {
                 case .negotiated("h2"):
-                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
+                    return http2.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                        try channel.pipeline.syncOperations.addHandler(HTTP2StandingHandler(place: place))
+                        return .http2(value)
+                    }
                 case .negotiated("http/1.1"), .fallback:
                     return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
-                        try guarding.guardRequests(on: channel, behind: tls)
+                        try guarding.guardRequests(on: channel, behind: tls, place: place)
                         return .http1_1(value)
                     }
                 case .negotiated:
@@ -85,5 +88,31 @@ struct GuardedTLSChannel: ServerChildChannel {
             logger.debug("TLS connection ended before a protocol was agreed", metadata: ["error": "\(error)"])
             channel.close(promise: nil)
         }
+    }
+}
+
+/// Tells an HTTP/2 connection's place under the cap what it is doing: answering while any stream is open,
+/// waiting (and so the first to make room for a newcomer) while none is. An event stream counts as answering:
+/// the per-person cap on streams bounds those.
+final class HTTP2StandingHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+
+    private let place: ConnectionPlace
+    private var open = Set<HTTP2StreamID>()
+
+    init(place: ConnectionPlace) { self.place = place }
+
+    func handlerAdded(context: ChannelHandlerContext) { place.set(.waiting) }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let created as NIOHTTP2StreamCreatedEvent:
+            if open.isEmpty { place.set(.answering) }
+            open.insert(created.streamID)
+        case let closed as StreamClosedEvent:
+            if open.remove(closed.streamID) != nil, open.isEmpty { place.set(.waiting) }
+        default: break
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -4,7 +4,9 @@ import Hummingbird
 import Logging
 import VicinityCore
 
-/// One structured log line per request: method, path, route, status, duration.
+/// One structured log line per request, at debug: method, path, route, status, duration. Per-request lines are
+/// for finding a fault, not for running the service (at info, 1.77M requests wrote 390 MB); the access log
+/// (`AccessLogMiddleware`) is the record of every request an operator keeps.
 ///
 /// The query string and headers are never logged: they are where tokens and positions travel, and a
 /// position is personal data.
@@ -29,8 +31,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     private func log(_ request: Request, context: Context, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let milliseconds = elapsed.milliseconds
-        context.logger.log(
-            level: status.code >= 500 ? .error : status == ClientAbort.status ? .debug : .info,
+        context.logger.debug(
             "Request handled",
             metadata: [
                 "http.method": "\(request.method.rawValue)",
@@ -104,23 +105,17 @@ struct ClientAddressMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.addressGroups = addressing.groups
-        if let peer = context.peerAddress, addressing.isTrustedProxy(peer),
-            let forwarded = request.headers[values: .xForwardedFor].joined(separator: ",").nonEmpty
-        {
-            context.clientAddress = Self.client(forwardedFor: forwarded, trusted: addressing.trustedProxies) ?? peer
-        }
+        context.clientAddress = addressing.client(peer: context.peerAddress, forwardedFor: request.forwardedFor)
         return try await next(request, context)
-    }
-
-    /// The rightmost address of the list that is not a trusted proxy; the leftmost when all are.
-    static func client(forwardedFor list: String, trusted: Set<String>) -> String? {
-        let hops = list.split(separator: ",").map { HTTPText.trimmed($0) }.filter { !$0.isEmpty }
-        return hops.last { !trusted.contains($0) } ?? hops.first
     }
 }
 
-extension String {
-    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+extension Request {
+    /// Every `X-Forwarded-For` header as one list; nil without any.
+    var forwardedFor: String? {
+        let list = headers[values: .xForwardedFor].joined(separator: ",")
+        return list.isEmpty ? nil : list
+    }
 }
 
 extension HTTPField.Name {

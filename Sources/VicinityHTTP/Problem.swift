@@ -20,6 +20,8 @@ enum APIError: Error, Sendable {
     /// This front has not read the record's changes for this long: what it holds in memory may be stale.
     case behindRecord(Duration)
     case requestTargetTooLong(limit: Int)
+    /// A header line, or the head as a whole, over the decoder's limits (`HeadLimits`).
+    case headerFieldsTooLarge(lineLimit: Int, headLimit: Int)
     case bodyTooLarge(limit: Int)
     /// A body that is not JSON by its `Content-Type`.
     case unsupportedMediaType(given: String?)
@@ -123,9 +125,8 @@ extension Problem {
             self.init(
                 status: .serviceUnavailable, detail: "Passwords cannot be checked right now; try again shortly.",
                 headers: [.retryAfter: "1"])
-        case StoreError.unavailable(let cause):
-            // Logged as a warning, once per request: the operator needs to know, the client only that it may retry.
-            context.logger.warning("the database is unavailable", metadata: ["cause": "\(cause)"])
+        case StoreError.unavailable:
+            // The operator is told by `OutageLog`; the client only that it may retry.
             self.init(
                 status: .serviceUnavailable, detail: "The service cannot reach its database right now; try again shortly.",
                 headers: [.retryAfter: "\(Self.databaseRetrySeconds)"])
@@ -175,7 +176,14 @@ extension Problem {
                 detail: "This server has not read the record's changes for \(since.wholeSecondsRoundedUp) s; another may be current.",
                 headers: [.retryAfter: "5"])
         case .requestTargetTooLong(let limit):
-            self.init(status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.")
+            self.init(
+                status: .uriTooLong, detail: "The path and query string may be at most \(limit) bytes.",
+                headers: [.connection: "close"])
+        case .headerFieldsTooLarge(let lineLimit, let headLimit):
+            self.init(
+                status: .requestHeaderFieldsTooLarge,
+                detail: "Each header line may be at most \(lineLimit) bytes, and all of them together \(headLimit) bytes.",
+                headers: [.connection: "close"])
         case .bodyTooLarge(let limit):
             // Closing tells the client not to keep streaming a body this server will not read.
             self.init(
@@ -293,11 +301,13 @@ enum ClientAbort {
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let routes: RouteTable
     let options: HTTPOptions
+    let outages: OutageLog
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
+            if case StoreError.unavailable(let cause) = error { outages.refused(cause: cause, logger: context.logger) }
             let problem = Problem(for: error, request: request, context: context, routes: routes, options: options)
             return try problem.response(from: request, context: context)
         }

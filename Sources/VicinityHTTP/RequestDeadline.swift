@@ -1,3 +1,4 @@
+import HTTPTypes
 import HummingbirdCore
 import Metrics
 import NIOCore
@@ -100,6 +101,11 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
 /// after the head, fails the request's body stream and closes the connection once the answer is written (or
 /// after `longestAnswer`, if none comes): the client is still sending, and would otherwise hold the connection
 /// as long as it keeps a byte coming.
+///
+/// It also tells the connection's place under the cap what the connection is doing (`ConnectionGate.Standing`):
+/// opening until the connection is active, then answering from the moment a request has been read in full until
+/// its answer's end is written, an event stream once an answer's head says `text/event-stream`, and waiting
+/// otherwise.
 final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -107,21 +113,47 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPResponsePart
 
     private let deadline: RequestDeadlineHandler
+    private let place: ConnectionPlace
     private var context: ChannelHandlerContext?
     private var failed = false
     private var fallbackClose: Scheduled<Void>?
     /// Requests whose head has been read and whose answer has not been written to its end.
-    fileprivate private(set) var answersOwed = 0
+    private(set) var answersOwed = 0
     /// Once the deadline has cut a request: the answers still to be written before the connection closes, those
     /// owed when it ran out. An earlier pipelined request may still be being answered; the cut one's 408 ends it.
     private var answersBeforeClose = 0
+    /// Requests read to their end, and answers written to theirs: while more have been read, one is being answered.
+    private var requestsRead = 0
+    private var answersEnded = 0
+    private var streaming = false
+    private var standing = ConnectionGate.Standing.opening
+    /// What `whenAnswered` waits to run.
+    private var afterAnswers: (() -> Void)?
 
-    init(deadline: RequestDeadlineHandler) {
+    init(deadline: RequestDeadlineHandler, place: ConnectionPlace) {
         self.deadline = deadline
+        self.place = place
         deadline.progress = self
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    private func updateStanding() {
+        let now: ConnectionGate.Standing = streaming ? .streaming : requestsRead > answersEnded ? .answering : .waiting
+        guard now != standing else { return }
+        standing = now
+        place.set(now)
+    }
+
+    /// Over TLS the handler comes in after the handshake, when the connection is long active.
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { updateStanding() }
+    }
+
+    /// From here on the connection is the HTTP server's, and may be closed to make room.
+    func channelActive(context: ChannelHandlerContext) {
+        updateStanding()
+        context.fireChannelActive()
+    }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         fallbackClose?.cancel()
@@ -134,26 +166,56 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
             answersOwed += 1
             deadline.headRead()
         case .body: break
-        case .end: deadline.requestRead()
+        case .end:
+            deadline.requestRead()
+            requestsRead += 1
+            updateStanding()
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data) else {
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            if head.headerFields[.contentType]?.hasPrefix(Self.eventStreamType) == true {
+                streaming = true
+                updateStanding()
+            }
             context.write(data, promise: promise)
             return
+        case .body:
+            context.write(data, promise: promise)
+            return
+        case .end:
+            answersEnded += 1
+            streaming = false
+            updateStanding()
         }
         answersOwed = max(0, answersOwed - 1)
         if failed { answersBeforeClose -= 1 }
         guard failed, answersBeforeClose <= 0 else {
             context.write(data, promise: promise)
+            if answersOwed == 0, let action = afterAnswers {
+                afterAnswers = nil
+                action()
+            }
             return
         }
         let written = promise ?? context.eventLoop.makePromise()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
         context.writeAndFlush(data, promise: written)
+    }
+
+    /// Runs `action` once every request read so far has its answer's end written: at once when none is owed.
+    /// For answers written in front of the HTTP encoder (`HeadOverflowHandler`), which must not land inside
+    /// an earlier pipelined request's answer.
+    func whenAnswered(_ action: @escaping () -> Void) {
+        guard answersOwed > 0 else {
+            action()
+            return
+        }
+        afterAnswers = action
     }
 
     fileprivate func fail(_ error: RequestTimedOut) {
@@ -170,6 +232,9 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// How long the router has to write its 408 before the connection is closed without it: far longer than
     /// answering takes, even on a loaded machine.
     static let longestAnswer = Duration.seconds(30)
+
+    /// The media type of Server-Sent Events (HTML Living Standard §9.2), what `GET /v1/events` answers with.
+    static let eventStreamType = "text/event-stream"
 }
 
 /// The request did not arrive in full within the deadline; mapped to 408 in `Problem(for:)`.

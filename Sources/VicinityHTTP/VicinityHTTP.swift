@@ -12,7 +12,9 @@ import VicinityCore
 public struct HTTPOptions: Sendable {
     /// Larger request bodies get 413. The largest body this API takes (a sign-up) is well under 1 KiB.
     public var maximumBodyBytes: Int
-    /// Longer request targets (path and query string) get 414. 4 KiB holds any query this API takes.
+    /// Longer request targets (path and query string) get 414, and longer header lines 431 (`HeadLimits`).
+    /// 8 KiB, nginx's `large_client_header_buffers` size: any query this API takes fits several times over,
+    /// and a head is refused where the proxy in front would refuse it.
     public var maximumRequestTargetBytes: Int
     /// A connection that sends nothing for this long is closed, so that idle or stalled sockets cannot pile up.
     /// 90 s outlasts the 60 s for which a reverse proxy such as nginx keeps idle upstream connections by
@@ -28,7 +30,8 @@ public struct HTTPOptions: Sendable {
     /// connection closes (`RequestDeadlineHandler`). 20 s lets a phone on a weak link send the largest body
     /// (64 KiB) at 26 kbit/s, and bounds how long a client trickling bytes holds a connection.
     public var requestTimeout: Duration
-    /// Open connections served at once; past it a new connection is answered 503 at once (`ConnectionGate`).
+    /// Open connections served at once; past it a new connection takes the place of the one that has waited
+    /// longest for a request, or is answered 503 at once when every one is being answered (`ConnectionGate`).
     /// `vicinity serve` keeps it well below the process's descriptor limit (`DescriptorLimit.connectionCap`).
     public var maximumConnections: Int
     /// Open connections of one client (`addressGroups`) served at once. 256 lets a lecture hall of a hundred
@@ -47,12 +50,14 @@ public struct HTTPOptions: Sendable {
     public var page: PageOptions
     /// Serve over TLS with these certificates, and redirect plain HTTP to it; nil for plain HTTP.
     public var tls: TLSOptions?
+    /// Where a line for each request goes (`serve --access-log`); nil for none.
+    public var accessLog: AccessLog?
 
     public static let standard = HTTPOptions()
 
     public init(
         maximumBodyBytes: Int = 64 * 1024,
-        maximumRequestTargetBytes: Int = 4 * 1024,
+        maximumRequestTargetBytes: Int = 8 * 1024,
         idleTimeout: Duration = .seconds(90),
         eventHeartbeat: Duration = .seconds(25),
         trustedProxies: Set<String> = [],
@@ -62,7 +67,8 @@ public struct HTTPOptions: Sendable {
         addressGroups: AddressGroups = .standard,
         stalledReaderTimeout: Duration = .seconds(60),
         page: PageOptions = .standard,
-        tls: TLSOptions? = nil
+        tls: TLSOptions? = nil,
+        accessLog: AccessLog? = nil
     ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
@@ -76,13 +82,24 @@ public struct HTTPOptions: Sendable {
         self.stalledReaderTimeout = stalledReaderTimeout
         self.page = page
         self.tls = tls
+        self.accessLog = accessLog
     }
 
     /// Who may connect, and for how long a request and a stalled reader may hold a connection.
-    func connectionGuard() -> ConnectionGuard {
+    func connectionGuard(gate: ConnectionGate? = nil) -> ConnectionGuard {
         ConnectionGuard(
-            gate: ConnectionGate(maximumConnections: maximumConnections, maximumPerClient: maximumConnectionsPerClient),
-            addressing: addressing, requestTimeout: requestTimeout, stalledReaderTimeout: stalledReaderTimeout)
+            gate: gate ?? ConnectionGate(maximumConnections: maximumConnections, maximumPerClient: maximumConnectionsPerClient),
+            addressing: addressing, requestTimeout: requestTimeout, stalledReaderTimeout: stalledReaderTimeout,
+            lineBytes: maximumRequestTargetBytes)
+    }
+
+    /// Hummingbird's HTTP/1.1 channel with the idle timeout and the head limits (`HeadLimits`).
+    func http1Channel(responder: @escaping HTTPChannelHandler.Responder) -> HTTP1Channel {
+        HTTP1Channel(
+            responder: responder,
+            configuration: .init(
+                idleTimeout: TimeAmount(idleTimeout),
+                httpDecoderConfiguration: HeadLimits.decoder(lineBytes: maximumRequestTargetBytes)))
     }
 }
 
@@ -122,9 +139,10 @@ public func routeTable<S: Stores>(
 
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
-/// Middleware order, outermost first: over TLS `Strict-Transport-Security`, request log, metrics, HEAD without content, problem mapping, request
-/// limits, client address (grouped, and behind trusted proxies). Logging and metrics sit outside the problem mapping so that
-/// they see the status the client gets. Signed-in routes check the bearer token before their handler runs and
+/// Middleware order, outermost first: over TLS `Strict-Transport-Security`, access log (when asked for), request
+/// log, metrics, HEAD without content, problem mapping, request limits, client address (grouped, and behind
+/// trusted proxies). Logging and metrics sit outside the problem mapping so that they see the status the client
+/// gets. Signed-in routes check the bearer token before their handler runs and
 /// put the caller in the context.
 public func buildRouter<S: Stores>(
     services: Services<S>,
@@ -134,10 +152,13 @@ public func buildRouter<S: Stores>(
     let table = routeTable(services: services, options: options, metrics: metrics)
     let router = Router(context: VicinityRequestContext.self)
     if options.tls != nil { router.add(middleware: StrictTransportSecurityMiddleware()) }
+    if let accessLog = options.accessLog {
+        router.add(middleware: AccessLogMiddleware(log: accessLog, addressing: options.addressing))
+    }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: HeadMiddleware())
-    router.add(middleware: ProblemMiddleware(routes: table, options: options))
+    router.add(middleware: ProblemMiddleware(routes: table, options: options, outages: OutageLog()))
     router.add(middleware: RequestLimitsMiddleware(options: options))
     router.add(middleware: ClientAddressMiddleware(addressing: options.addressing))
     let accounts = services.accounts
@@ -191,8 +212,26 @@ public func buildApplication<S: Stores>(
     onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in },
     onRedirectListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
-    let guarding = options.connectionGuard()
-    let idleTimeout = TimeAmount(options.idleTimeout)
+    buildApplication(
+        services: services, options: options, host: host, port: port, metrics: metrics, logger: logger,
+        background: background, gate: nil, onListening: onListening, onRedirectListening: onRedirectListening)
+}
+
+/// The application behind the given gate (nil: one made from `options`), which tests read to see how many
+/// connections it held at most.
+func buildApplication<S: Stores>(
+    services: Services<S>,
+    options: HTTPOptions,
+    host: String,
+    port: Int,
+    metrics: PrometheusCollectorRegistry,
+    logger: Logger,
+    background: [any Service],
+    gate: ConnectionGate?,
+    onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void,
+    onRedirectListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+) -> some ApplicationProtocol {
+    let guarding = options.connectionGuard(gate: gate)
     let server: HTTPServerBuilder
     var redirect: [any Service] = []
     let tlsPort = ListeningPort()
@@ -200,7 +239,7 @@ public func buildApplication<S: Stores>(
         let requestTimeout = options.requestTimeout
         server = HTTPServerBuilder { responder in
             GuardedTLSChannel(
-                http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)),
+                http1: options.http1Channel(responder: responder),
                 http2: HTTP2Channel(
                     responder: responder,
                     configuration: .init(
@@ -214,7 +253,7 @@ public func buildApplication<S: Stores>(
                 responder: HTTPSRedirectResponder(tlsPort: tlsPort),
                 server: HTTPServerBuilder { responder in
                     GuardedHTTP1Channel(
-                        http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), guarding: guarding)
+                        http1: options.http1Channel(responder: responder), guarding: guarding)
                 },
                 configuration: ApplicationConfiguration(address: .hostname(host, port: redirectPort), serverName: "Vicinity"),
                 onServerRunning: { channel in await onRedirectListening(host, channel.localAddress?.port ?? redirectPort) },
@@ -223,7 +262,7 @@ public func buildApplication<S: Stores>(
     } else {
         server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(
-                http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), guarding: guarding)
+                http1: options.http1Channel(responder: responder), guarding: guarding)
         }
     }
     return Application(

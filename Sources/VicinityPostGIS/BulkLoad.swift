@@ -173,7 +173,7 @@ enum SideLoad {
         let logger = session.logger
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await work(on: session) }
-            group.addTask { try await store.leased { try await work(on: Transaction(connection: $0, logger: logger)) } }
+            group.addTask { try await store.leased(maintenance: true) { try await work(on: Transaction(connection: $0, logger: logger)) } }
             try await group.waitForAll()
         }
     }
@@ -237,7 +237,7 @@ extension PostGISStore {
     /// load cannot keep its shape, and the caller loads the ordinary way.
     func sideLoad(_ places: [Place], progress: (@Sendable (Int, Int) -> Void)?) async throws -> UpsertSummary? {
         let logger = logger
-        return try await leased { connection in
+        return try await leased(maintenance: true) { connection in
             let session = Transaction(connection: connection, logger: logger)
             let lock = "(\(LockSpace.placeLoad), hashtext(current_schema()))"
             try await session.execute(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock\(lock)"))

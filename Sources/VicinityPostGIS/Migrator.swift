@@ -15,7 +15,7 @@ struct Migrator: Sendable {
     func migrate() async throws {
         let logger = store.logger
         let schema = store.configuration.schema
-        try await store.leased { connection in
+        try await store.leased(maintenance: true) { connection in
                 let session = Transaction(connection: connection, logger: logger)
                 try await session.execute("SELECT pg_advisory_lock(\(Self.lockKey))")
                 do {

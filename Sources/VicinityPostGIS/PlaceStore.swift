@@ -187,7 +187,9 @@ extension PostGISStore: PlaceStore {
         if places.count >= BulkLoad.minimumBatch, let loaded = try await sideLoad(places, progress: progress) {
             summary = loaded
         } else {
-            summary = try await transaction { try await Self.apply(places, in: $0, mayRebuildIndexes: true, progress: progress) }
+            summary = try await transaction(maintenance: true) {
+                try await Self.apply(places, in: $0, mayRebuildIndexes: true, progress: progress)
+            }
         }
         logger.debug("upserted places", metadata: [
             "count": "\(places.count)", "inserted": "\(summary.inserted)", "updated": "\(summary.updated)",
@@ -198,7 +200,9 @@ extension PostGISStore: PlaceStore {
     public func plannedUpsert(_ places: [Place]) async throws -> UpsertSummary {
         try validateBatch(places)
         // Never the bulk path: a plan must not drop indexes (and lock readers out) only to roll back.
-        return try await transaction(rollback: true) { try await Self.apply(places, in: $0, mayRebuildIndexes: false, progress: nil) }
+        return try await transaction(rollback: true, maintenance: true) {
+            try await Self.apply(places, in: $0, mayRebuildIndexes: false, progress: nil)
+        }
     }
 
     /// Raises the places' revision first: its row lock makes concurrent upserts of places take turns, so each
@@ -324,7 +328,7 @@ extension PostGISStore: PlaceStore {
         let batches = AsyncThrowingChannel<[Element], any Error>()
         async let reading: Void = {
             do {
-                try await leased { connection in
+                try await leased(maintenance: true) { connection in
                     var batch: [Element] = []
                     batch.reserveCapacity(Self.loadBatch)
                     for try await row in try await connection.query(query, logger: logger) {

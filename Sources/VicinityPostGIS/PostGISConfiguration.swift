@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import VicinityCore
 
 /// Where a PostGIS record lives, read from a `postgres://user@host:port/database` URL the way libpq reads
 /// one, so that operators write what `psql` takes.
@@ -40,6 +41,33 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
     /// past the 1–2 s a busy pool takes to hand one over under load, and short enough that a client gets 503
     /// and retries rather than hanging while PostgreSQL restarts.
     public var connectionWait: Duration = .seconds(5)
+    /// How long making a connection may take, TCP, TLS and PostgreSQL's start-up together (URL
+    /// `connect_timeout`, in whole seconds, as libpq reads it). 5 s, the `connectionWait` a request waits for a
+    /// connection anyway: a handshake on a LAN takes milliseconds, and one still going after that only ends
+    /// after its request has been answered 503.
+    public var connectTimeout: Duration = .seconds(5)
+    /// PostgreSQL's `statement_timeout` on every connection (URL `statement_timeout`, as PostgreSQL writes it:
+    /// `5s`, `500ms`, `1min`, a bare number of milliseconds; 0 for none). Nil leaves the server's own: commands
+    /// that load or copy whole tables run as long as they need; `serve` takes `servingStatementTimeout`.
+    public var statementTimeout: Duration?
+    /// A pooled connection idle this long is checked with `SELECT 1` (postgres-nio's keep-alive, which stands in
+    /// for TCP keepalive: postgres-nio sets no socket options); URL `keepalives_idle` in whole seconds, or
+    /// `keepalives=0` for none, as libpq names them. 30 s, postgres-nio's own default, well inside the idle
+    /// timeouts of the NAT gateways and firewalls between a server and its database (350 s on AWS's).
+    public var keepAliveIdle: Duration? = .seconds(30)
+
+    /// The statement timeout `serve` runs with when the URL gives none: 5 s, as long as a request waits for a
+    /// connection (`connectionWait`) and hundreds of times what its statements take; past it the client gets
+    /// 503 with `Retry-After` and comes back, rather than waiting on a statement stuck behind a lock.
+    public static let servingStatementTimeout = Duration.seconds(5)
+
+    /// How long a statement may go unanswered before its connection is taken for lost: the statement timeout,
+    /// after which the server answers by itself, and a connect timeout's worth for that answer to arrive.
+    /// Nil without a statement timeout: a statement may then run as long as it needs.
+    var answerDeadline: Duration? {
+        guard let statementTimeout, statementTimeout > .zero else { return nil }
+        return statementTimeout + connectTimeout
+    }
 
     public static let defaultPort = 5432
 
@@ -80,8 +108,20 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
                     throw Problem(description: "schema must be a plain name: lower-case letters, digits and _, not starting with a digit")
                 }
                 schema = name
+            case "connect_timeout":
+                connectTimeout = try Self.seconds(item, atLeast: 1)
+            case "statement_timeout":
+                statementTimeout = try Self.statementTimeout(item)
+            case "keepalives_idle":
+                keepAliveIdle = try Self.seconds(item, atLeast: 1)
+            case "keepalives":
+                switch item.value {
+                case "0": keepAliveIdle = nil
+                case "1": break
+                default: throw Problem(description: "keepalives must be 0 or 1")
+                }
             default:
-                throw Problem(description: "the database URL's \(item.name) is not an option this service reads (sslmode, schema)")
+                throw Problem(description: "the database URL's \(item.name) is not an option this service reads (\(Self.options.joined(separator: ", ")))")
             }
         }
         password = components.password
@@ -97,6 +137,13 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
         var options: [String] = []
         if tls != .prefer { options.append("sslmode=\(tls.rawValue)") }
         if let schema { options.append("schema=\(schema)") }
+        if connectTimeout != .seconds(5) { options.append("connect_timeout=\(connectTimeout.components.seconds)") }
+        if let statementTimeout { options.append("statement_timeout=\(statementTimeout.wholeMilliseconds)ms") }
+        if let keepAliveIdle {
+            if keepAliveIdle != .seconds(30) { options.append("keepalives_idle=\(keepAliveIdle.components.seconds)") }
+        } else {
+            options.append("keepalives=0")
+        }
         if !options.isEmpty { text += "?" + options.joined(separator: "&") }
         return text
     }
@@ -125,11 +172,16 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = connectTimeout
+        configuration.options.keepAliveBehavior = keepAliveIdle.map { .init(frequency: $0) }
         // Every connection opens with the schema first, so that unqualified names mean this record's tables;
         // PostGIS's types stay reachable in public.
         if let schema { configuration.options.additionalStartupParameters = [("search_path", "\(schema), public")] }
         configuration.options.additionalStartupParameters.append(("application_name", "vicinity"))
+        // A setting in the start-up message holds for the whole session, as `SET` would, at no round trip.
+        if let statementTimeout {
+            configuration.options.additionalStartupParameters.append(("statement_timeout", "\(statementTimeout.wholeMilliseconds)"))
+        }
         return configuration
     }
 }

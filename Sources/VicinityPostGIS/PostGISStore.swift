@@ -111,7 +111,7 @@ public final class PostGISStore: Sendable {
     func rows(_ query: PostgresQuery, constraints: [String: any Error] = [:]) async throws -> [Columns] {
         let logger = logger
         return try await leased(constraints: constraints) { connection in
-            try await connection.query(query, logger: logger).collect().map { Columns($0.makeRandomAccess()) }
+            try await Transaction(connection: connection, logger: logger).rows(query)
         }
     }
 
@@ -125,13 +125,14 @@ public final class PostGISStore: Sendable {
     /// throws, or always when `rollback` is set (a plan that changes nothing). A serialization failure or a
     /// deadlock, which PostgreSQL resolves by failing one party, runs the whole body again.
     func transaction<Result: Sendable>(
-        rollback: Bool = false, readOnlySnapshot: Bool = false, _ body: @escaping @Sendable (Transaction) async throws -> Result
+        rollback: Bool = false, readOnlySnapshot: Bool = false, maintenance: Bool = false,
+        _ body: @escaping @Sendable (Transaction) async throws -> Result
     ) async throws -> Result {
         let logger = logger
         var attempt = 1
         while true {
             do {
-                return try await leased { connection in
+                return try await leased(maintenance: maintenance) { connection in
                     let transaction = Transaction(connection: connection, logger: logger)
                     // A snapshot: every statement reads the database as of the first one.
                     try await transaction.execute(readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
@@ -159,10 +160,22 @@ public final class PostGISStore: Sendable {
     /// postgres-nio writes a statement to its channel without a promise, so a statement sent on a connection
     /// that closed a moment before is never answered and never fails. Such a statement is abandoned (its
     /// task and lease with it) and the caller told the database is unavailable, instead of waiting for ever.
+    ///
+    /// A statement that goes unanswered past `answerDeadline` (`StatementClock`) closes its connection and tells
+    /// the caller the database is unavailable: the server would have ended it at its statement timeout and said
+    /// so, so a silence that long is a network gone, not a slow statement.
+    ///
+    /// A `maintenance` lease (migrations, loads and index builds, reads of whole tables) runs without the
+    /// statement timeout, which it turns off for its session and back on after, and without the watch on
+    /// answers: its statements may take minutes.
     func leased<Value: Sendable>(
-        constraints: [String: any Error] = [:], _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+        constraints: [String: any Error] = [:], maintenance: Bool = false,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         let client = client, wait = configuration.connectionWait, logger = logger
+        let timeout = configuration.statementTimeout
+        let answerDeadline = maintenance ? nil : configuration.answerDeadline
+        let clock = StatementClock()
         let call = LeasedCall<Value>()
         return try await translatingErrors(constraints: constraints) {
             try await withTaskCancellationHandler {
@@ -176,7 +189,14 @@ public final class PostGISStore: Sendable {
                                 guard call.connected(connection) else { throw StoreError.unavailable("the connection came too late") }
                                 // The pool may hand over a connection whose close it has not yet seen.
                                 if connection.isClosed { throw StoreError.unavailable("the PostgreSQL connection was closed") }
-                                return try await body(connection)
+                                guard maintenance, timeout != nil else {
+                                    return try await StatementClock.$current.withValue(answerDeadline == nil ? nil : clock) {
+                                        try await body(connection)
+                                    }
+                                }
+                                return try await Self.withoutStatementTimeout(on: connection, logger: logger) {
+                                    try await body(connection)
+                                }
                             }
                             call.finish(.success(value))
                         } catch {
@@ -187,6 +207,14 @@ public final class PostGISStore: Sendable {
                         let deadline = ContinuousClock.now + wait
                         while true {
                             if let connection = call.connection {
+                                if let answerDeadline, let since = clock.since, ContinuousClock.now - since >= answerDeadline {
+                                    Self.close(connection)
+                                    if call.finish(.failure(StoreError.unavailable("no answer from PostgreSQL within \(answerDeadline)"))) {
+                                        logger.debug("closed a PostgreSQL connection whose statement went unanswered")
+                                    }
+                                    work.cancel()
+                                    return
+                                }
                                 if connection.isClosed {
                                     try await Task.sleep(for: LeasedCall<Value>.grace)
                                     if call.finish(.failure(StoreError.unavailable("the PostgreSQL connection closed under a statement"))) {
@@ -194,7 +222,9 @@ public final class PostGISStore: Sendable {
                                     }
                                     return
                                 }
-                                try await Task.sleep(for: LeasedCall<Value>.closedCheck)
+                                var next = ContinuousClock.now + LeasedCall<Value>.closedCheck
+                                if let answerDeadline, let since = clock.since { next = min(next, since + answerDeadline) }
+                                try await Task.sleep(until: next)
                             } else if ContinuousClock.now >= deadline {
                                 call.finish(.failure(StoreError.unavailable("no PostgreSQL connection within \(wait)")))
                                 work.cancel()
@@ -209,6 +239,34 @@ public final class PostGISStore: Sendable {
                 call.cancel()
             }
         }
+    }
+
+    /// Runs `body` with the session's statement timeout off, and puts it back after (`RESET` returns to the
+    /// start-up message's value); a connection whose setting could not be put back is closed, so that no later
+    /// lease gets a session without the timeout.
+    private static func withoutStatementTimeout<Value>(
+        on connection: PostgresConnection, logger: Logger, _ body: () async throws -> Value
+    ) async throws -> Value {
+        _ = try await connection.query("SET statement_timeout = 0", logger: logger).collect()
+        let value: Value
+        do {
+            value = try await body()
+        } catch {
+            if (try? await connection.query("RESET statement_timeout", logger: logger).collect()) == nil { close(connection) }
+            throw error
+        }
+        do {
+            _ = try await connection.query("RESET statement_timeout", logger: logger).collect()
+        } catch {
+            close(connection)
+            throw error
+        }
+        return value
+    }
+
+    /// Closes the connection's channel; the pool sees it go and makes another when one is wanted.
+    private static func close(_ connection: PostgresConnection) {
+        (connection as any PooledConnection).close()
     }
 
     /// Five attempts: a retried transaction waits for the one it lost to, which has committed by then, so a
@@ -244,15 +302,16 @@ public final class PostGISStore: Sendable {
         }
     }
 
-    /// Connection failures, and the server's own "not now" answers (SQLSTATE classes 08 and 57P, and 53300,
-    /// too many connections), as `StoreError.unavailable`.
+    /// Connection failures, and the server's own "not now" answers (SQLSTATE classes 08 and 57P, 53300, too
+    /// many connections, and 57014, a statement ended at its `statement_timeout`), as `StoreError.unavailable`:
+    /// the client is told to come back, as for any database that cannot answer in time.
     static func unavailable(_ error: PSQLError) -> StoreError? {
         switch error.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown:
             return .unavailable("PostgreSQL connection: \(error.code)")
         case .server:
             let state = error.sqlState ?? ""
-            guard state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" else { return nil }
+            guard state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "57014" else { return nil }
             return .unavailable("PostgreSQL \(state): \(error.serverInfo?[.message] ?? "")")
         default:
             return nil
@@ -341,7 +400,10 @@ struct Transaction: Sendable {
     let logger: Logger
 
     func rows(_ query: PostgresQuery) async throws -> [Columns] {
-        try await connection.query(query, logger: logger).collect().map { Columns($0.makeRandomAccess()) }
+        let connection = connection, logger = logger
+        return try await StatementClock.timing {
+            try await connection.query(query, logger: logger).collect().map { Columns($0.makeRandomAccess()) }
+        }
     }
 
     func execute(_ query: PostgresQuery) async throws {

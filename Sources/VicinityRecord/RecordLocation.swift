@@ -26,6 +26,15 @@ public enum RecordLocation: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The record as `serve` opens it: a server's statements held to
+    /// `PostGISConfiguration.servingStatementTimeout` unless the URL gives a `statement_timeout` of its own, so
+    /// that a request never waits on the database for longer than a client would.
+    public func serving() -> RecordLocation {
+        guard case .server(var configuration) = self else { return self }
+        if configuration.statementTimeout == nil { configuration.statementTimeout = PostGISConfiguration.servingStatementTimeout }
+        return .server(configuration)
+    }
+
     /// What may be shown: the path, or the URL without its password.
     public var description: String {
         switch self {

@@ -19,7 +19,9 @@ struct DatabaseOptions: ParsableArguments {
         standard: .file(path: defaultPath), shown: defaultPath,
         note: """
             A server's password comes from PGPASSWORD or the password file (PGPASSFILE, else ~/.pgpass); it is \
-            never shown. URL options: sslmode=disable|prefer|require|verify-full, schema=NAME.
+            never shown. URL options: sslmode=disable|prefer|require|verify-full, schema=NAME, connect_timeout=SECONDS \
+            (5), statement_timeout=5s (serve's default; none for other commands), keepalives_idle=SECONDS (30) or \
+            keepalives=0.
             """
     ) { text throws(OptionRefusal) in
         do throws(RecordLocation.Problem) { return try RecordLocation(text) } catch { throw .problem(error.description) }
@@ -39,12 +41,14 @@ struct DatabaseOptions: ParsableArguments {
 
     func validate() throws { _ = try location() }
 
-    /// Opens the record, runs `body` with it, then closes it (`RecordLocation.withRecord`).
+    /// Opens the record, runs `body` with it, then closes it (`RecordLocation.withRecord`); `serving` for
+    /// `serve`, whose statements are held to a timeout (`RecordLocation.serving`).
     func withStore<Result>(
-        logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard,
+        logger: Logger = Logger(label: "vicinity"), settings: StorageSettings = .standard, serving: Bool = false,
         _ body: (any RecordStore) async throws -> Result
     ) async throws -> Result {
-        try await location().withRecord(logger: logger, settings: settings, body)
+        let location = try location()
+        return try await (serving ? location.serving() : location).withRecord(logger: logger, settings: settings, body)
     }
 
     /// The record `text` names; `option` says where the text came from, for messages (`copy --from`, `--to`).

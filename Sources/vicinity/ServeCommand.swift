@@ -57,6 +57,7 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.smtpCAFile) var smtpCAFile: String?
     @Option(Self.options.mailFrom) var mailFrom: String?
     @Option(Self.options.requireEmail) var requireEmail: String?
+    @Option(Self.options.accessLog) var accessLog: String?
     @Option(Self.options.logLevel) var logLevel: String?
 
     /// The options with the environment and defaults applied, each checked.
@@ -69,6 +70,8 @@ struct Serve: AsyncParsableCommand {
         var bcryptCost: BcryptCost
         var trustedProxies: Set<String>
         var logLevel: Logger.Level
+        /// Where `--access-log` writes, as given; nil for no access log.
+        var accessLog: String?
         var storage: StorageSettings
         var requestTimeout: Duration
         /// As given; nil for the default, which the descriptor limit decides at start (`connectionCap`).
@@ -177,7 +180,8 @@ struct Serve: AsyncParsableCommand {
 
         return Settings(
             host: host, port: port, tls: tls, services: services, bcryptCost: bcryptCost, trustedProxies: Set(proxies),
-            logLevel: try value(table.logLevel, logLevel), storage: storage, requestTimeout: requestTimeout,
+            logLevel: try value(table.logLevel, logLevel), accessLog: try value(table.accessLog, accessLog),
+            storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
             page: page, mail: mail, limitKeys: limitKeys)
     }
@@ -253,6 +257,10 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try settings()
+        let accessLog: AccessLog?
+        do { accessLog = try settings.accessLog.map(AccessLog.init(path:)) } catch {
+            throw ValidationError("\(Self.options.accessLog.name.named): \(error.description)")
+        }
         let descriptorLimit = DescriptorLimit.raiseSoftToHard()
         let connectionCap = try settings.connectionCap(descriptorLimit: descriptorLimit)
 
@@ -266,17 +274,18 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "vicinity")
 
-        try await database.withStore(logger: logger, settings: settings.storage) { record in
+        try await database.withStore(logger: logger, settings: settings.storage, serving: true) { record in
             try await serve(
-                record, settings: settings, connectionCap: connectionCap, descriptorLimit: descriptorLimit,
-                registry: registry, logger: logger)
+                record, settings: settings, accessLog: accessLog, connectionCap: connectionCap,
+                descriptorLimit: descriptorLimit, registry: registry, logger: logger)
         }
+        await accessLog?.flush()
         logger.info("Vicinity stopped")
     }
 
     /// Everything past the choice of store, generic over it: the indexes, the services, the HTTP front.
     private func serve<Record: RecordStore>(
-        _ record: Record, settings: Settings, connectionCap: Int, descriptorLimit: Int,
+        _ record: Record, settings: Settings, accessLog: AccessLog?, connectionCap: Int, descriptorLimit: Int,
         registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
         let clock = ContinuousClock()
@@ -312,7 +321,7 @@ struct Serve: AsyncParsableCommand {
             options: HTTPOptions(
                 trustedProxies: settings.trustedProxies, requestTimeout: settings.requestTimeout,
                 maximumConnections: connectionCap, maximumConnectionsPerClient: settings.maximumConnectionsPerClient,
-                addressGroups: settings.addressGroups, page: settings.page, tls: settings.tls),
+                addressGroups: settings.addressGroups, page: settings.page, tls: settings.tls, accessLog: accessLog),
             host: settings.host,
             port: settings.port,
             metrics: registry,

@@ -236,6 +236,12 @@ struct ServeOptionTable: Sendable {
         }
     }
 
+    /// Per-request lines belong in an access log an operator asks for, not in the service's own log.
+    let accessLog = EnvironmentOption<String?>(
+        "access-log", variable: "VICINITY_ACCESS_LOG", valueName: "file",
+        abstract: "Append a line for each request to this file (- for standard output): Common Log Format with the seconds it took, the path without its query string.",
+        standard: nil, shown: "none", read: OptionText.verbatim)
+
     let logLevel = EnvironmentOption(
         "log-level", variable: "VICINITY_LOG_LEVEL", valueName: "level",
         abstract: "\(Self.levelNames).",

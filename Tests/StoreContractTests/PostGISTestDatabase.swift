@@ -68,6 +68,37 @@ struct PostGISStoreTests {
         #expect(try await schema.store.serverVersion().hasPrefix("3."))
     }
 
+    @Test("a statement past the statement timeout is ended by the server and told as the database unavailable, the session goes on, and a maintenance lease runs past it with the timeout back after",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func statementTimeout() async throws {
+        let name = TestPostGIS.freshSchemaName()
+        var configuration = try TestPostGIS.configuration(schema: name)
+        configuration.statementTimeout = .milliseconds(200)
+        configuration.maximumConnections = 1
+        let store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        do {
+            // A second of sleep against a fifth of a second: far past it, however busy the server.
+            await #expect(throws: StoreError.self) { try await store.execute("SELECT pg_sleep(1)") }
+            do { try await store.execute("SELECT pg_sleep(1)") } catch StoreError.unavailable {} catch {
+                Issue.record("a statement ended at its timeout is the database unavailable (503), not \(error)")
+            }
+            // One connection in the pool: the same session answers the next statement.
+            let shown: String? = try await store.rows("SHOW statement_timeout").first?.decode("statement_timeout")
+            #expect(shown == "200ms")
+            try await store.leased(maintenance: true) { connection in
+                _ = try await connection.query("SELECT pg_sleep(0.5)", logger: Logger(label: "test")).collect()
+            }
+            let after: String? = try await store.rows("SHOW statement_timeout").first?.decode("statement_timeout")
+            #expect(after == "200ms", "the maintenance lease gave the session back as it found it")
+        } catch {
+            try? await store.dropSchema()
+            await store.close()
+            throw error
+        }
+        try await store.dropSchema()
+        await store.close()
+    }
+
     @Test("eight stores opening one new database at the same moment migrate it once",
           .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
     func concurrentMigrationsApplyOnce() async throws {
@@ -156,6 +187,43 @@ struct PostGISStoreTests {
                     "postgres://ana@localhost/v?sslmode=maybe", "postgres://ana@localhost/v?schema=Robert';--",
                     "postgres://ana@localhost/v?colour=blue", "mysql://ana@localhost/v"] {
             #expect(throws: PostGISConfiguration.Problem.self, "\(bad)") { try PostGISConfiguration(url: bad, environment: [:]) }
+        }
+    }
+
+    @Test("a URL sets the connect timeout and keep-alive in libpq's words and the statement timeout in PostgreSQL's; each shows in the location, and the defaults are 5 s, none and 30 s")
+    func timeouts() throws {
+        let standard = try PostGISConfiguration(url: "postgres://ana@localhost/vicinity", environment: [:])
+        #expect(standard.connectTimeout == .seconds(5))
+        #expect(standard.statementTimeout == nil)
+        #expect(standard.answerDeadline == nil, "no statement timeout: statements run as long as they need")
+        #expect(standard.keepAliveIdle == .seconds(30))
+        #expect(standard.client.options.connectTimeout == .seconds(5))
+        #expect(standard.client.options.keepAliveBehavior?.frequency == .seconds(30))
+        #expect(!standard.client.options.additionalStartupParameters.contains { $0.0 == "statement_timeout" })
+
+        let tuned = try PostGISConfiguration(
+            url: "postgres://ana@localhost/vicinity?connect_timeout=3&statement_timeout=2s&keepalives_idle=10", environment: [:])
+        #expect(tuned.connectTimeout == .seconds(3))
+        #expect(tuned.statementTimeout == .seconds(2))
+        #expect(tuned.answerDeadline == .seconds(5), "the statement timeout, and a connect timeout's worth for the answer")
+        #expect(tuned.keepAliveIdle == .seconds(10))
+        #expect(tuned.client.options.additionalStartupParameters.contains { $0 == ("statement_timeout", "2000") })
+        #expect(tuned.location == "postgres://ana@localhost:5432/vicinity?connect_timeout=3&statement_timeout=2000ms&keepalives_idle=10")
+        #expect(try PostGISConfiguration(url: tuned.location, environment: [:]).statementTimeout == .seconds(2), "the location reads back")
+
+        for (text, duration) in [("250", Duration.milliseconds(250)), ("250ms", .milliseconds(250)), ("1min", .seconds(60)), ("0", .zero)] {
+            let parsed = try PostGISConfiguration(url: "postgres://ana@localhost/v?statement_timeout=\(text)", environment: [:])
+            #expect(parsed.statementTimeout == duration, "\(text)")
+        }
+        #expect(try PostGISConfiguration(url: "postgres://ana@localhost/v?statement_timeout=0", environment: [:]).answerDeadline == nil)
+        let quiet = try PostGISConfiguration(url: "postgres://ana@localhost/v?keepalives=0", environment: [:])
+        #expect(quiet.keepAliveIdle == nil && quiet.client.options.keepAliveBehavior == nil)
+        #expect(quiet.location.hasSuffix("?keepalives=0"))
+        for bad in ["connect_timeout=0", "connect_timeout=soon", "statement_timeout=5x", "statement_timeout=-1",
+                    "statement_timeout=", "keepalives_idle=0", "keepalives=2", "connect_timeout=99999"] {
+            #expect(throws: PostGISConfiguration.Problem.self, "\(bad)") {
+                try PostGISConfiguration(url: "postgres://ana@localhost/v?\(bad)", environment: [:])
+            }
         }
     }
 

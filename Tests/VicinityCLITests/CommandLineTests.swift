@@ -64,12 +64,12 @@ enum CLI {
 
     static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
 
-    /// Starts the server and returns the first line it writes on standard output; its standard error goes
-    /// nowhere unless `keepingErrors`, which leaves it where the caller put it.
-    static func startUpLine(of server: Process, keepingErrors: Bool = false) async throws -> String {
+    /// Starts the server and returns the first line it writes on standard output; its log goes to `errors`
+    /// (a file, which never blocks the server as a full pipe would), else nowhere.
+    static func startUpLine(of server: Process, errors: FileHandle? = nil) async throws -> String {
         let output = Pipe()
         server.standardOutput = output
-        if !keepingErrors { server.standardError = FileHandle.nullDevice }
+        server.standardError = errors ?? FileHandle.nullDevice
         try server.run()
         let handle = output.fileHandleForReading
         return String(decoding: try await offThePool { try readLine(from: handle) }, as: UTF8.self)

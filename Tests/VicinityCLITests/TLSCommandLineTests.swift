@@ -61,9 +61,8 @@ struct TLSCommandLineTests {
             "--tls-cert", certificate.path, "--tls-key", key.path,
         ])
         let log = Pipe()
-        server.standardError = log
         defer { if server.isRunning { server.terminate() } }
-        let line = try await CLI.startUpLine(of: server, keepingErrors: true)
+        let line = try await CLI.startUpLine(of: server, errors: log.fileHandleForWriting)
         #expect(line.hasPrefix("Vicinity serving https://127.0.0.1:"), "\(line)")
         let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
         let port = try #require(URL(string: address)?.port)

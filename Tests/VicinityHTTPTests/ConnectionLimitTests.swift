@@ -6,8 +6,9 @@ import Testing
 import VicinityCore
 import VicinityHTTP
 
-/// The caps on what clients hold open, over real sockets: the deadline on a whole request, the cap per client
-/// and the cap on all connections. Each client is its own loopback address (127.0.0.0/8 is all this machine).
+/// The caps on what clients hold open, over real sockets: the deadline on a whole request and the cap per client
+/// (the cap on all connections, and the room it makes, in `EvictionTests`). Each client is its own loopback
+/// address (127.0.0.0/8 is all this machine).
 ///
 /// Every bound on waiting here only keeps a broken server from holding the suite: a busy machine answers far
 /// inside it, and no assertion measures how fast anything was.
@@ -176,36 +177,6 @@ struct ConnectionLimitTests {
             #expect(parts.dropFirst().first?.hasPrefix("200 OK") == true)
             #expect(parts.last?.hasPrefix("408 Request Timeout") == true)
             #expect(parts.last?.contains(#""status":408"#) == true, "a whole problem+json answer, not bytes inside another")
-        }
-    }
-
-    @Test("a full server answers a new connection 503 at once and keeps serving the connections it has")
-    func fullServer() async throws {
-        try await Self.withServer(options: HTTPOptions(maximumConnections: 4)) { port in
-            // Four clients hold the four places, each served once and keeping its connection: one after the
-            // other, so that each is admitted before the next arrives.
-            var holders: [RawConnection] = []
-            for address in ["127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14"] {
-                let holder = try await RawConnection.open(port: port, from: address)
-                try await holder.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                #expect(try await holder.received(containing: "\r\n\r\n", within: .seconds(60)).hasPrefix("HTTP/1.1 200 OK"))
-                holders.append(holder)
-            }
-            let kept = holders[0]
-
-            let late = try await RawConnection.open(port: port, from: "127.0.0.15")
-            let answer = try await late.readUntilClosed(within: .seconds(60))
-            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable"))
-            #expect(answer.contains("The server holds as many connections as it serves"))
-
-            // The kept connection is still served: its answers are read to the close it asks for.
-            try await kept.send(Self.health)
-            let both = try await kept.readUntilClosed(within: .seconds(60))
-            #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "two answers on the kept connection")
-
-            // A place freed is a place taken.
-            try await holders[1].leave(within: .seconds(60))
-            #expect(try await Self.served(port: port, from: "127.0.0.16"), "a connection is served once another has closed")
         }
     }
 

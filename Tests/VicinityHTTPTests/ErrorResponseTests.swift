@@ -136,10 +136,10 @@ struct ErrorResponseTests {
         }
     }
 
-    @Test("a path and query string over 4 KiB is a 414 problem")
+    @Test("a path and query string over 8 KiB is a 414 problem")
     func uriTooLong() async throws {
         try await withApp(InMemoryStore()) { client in
-            let padding = String(repeating: "a", count: 4 * 1024)
+            let padding = String(repeating: "a", count: 8 * 1024)
             let response = try await client.execute(uri: "/v1/places?q=" + padding, method: .get)
             #expect(response.status == .uriTooLong)
             #expect(response.headers[.contentType] == "application/problem+json")

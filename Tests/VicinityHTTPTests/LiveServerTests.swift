@@ -56,10 +56,7 @@ struct LiveServerTests {
             #expect(wrongMethod.status == .methodNotAllowed)
             #expect(wrongMethod.headers[.allow] == "GET, HEAD")
 
-            let longTarget = try await client.execute(
-                uri: "/v1/places?q=" + String(repeating: "a", count: 5000), method: .get)
-            #expect(longTarget.status == .uriTooLong)
-            #expect(longTarget.headers[.contentType] == "application/problem+json")
+            // A target over the limit closes the connection, which this client would reuse: `HeadLimitTests`.
 
             let largeBody = try await client.execute(
                 uri: "/health", method: .get, body: ByteBuffer(repeating: 0x78, count: 64 * 1024 + 1))

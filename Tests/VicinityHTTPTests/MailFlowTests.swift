@@ -37,7 +37,11 @@ private struct MailedFront {
         return settings
     }
 
-    func services<S: Stores>(_ stores: S, settings: ServiceSettings = Self.settings(), limitKeys: LimitKeys = .random()) -> Services<S> {
+    /// `limitKeys` as the record shares them between fronts (`RecordStore.sharedLimitKeys`), for tests of
+    /// several fronts; one front's own otherwise.
+    func services<S: Stores>(
+        _ stores: S, settings: ServiceSettings = Self.settings(), limitKeys: LimitKeys = .random()
+    ) -> Services<S> {
         Services(stores: stores, clock: SystemClock(), hasher: testHasher, mail: transport, settings: settings, limitKeys: limitKeys)
     }
 }
@@ -256,8 +260,11 @@ struct TwoFrontMailTests {
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
             try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
                 let keys = try await first.sharedLimitKeys()
-                let a = buildApplication(services: front.services(first, limitKeys: keys), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
-                let b = buildApplication(services: front.services(second, limitKeys: try await second.sharedLimitKeys()), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let a = buildApplication(
+                    services: front.services(first, limitKeys: keys), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let b = buildApplication(
+                    services: front.services(second, limitKeys: try await second.sharedLimitKeys()), port: 0,
+                    metrics: sharedRegistry, logger: LogRecorder().logger)
                 try await a.test(.live) { clientA in
                     try await b.test(.live) { clientB in
                         for index in 0..<6 {

@@ -174,6 +174,34 @@ struct TLSServingTests {
         }
     }
 
+    @Test("at the connection cap an idle HTTP/2 connection makes room for a new one, as an idle HTTP/1.1 connection does")
+    func idleHTTP2MakesRoom() async throws {
+        let issuer = try await Issuer.make("room")
+        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        var options = HTTPOptions.standard
+        options.maximumConnections = 2
+        options.maximumConnectionsPerClient = 10
+        try await Self.withServer(tls, options: options) { ports in
+            let url = "https://127.0.0.1:\(ports.tls)/health"
+            try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { first in
+                try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { second in
+                    // Two HTTP/2 connections, each answered and then kept idle by its client's pool: the server is full.
+                    #expect(try await Self.get(url, with: first).version == .http2)
+                    #expect(try await Self.get(url, with: second).version == .http2)
+                    let before = EvictionTests.metric(EvictionTests.evictedWaiting)
+                    let third = try await Self.using(Self.client(trusting: issuer.root, version: .http1Only)) { third in
+                        try await Self.get(url, with: third).status
+                    }
+                    #expect(third == .ok)
+                    #expect(EvictionTests.metric(EvictionTests.evictedWaiting) >= before + 1, "an idle HTTP/2 connection was closed")
+                    // The client whose connection was closed connects again and is answered.
+                    #expect(try await Self.get(url, with: first).status == .ok)
+                    #expect(try await Self.get(url, with: second).status == .ok)
+                }
+            }
+        }
+    }
+
     @Test("plain HTTP answers carry no Strict-Transport-Security")
     func plainHasNoHSTS() async throws {
         try await withApp(try await store(csulbRows)) { client in

@@ -42,6 +42,8 @@ private func front(
 ) async throws -> some ApplicationProtocol {
     let loadedAfter = try await record.changes.changeCursor()
     let stores = try await IndexedStores(record: record, at: clock.now)
+    // Keyed as `vicinity serve` keys them: with the secret every front over the record shares, so that the
+    // limits' counts of one front are the other's.
     let services = Services(
         stores: stores, clock: clock, hasher: testHasher, settings: settings, limitKeys: try await record.sharedLimitKeys())
     services.follower.prepare(loadedAfter: loadedAfter)
