@@ -7,15 +7,16 @@
 #   spatialite-bin     the `spatialite` shell, to open the database by hand
 #   wrk                HTTP load generator used by Scripts/bench/http.sh
 #   libjs-leaflet      Leaflet, the map library the page at / loads (the server serves it from its folder)
+#   node-qrcode-generator  the QR code library the page draws a phone app's settings with (served the same way)
 #   openssl            makes the certificate of the mail relay the SMTP tests start
 # and, for python3 on $PATH, aiosmtpd (from PyPI, else Debian's python3-aiosmtpd): the mail relay of those tests.
 # Scripts/bench/peers.sh installs what only it needs (Redis, PostgreSQL with PostGIS) itself, and
-# Scripts/check/browser.sh what the browser tests need (Chromium, chromedriver, Selenium, Thai fonts).
+# Scripts/check/browser.sh what the browser tests need (Chromium, chromedriver, Selenium, Thai fonts, zbarimg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 
-packages=(libspatialite-dev libproj-dev libsqlite3-dev zlib1g-dev pkg-config spatialite-bin wrk libjs-leaflet openssl)
+packages=(libspatialite-dev libproj-dev libsqlite3-dev zlib1g-dev pkg-config spatialite-bin wrk libjs-leaflet node-qrcode-generator openssl)
 ensure_packages "${packages[@]}"
 ensure_python_module aiosmtpd 'aiosmtpd>=1.4,<2' python3-aiosmtpd
 echo "setup: system packages present (${packages[*]}), and aiosmtpd for $(command -v python3)"

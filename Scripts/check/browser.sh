@@ -33,7 +33,8 @@ if [ "${1:-}" = "--quick" ]; then configuration=debug; shift; fi
 port="${VICINITY_BROWSER_PORT:-18085}"
 source Scripts/lib/packages.sh
 # Thai fonts, so that Thai names are drawn in the screenshots rather than boxes.
-ensure_packages chromium chromium-driver python3-selenium libjs-leaflet fonts-thai-tlwg
+# zbar-tools: zbarimg reads the QR code the page draws.
+ensure_packages chromium chromium-driver python3-selenium libjs-leaflet node-qrcode-generator fonts-thai-tlwg zbar-tools
 source Scripts/lib/shipped-server.sh
 prepare_shipped_database "$configuration"
 start_mail_relay

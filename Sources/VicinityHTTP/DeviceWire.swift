@@ -1,3 +1,4 @@
+import Foundation
 import GeoCore
 import VicinityCore
 
@@ -21,13 +22,17 @@ extension Wire {
         case .owntracks:
             // OwnTracks' HTTP mode: the URL, Basic credentials, and the device and tracker ids it publishes
             // under (booklet, `tech/http`: mode 3).
+            let url = origin + "/owntracks", username = added.username.rawValue, password = added.secret.text
+            let deviceID = added.device.id.rawValue, tid = trackerID(added.device.name.rawValue)
             fields["setup"] = .object([
                 "mode": .string("http"),
-                "url": .string(origin + "/owntracks"),
-                "username": .string(added.username.rawValue),
-                "password": .string(added.secret.text),
-                "device_id": .string(added.device.id.rawValue),
-                "tracker_id": .string(trackerID(added.device.name.rawValue)),
+                "url": .string(url),
+                "username": .string(username),
+                "password": .string(password),
+                "device_id": .string(deviceID),
+                "tracker_id": .string(tid),
+                "config_link": .string(ownTracksConfigLink(
+                    url: url, username: username, password: password, deviceID: deviceID, trackerID: tid)),
             ])
         case .traccar:
             fields["setup"] = .object([
@@ -36,6 +41,27 @@ extension Wire {
             ])
         }
         return .object(fields)
+    }
+
+    /// The same settings as the app imports them in one tap or scan (booklet, `features/remoteconfig` and
+    /// `tech/qr`): a `configuration` message, base64 in an `owntracks:///config?inline=` link. `mode` 3 is HTTP;
+    /// `auth` makes the app send the username and password as Basic authentication. The base64's `+`, `/` and
+    /// `=` are percent-encoded, so that no reader of the query takes a `+` for a space.
+    static func ownTracksConfigLink(url: String, username: String, password: String, deviceID: String, trackerID: String) -> String {
+        let configuration = JSONValue.object([
+            "_type": .string("configuration"),
+            "mode": .number(3),
+            "url": .string(url),
+            "auth": .bool(true),
+            "username": .string(username),
+            "password": .string(password),
+            "deviceId": .string(deviceID),
+            "tid": .string(trackerID),
+        ])
+        let inline = Data(configuration.jsonBytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "/", with: "%2F")
+            .replacingOccurrences(of: "=", with: "%3D")
+        return "owntracks:///config?inline=" + inline
     }
 
     /// A friend as OwnTracks shows one (booklet, `tech/json`): a `location`, and before it a `card` with the

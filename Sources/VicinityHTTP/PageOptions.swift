@@ -6,9 +6,13 @@ import VicinityCore
 public struct PageOptions: Sendable {
     /// Where Debian's `libjs-leaflet` puts Leaflet (`leaflet.js`, `leaflet.css`, `images/`).
     public static let debianLeafletDirectory = "/usr/share/javascript/leaflet"
+    /// Where Debian's `node-qrcode-generator` puts its browser script (`qrcode.js`).
+    public static let debianQRCodeDirectory = "/usr/share/javascript/qrcode-generator"
 
     /// The folder holding Leaflet, served under `/leaflet/`.
     public var leafletDirectory: String
+    /// The folder holding the QR code library the page draws a phone app's settings with, served under `/qrcode/`.
+    public var qrCodeDirectory: String
     /// A folder to serve the page's own files from instead of the copy built into the server, read again at
     /// every request: for editing the page without rebuilding.
     public var pageDirectory: String?
@@ -20,10 +24,11 @@ public struct PageOptions: Sendable {
     public static let standard = PageOptions()
 
     public init(
-        leafletDirectory: String = PageOptions.debianLeafletDirectory, pageDirectory: String? = nil,
-        tiles: TileLayer? = nil, start: MapView = .standard
+        leafletDirectory: String = PageOptions.debianLeafletDirectory, qrCodeDirectory: String = PageOptions.debianQRCodeDirectory,
+        pageDirectory: String? = nil, tiles: TileLayer? = nil, start: MapView = .standard
     ) {
         self.leafletDirectory = leafletDirectory
+        self.qrCodeDirectory = qrCodeDirectory
         self.pageDirectory = pageDirectory
         self.tiles = tiles
         self.start = start

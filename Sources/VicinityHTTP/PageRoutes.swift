@@ -15,6 +15,7 @@ struct PageRoutes: RouteGroup {
     let page: StaticFolder
     let leaflet: StaticFolder
     let leafletImages: StaticFolder
+    let qrCode: StaticFolder
     let securityPolicy: String
 
     init(options: PageOptions) {
@@ -27,6 +28,7 @@ struct PageRoutes: RouteGroup {
         let leafletDirectory = URL(fileURLWithPath: options.leafletDirectory)
         leaflet = StaticFolder(directory: leafletDirectory, readEachTime: false)
         leafletImages = StaticFolder(directory: leafletDirectory.appendingPathComponent("images"), readEachTime: false)
+        qrCode = StaticFolder(directory: URL(fileURLWithPath: options.qrCodeDirectory), readEachTime: false)
         securityPolicy = Self.securityPolicy(tiles: options.tiles)
     }
 
@@ -38,6 +40,7 @@ struct PageRoutes: RouteGroup {
         table.add(.get, "/leaflet/images/{file}", .anyone) { request, context in
             try serve(leafletImages, context.parameters.get("file"), request)
         }
+        table.add(.get, "/qrcode/{file}", .anyone) { request, context in try serve(qrCode, context.parameters.get("file"), request) }
     }
 
     /// Only this server's files run as scripts and styles, only it is called, and images come from it or the

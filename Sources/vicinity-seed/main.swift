@@ -16,6 +16,8 @@ import VicinitySQL
 /// run makes the same positions); user00000 has FRIENDS friends (default 200). Writes to OUTPUT_FOLDER:
 ///   sessions.txt   one "TOKEN LAT LON" line per user: a token and a fresh position near a place, for updates
 ///   friendly.txt   the token of user00000
+///   devices.txt    one "BASIC LAT LON" line per user: the user's OwnTracks device as its HTTP Basic credentials
+///                  (base64 of "username:secret"), and a fresh position near a place, for the phone benchmarks
 ///   busy-vote.txt  the id of a permanent public vote at the first place, open to every user (password 482913)
 /// and VOTES (default 0) permanent public votes opened by user00000, spread uniformly over the 20 km square
 /// centred on the first place: a city's worth of open votes for `GET /v1/votes/nearby`.
@@ -51,6 +53,7 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
     let hash = try await BcryptHasher().hash(try Password("bench password"))
     let now = Timestamp(Date())
     var lines: [String] = []
+    var deviceLines: [String] = []
     var ids: [UserID] = []
     for index in 0..<userCount {
         let name = String(format: "user%05d", index)
@@ -68,6 +71,12 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
             onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id, updatedAt: now))
         let next = near(&generator)
         lines.append("\(token.text) \(next.latitude) \(next.longitude)")
+        let secret = DeviceSecret.random()
+        let device = Device(owner: account.id, name: try DeviceName("Phone"), kind: .owntracks, createdAt: now)
+        _ = try await store.addDevice(StoredDevice(device: device, secretDigest: secret.digest), limit: DeviceRules.standard.maximumPerPerson)
+        let phoneFix = near(&generator)
+        let basic = Data("\(name):\(secret.text)".utf8).base64EncodedString()
+        deviceLines.append("\(basic) \(phoneFix.latitude) \(phoneFix.longitude)")
         ids.append(account.id)
         if index == 0 { try (token.text + "\n").write(to: output.appendingPathComponent("friendly.txt"), atomically: true, encoding: .utf8) }
     }
@@ -76,6 +85,7 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: ids[0], createdAt: now))
     }
     try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
+    try (deviceLines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("devices.txt"), atomically: true, encoding: .utf8)
 
     // Votes: one busy vote everyone may join, and a city of open ones.
     let voteHash = try await BcryptHasher().hash(try VotePassword("482913").hashable)
@@ -100,4 +110,4 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
     }
 }
 let elapsed = ContinuousClock.now - started
-print("seeded \(userCount) users with positions and sessions, \(friendCount) friends of user00000 and \(voteCount + 1) open votes, in \(elapsed.components.seconds) s")
+print("seeded \(userCount) users with positions, sessions and a phone each, \(friendCount) friends of user00000 and \(voteCount + 1) open votes, in \(elapsed.components.seconds) s")

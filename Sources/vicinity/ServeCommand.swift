@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.maximumConnectionsPerClient) var maximumConnectionsPerClient: String?
     @Option(Self.options.ipv6Prefix) var ipv6Prefix: String?
     @Option(Self.options.leafletDirectory) var leafletDirectory: String?
+    @Option(Self.options.qrCodeDirectory) var qrCodeDirectory: String?
     @Option(Self.options.pageDirectory) var pageDirectory: String?
     @Option(Self.options.mapTiles) var mapTiles: String?
     @Option(Self.options.mapAttribution) var mapAttribution: String?
@@ -146,6 +147,7 @@ struct Serve: AsyncParsableCommand {
 
         var page = PageOptions(
             leafletDirectory: try value(table.leafletDirectory, leafletDirectory),
+            qrCodeDirectory: try value(table.qrCodeDirectory, qrCodeDirectory),
             pageDirectory: try value(table.pageDirectory, pageDirectory))
         switch (try value(table.mapTiles, mapTiles), try value(table.mapAttribution, mapAttribution)) {
         case (let template?, let attribution):
@@ -304,6 +306,11 @@ struct Serve: AsyncParsableCommand {
             logger.warning(
                 "Leaflet is not in its folder: the map page at / will say the map library is missing",
                 metadata: ["folder": "\(settings.page.leafletDirectory)", "remedy": "apt-get install libjs-leaflet, or --leaflet-dir"])
+        }
+        if !FileManager.default.fileExists(atPath: settings.page.qrCodeDirectory + "/qrcode.js") {
+            logger.warning(
+                "The QR code library is not in its folder: the page will show a phone app's settings without a code to scan",
+                metadata: ["folder": "\(settings.page.qrCodeDirectory)", "remedy": "apt-get install node-qrcode-generator, or --qrcode-dir"])
         }
         let mail: (any MailTransport)? = try settings.mail.map { relay, from in
             SMTPMailTransport(client: try SMTPClient(configuration: relay, logger: logger), from: from)

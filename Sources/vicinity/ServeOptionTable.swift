@@ -162,6 +162,13 @@ struct ServeOptionTable: Sendable {
         shown: "\(PageOptions.debianLeafletDirectory) (Debian's libjs-leaflet)",
         note: "Without it the page says the map library is missing.", read: OptionText.verbatim)
 
+    let qrCodeDirectory = EnvironmentOption(
+        "qrcode-dir", variable: "VICINITY_QRCODE_DIR", valueName: "folder",
+        abstract: "Folder holding qrcode.js, with which the page shows a phone app's settings as a QR code.",
+        standard: PageOptions.debianQRCodeDirectory,
+        shown: "\(PageOptions.debianQRCodeDirectory) (Debian's node-qrcode-generator)",
+        note: "Without it the page shows the settings and the link, without the code.", read: OptionText.verbatim)
+
     let pageDirectory = EnvironmentOption<String?>(
         "page-dir", variable: "VICINITY_PAGE_DIR", valueName: "folder",
         abstract: "Serve the map page's own files from this folder, read at every request, instead of the built-in copy.",

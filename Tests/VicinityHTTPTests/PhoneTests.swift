@@ -10,24 +10,6 @@ import VicinityCore
 private let hallOfScience = (lat: 33.779842, lon: -118.112526)
 private let library = (lat: 33.777457, lon: -118.114427)
 
-/// A device added for `person` through the API: its id and secret.
-private func addDevice(_ client: any TestClientProtocol, for person: Person, kind: String = "owntracks", name: String = "Pixel") async throws -> (id: String, secret: String) {
-    let added = try await client.call(.post, "/v1/me/devices", as: person, json: #"{"name":"\#(name)","kind":"\#(kind)"}"#)
-    #expect(added.status == .created, "\(added.text)")
-    return (try #require(added.object?["id"] as? String), try #require(added.object?["secret"] as? String))
-}
-
-private func basic(_ username: String, _ secret: String) -> HTTPFields {
-    [.authorization: "Basic " + Data("\(username):\(secret)".utf8).base64EncodedString(), .contentType: "application/json"]
-}
-
-/// Posts an OwnTracks message as the app does.
-private func post(_ client: any TestClientProtocol, _ body: String, user: String, secret: String, headers extra: HTTPFields = [:]) async throws -> TestResponse {
-    var headers = basic(user, secret)
-    headers.append(contentsOf: extra)
-    return try await client.execute(uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: body))
-}
-
 private func answerArray(_ response: TestResponse) throws -> [[String: Any]] {
     try #require((try JSONSerialization.jsonObject(with: response.data)) as? [[String: Any]], "\(response.text)")
 }
@@ -53,6 +35,19 @@ struct PhoneTests {
             #expect(setup["username"] as? String == "mai" && setup["password"] as? String == secret)
             #expect((setup["url"] as? String)?.hasSuffix("/owntracks") == true)
             #expect(setup["tracker_id"] as? String == "P8")
+            // The app's own import link carries the same settings, as OwnTracks reads a configuration message.
+            let link = try #require(setup["config_link"] as? String)
+            let prefix = "owntracks:///config?inline="
+            #expect(link.hasPrefix(prefix))
+            let inline = try #require(String(link.dropFirst(prefix.count)).removingPercentEncoding)
+            let decoded = try #require(Data(base64Encoded: inline))
+            let configuration = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
+            #expect(configuration["_type"] as? String == "configuration" && configuration["mode"] as? Int == 3)
+            #expect(configuration["auth"] as? Bool == true)
+            #expect(configuration["url"] as? String == setup["url"] as? String)
+            #expect(configuration["username"] as? String == "mai" && configuration["password"] as? String == secret)
+            #expect(configuration["deviceId"] as? String == setup["device_id"] as? String)
+            #expect(configuration["tid"] as? String == "P8")
 
             clock.advance(by: .seconds(1))
             let traccar = try await client.call(.post, "/v1/me/devices", as: mai, json: #"{"name":"Old phone","kind":"traccar"}"#)

@@ -118,6 +118,51 @@ struct TwoFrontTests {
         }
     }
 
+    @Test("a phone's post through one front moves its person on the other, and the other front's answer to a phone shows it")
+    func phonesCross() async throws {
+        try await withTwoFronts { a, _, b, bPort, _ in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            try await a.befriend(anna, ben)
+            let annasPhone = try await addDevice(a, for: anna)
+            let bensPhone = try await addDevice(b, for: ben)
+            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
+            let (items, reader) = collecting(stream)
+            defer {
+                reader.cancel()
+                stream.close()
+            }
+            _ = try await waiting(for: "Ben's stream on front B") { try await items.wait { $0.contains(.comment("connected")) } }
+
+            // Anna's phone posts through front A; front B tells Ben and answers his list with it.
+            let now = Int64(Date().timeIntervalSince1970)
+            let annas = try await post(
+                a, PhonePayloads.ownTracksLocation(lat: 33.777457, lon: -118.114427, tst: now), user: "anna", secret: annasPhone.secret)
+            #expect(annas.status == .ok, "\(annas.text)")
+            _ = try await waiting(for: "Anna's move on front B") {
+                try await items.wait { $0.contains { isMove($0, of: anna, status: nil) } }
+            }
+            let listed = try await b.call(.get, "/v1/friends", as: ben).list("friends").first { $0["id"] as? String == anna.id }
+            let position = try #require(listed?["position"] as? [String: Any])
+            #expect(position["lat"] as? Double == 33.777457 && position["lon"] as? Double == -118.114427)
+
+            // Ben's phone posts through front B, which answers with Anna where her phone put her.
+            let bens = try await post(
+                b, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now), user: "ben", secret: bensPhone.secret)
+            #expect(bens.status == .ok, "\(bens.text)")
+            let answer = try #require((try JSONSerialization.jsonObject(with: bens.data)) as? [[String: Any]], "\(bens.text)")
+            let located = answer.filter { $0["_type"] as? String == "location" }
+            #expect(located.count == 1)
+            #expect(located.first?["topic"] as? String == "owntracks/anna/vicinity")
+            #expect(located.first?["lat"] as? Double == 33.777457 && located.first?["lon"] as? Double == -118.114427)
+
+            // A phone removed through front B is refused on front A at once.
+            #expect(try await b.call(.delete, "/v1/me/devices/\(annasPhone.id)", as: anna).status == .noContent)
+            let refused = try await post(
+                a, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now + 1), user: "anna", secret: annasPhone.secret)
+            #expect(refused.status == .unauthorized)
+        }
+    }
+
     @Test("five streams of one person on one front and a sixth on the other: the oldest ends, at the other front's next beat")
     func streamCapAcrossFronts() async throws {
         // Short beats, so that the front holding the oldest stream learns soon that its lease was pushed out.

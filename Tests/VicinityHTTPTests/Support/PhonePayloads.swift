@@ -1,4 +1,8 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
 
 /// What the phone apps send, with the members their documents list, so that every member the service does not
 /// use is seen and ignored.
@@ -44,4 +48,23 @@ enum PhonePayloads {
          "battery":{"level":0.87,"is_charging":false},"activity":{"type":"still"},"extras":{}},"device_id":"\(id)"}
         """
     }
+}
+
+/// A device added for `person` through the API: its id and secret.
+func addDevice(_ client: any TestClientProtocol, for person: Person, kind: String = "owntracks", name: String = "Pixel") async throws -> (id: String, secret: String) {
+    let added = try await client.call(.post, "/v1/me/devices", as: person, json: #"{"name":"\#(name)","kind":"\#(kind)"}"#)
+    #expect(added.status == .created, "\(added.text)")
+    return (try #require(added.object?["id"] as? String), try #require(added.object?["secret"] as? String))
+}
+
+/// HTTP Basic credentials as the phone apps send them, with a JSON body.
+func basic(_ username: String, _ secret: String) -> HTTPFields {
+    [.authorization: "Basic " + Data("\(username):\(secret)".utf8).base64EncodedString(), .contentType: "application/json"]
+}
+
+/// Posts an OwnTracks message as the app does.
+func post(_ client: any TestClientProtocol, _ body: String, user: String, secret: String, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+    var headers = basic(user, secret)
+    headers.append(contentsOf: extra)
+    return try await client.execute(uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: body))
 }

@@ -4,6 +4,7 @@ import { get } from './api.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
 import { initCodeSignIn } from './codesignin.js';
+import { initDevices } from './devices.js';
 import { initDirection } from './direction.js';
 import { byId } from './dom.js';
 import { initEmail } from './email.js';
@@ -58,6 +59,7 @@ async function boot() {
   initEmail();
   initPassword();
   initMyData();
+  initDevices();
   initPosition();
   initPeople();
   initRequests();
