@@ -15,7 +15,9 @@
 # and the code mailed to it, signs out and in by e-mail; forgets the password, signs in with a code and sets a
 # new one without the old; signs in with a code alone; changes the address (the old one stays until the new
 # code is confirmed); downloads her data as a JSON file; deletes her account after confirming; a wrong code is
-# refused next to the code field. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints
+# refused next to the code field. Tests/Browser/test_devices.py: a student adds OwnTracks on the page, the QR code
+# it draws is read with zbarimg and holds the settings shown, posting with them shares her position, and
+# removing the phone stops its password. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints
 # the page weight and the time to first map. Fails when any test fails. -k runs only the tests whose names
 # hold PATTERN.
 # The server mails through a real SMTP relay on loopback (aiosmtpd, started and stopped here): every test
