@@ -72,11 +72,11 @@ async function add() {
   const kind = form.querySelector('input[name="kind"]:checked')?.value ?? 'owntracks';
   const added = await post('/v1/me/devices', { auth: true, body: { name, kind } });
   form.reset();
-  showSetup(added);
+  await showSetup(added);
   await load();
 }
 
-function showSetup(device) {
+async function showSetup(device) {
   const card = byId('device-setup');
   card.dataset.deviceId = device.id;
   byId('device-setup-heading').textContent = `Set up ${KIND_NAMES[device.kind] ?? device.kind} on ${device.name}`;
@@ -92,10 +92,29 @@ function showSetup(device) {
   byId('device-link-line').hidden = !link;
   if (link) {
     byId('device-link').href = link;
-    qr.append(qrCode(link) ?? el('p', { class: 'hint', text: 'No QR code: the server has no QR code library. Open the link on the phone, or type the settings below.' }));
+    const library = await qrLibrary();
+    qr.append(library ? qrCode(library, link) : el('p', {
+      class: 'hint', text: 'No QR code: the server has no QR code library. Open the link on the phone, or type the settings below.',
+    }));
   }
   card.hidden = false;
   card.focus();
+}
+
+// The QR code library, loaded the first time a code is drawn rather than with the page: most visits draw
+// none. Null when the server does not have it.
+let qrLoading = null;
+function qrLibrary() {
+  qrLoading ??= new Promise((resolve) => {
+    const script = el('script', { attrs: { src: '/qrcode/qrcode.js' } });
+    script.addEventListener('load', () => resolve(typeof window.qrcode === 'function' ? window.qrcode : null));
+    script.addEventListener('error', () => {
+      qrLoading = null; // tried again next time: the server may have it by then
+      resolve(null);
+    });
+    document.head.append(script);
+  });
+  return qrLoading;
 }
 
 function hideSetup() {
@@ -108,11 +127,10 @@ function hideSetup() {
   byId('device-link').removeAttribute('href');
 }
 
-// An SVG of `text` as a QR code, black on white whatever the page's colours (as scanners expect); null when
-// the library is not there.
-function qrCode(text) {
-  if (typeof window.qrcode !== 'function') return null;
-  const code = window.qrcode(0, QR_CORRECTION);
+// An SVG of `text` as a QR code made with `library`, black on white whatever the page's colours (as
+// scanners expect).
+function qrCode(library, text) {
+  const code = library(0, QR_CORRECTION);
   code.addData(text, 'Byte');
   code.make();
   const modules = code.getModuleCount();
