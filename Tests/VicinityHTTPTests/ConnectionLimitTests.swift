@@ -46,20 +46,11 @@ struct ConnectionLimitTests {
     static func withServer(
         options: HTTPOptions = .standard, logs: LogRecorder = LogRecorder(), _ body: @Sendable (Int) async throws -> Void
     ) async throws {
-        let (ports, announce) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(
-            services: services(try await store(csulbRows)), options: options, port: 0, metrics: sharedRegistry,
-            logger: logs.logger, onListening: { _, port in announce.yield(port) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let port = try #require(await listening.next())
-            do { try await body(port) } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
-        }
+        try await withListening({ onListening in
+            buildApplication(
+                services: services(try await store(csulbRows)), options: options, port: 0, metrics: sharedRegistry,
+                logger: logs.logger, onListening: onListening)
+        }, body)
     }
 
     /// Whether a new connection from `local` is served at once. Asked once the client has seen the server close

@@ -108,19 +108,8 @@ struct DatabaseOutageTests {
     static func withServer<S: Stores>(
         services: Services<S>, logs: LogRecorder, _ body: @Sendable (Int) async throws -> Void
     ) async throws {
-        let (ports, announce) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(
-            services: services, port: 0, metrics: sharedRegistry, logger: logs.logger,
-            onListening: { _, port in announce.yield(port) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let port = try #require(await listening.next())
-            do { try await body(port) } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
-        }
+        try await withListening({ onListening in
+            buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: logs.logger, onListening: onListening)
+        }, body)
     }
 }

@@ -150,23 +150,14 @@ struct EvictionTests {
         gate: ConnectionGate, services given: Services<InMemoryStore>? = nil, logs: LogRecorder = LogRecorder(),
         _ body: @Sendable (Int) async throws -> Void
     ) async throws {
-        let (ports, announce) = AsyncStream<Int>.makeStream()
         var chosen = given
         if chosen == nil { chosen = services(try await store(csulbRows)) }
-        let app = buildApplication(
-            services: try #require(chosen), options: .standard, host: "127.0.0.1", port: 0,
-            metrics: sharedRegistry, logger: logs.logger, background: [], gate: gate,
-            onListening: { _, port in announce.yield(port) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let port = try #require(await listening.next())
-            do { try await body(port) } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
-        }
+        let chosenServices = try #require(chosen)
+        try await withListening({ onListening in
+            buildApplication(
+                services: chosenServices, options: .standard, host: "127.0.0.1", port: 0,
+                metrics: sharedRegistry, logger: logs.logger, background: [], gate: gate, onListening: onListening)
+        }, body)
     }
 
     /// The value of one series of the shared registry, 0 when it has none yet. Other tests add to the same

@@ -74,7 +74,7 @@ struct PhoneTests {
         }
     }
 
-    @Test("an OwnTracks location as the app sends it, every member included, sets the position at its fix time and answers the friends in view, names the first time only")
+    @Test("an OwnTracks location as the app sends it, every member included, sets the position at its fix time and answers the friends in view, names the first time only; the device's last use is kept to the minute")
     func ownTracksLocation() async throws {
         let clock = ManualClock()
         try await withApp(InMemoryStore(), clock: clock) { client in
@@ -98,8 +98,20 @@ struct PhoneTests {
 
             let second = try await post(client, PhonePayloads.ownTracksLocation(lat: hallOfScience.lat, lon: hallOfScience.lon, tst: tst + 10), user: "mai", secret: device.secret)
             #expect(try answerArray(second).map { $0["_type"] as? String } == ["location"], "the app knows the name already")
-            let list = try await client.call(.get, "/v1/me/devices", as: mai)
-            #expect((list.object?["devices"] as? [[String: Any]])?.first?["last_used_at"] as? String == clock.now.rfc3339)
+            func lastUsed() async throws -> String? {
+                let list = try await client.call(.get, "/v1/me/devices", as: mai)
+                return (list.object?["devices"] as? [[String: Any]])?.first?["last_used_at"] as? String
+            }
+            let firstUse = clock.now
+            #expect(try await lastUsed() == firstUse.rfc3339)
+
+            // "Last used" is kept to the minute: a post within it writes nothing, one after it moves it on.
+            clock.advance(by: .seconds(30))
+            _ = try await post(client, PhonePayloads.ownTracksLocation(lat: library.lat, lon: library.lon, tst: tst + 40), user: "mai", secret: device.secret)
+            #expect(try await lastUsed() == firstUse.rfc3339)
+            clock.advance(by: .seconds(31))
+            _ = try await post(client, PhonePayloads.ownTracksLocation(lat: library.lat, lon: library.lon, tst: tst + 71), user: "mai", secret: device.secret)
+            #expect(try await lastUsed() == clock.now.rfc3339)
         }
     }
 

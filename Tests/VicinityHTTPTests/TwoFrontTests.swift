@@ -60,6 +60,21 @@ private func collecting(_ stream: EventStreamConnection) -> (items: Watched<[Str
     return (items, reader)
 }
 
+/// Opens `person`'s event stream on the front at `port`, waits until it says it is connected, and runs `body`
+/// with what it delivers; closes it after.
+private func withStream(
+    on port: Int, of person: Person, _ body: (_ items: Watched<[StreamItem]>) async throws -> Void
+) async throws {
+    let stream = try await EventStreamConnection.open(port: port, token: person.token)
+    let (items, reader) = collecting(stream)
+    defer {
+        reader.cancel()
+        stream.close()
+    }
+    _ = try await waiting(for: "\(person.username)'s stream on port \(port)") { try await items.wait { $0.contains(.comment("connected")) } }
+    try await body(items)
+}
+
 /// Whether `item` is a `friend_moved` notice of `friend` with `status`.
 private func isMove(_ item: StreamItem, of friend: Person, status: String?) -> Bool {
     guard case .event(_, "friend_moved", let data) = item,
@@ -91,30 +106,25 @@ struct TwoFrontTests {
             }
             // Front B tells Ben's stream of a friend's move once it has read the move into memory, which its
             // friend list answers from.
-            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
-            let (items, reader) = collecting(stream)
-            defer {
-                reader.cancel()
-                stream.close()
-            }
-            _ = try await waiting(for: "Ben's stream on front B") { try await items.wait { $0.contains(.comment("connected")) } }
-            func moveSeen(of friend: Person, status: String?) async throws {
-                _ = try await waiting(for: "\(friend.username)'s move on front B") {
-                    try await items.wait { $0.contains { isMove($0, of: friend, status: status) } }
+            try await withStream(on: bPort, of: ben) { items in
+                func moveSeen(of friend: Person, status: String?) async throws {
+                    _ = try await waiting(for: "\(friend.username)'s move on front B") {
+                        try await items.wait { $0.contains { isMove($0, of: friend, status: status) } }
+                    }
                 }
+                try await a.share(anna, 33.779842, -118.112526, status: "Lab until 5")
+                try await moveSeen(of: anna, status: "Lab until 5")
+                #expect(try await annaAsBenSees()?["status"] as? String == "Lab until 5")
+                try await a.share(anna, 33.777457, -118.114427, status: "At the library")
+                try await moveSeen(of: anna, status: "At the library")
+                #expect(try await annaAsBenSees()?["status"] as? String == "At the library")
+                #expect(try await a.call(.delete, "/v1/me/position", as: anna).status == .noContent)
+                // A removal is told to no stream, but a later move is; front B reads changes in the order they
+                // committed, so once it tells of Carl's move it has read Anna's removal.
+                try await a.share(carl, 33.779842, -118.112526)
+                try await moveSeen(of: carl, status: nil)
+                #expect(try await annaAsBenSees()?["presence"] as? String == "none")
             }
-            try await a.share(anna, 33.779842, -118.112526, status: "Lab until 5")
-            try await moveSeen(of: anna, status: "Lab until 5")
-            #expect(try await annaAsBenSees()?["status"] as? String == "Lab until 5")
-            try await a.share(anna, 33.777457, -118.114427, status: "At the library")
-            try await moveSeen(of: anna, status: "At the library")
-            #expect(try await annaAsBenSees()?["status"] as? String == "At the library")
-            #expect(try await a.call(.delete, "/v1/me/position", as: anna).status == .noContent)
-            // A removal is told to no stream, but a later move is; front B reads changes in the order they
-            // committed, so once it tells of Carl's move it has read Anna's removal.
-            try await a.share(carl, 33.779842, -118.112526)
-            try await moveSeen(of: carl, status: nil)
-            #expect(try await annaAsBenSees()?["presence"] as? String == "none")
         }
     }
 
@@ -125,41 +135,35 @@ struct TwoFrontTests {
             try await a.befriend(anna, ben)
             let annasPhone = try await addDevice(a, for: anna)
             let bensPhone = try await addDevice(b, for: ben)
-            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
-            let (items, reader) = collecting(stream)
-            defer {
-                reader.cancel()
-                stream.close()
+            try await withStream(on: bPort, of: ben) { items in
+                // Anna's phone posts through front A; front B tells Ben and answers his list with it.
+                let now = Int64(Date().timeIntervalSince1970)
+                let annas = try await post(
+                    a, PhonePayloads.ownTracksLocation(lat: 33.777457, lon: -118.114427, tst: now), user: "anna", secret: annasPhone.secret)
+                #expect(annas.status == .ok, "\(annas.text)")
+                _ = try await waiting(for: "Anna's move on front B") {
+                    try await items.wait { $0.contains { isMove($0, of: anna, status: nil) } }
+                }
+                let listed = try await b.call(.get, "/v1/friends", as: ben).list("friends").first { $0["id"] as? String == anna.id }
+                let position = try #require(listed?["position"] as? [String: Any])
+                #expect(position["lat"] as? Double == 33.777457 && position["lon"] as? Double == -118.114427)
+
+                // Ben's phone posts through front B, which answers with Anna where her phone put her.
+                let bens = try await post(
+                    b, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now), user: "ben", secret: bensPhone.secret)
+                #expect(bens.status == .ok, "\(bens.text)")
+                let answer = try #require((try JSONSerialization.jsonObject(with: bens.data)) as? [[String: Any]], "\(bens.text)")
+                let located = answer.filter { $0["_type"] as? String == "location" }
+                #expect(located.count == 1)
+                #expect(located.first?["topic"] as? String == "owntracks/anna/vicinity")
+                #expect(located.first?["lat"] as? Double == 33.777457 && located.first?["lon"] as? Double == -118.114427)
+
+                // A phone removed through front B is refused on front A at once.
+                #expect(try await b.call(.delete, "/v1/me/devices/\(annasPhone.id)", as: anna).status == .noContent)
+                let refused = try await post(
+                    a, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now + 1), user: "anna", secret: annasPhone.secret)
+                #expect(refused.status == .unauthorized)
             }
-            _ = try await waiting(for: "Ben's stream on front B") { try await items.wait { $0.contains(.comment("connected")) } }
-
-            // Anna's phone posts through front A; front B tells Ben and answers his list with it.
-            let now = Int64(Date().timeIntervalSince1970)
-            let annas = try await post(
-                a, PhonePayloads.ownTracksLocation(lat: 33.777457, lon: -118.114427, tst: now), user: "anna", secret: annasPhone.secret)
-            #expect(annas.status == .ok, "\(annas.text)")
-            _ = try await waiting(for: "Anna's move on front B") {
-                try await items.wait { $0.contains { isMove($0, of: anna, status: nil) } }
-            }
-            let listed = try await b.call(.get, "/v1/friends", as: ben).list("friends").first { $0["id"] as? String == anna.id }
-            let position = try #require(listed?["position"] as? [String: Any])
-            #expect(position["lat"] as? Double == 33.777457 && position["lon"] as? Double == -118.114427)
-
-            // Ben's phone posts through front B, which answers with Anna where her phone put her.
-            let bens = try await post(
-                b, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now), user: "ben", secret: bensPhone.secret)
-            #expect(bens.status == .ok, "\(bens.text)")
-            let answer = try #require((try JSONSerialization.jsonObject(with: bens.data)) as? [[String: Any]], "\(bens.text)")
-            let located = answer.filter { $0["_type"] as? String == "location" }
-            #expect(located.count == 1)
-            #expect(located.first?["topic"] as? String == "owntracks/anna/vicinity")
-            #expect(located.first?["lat"] as? Double == 33.777457 && located.first?["lon"] as? Double == -118.114427)
-
-            // A phone removed through front B is refused on front A at once.
-            #expect(try await b.call(.delete, "/v1/me/devices/\(annasPhone.id)", as: anna).status == .noContent)
-            let refused = try await post(
-                a, PhonePayloads.ownTracksLocation(lat: 33.779842, lon: -118.112526, tst: now + 1), user: "anna", secret: annasPhone.secret)
-            #expect(refused.status == .unauthorized)
         }
     }
 

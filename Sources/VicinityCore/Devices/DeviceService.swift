@@ -12,18 +12,25 @@ public struct DeviceRules: Hashable, Sendable {
     public var futureSkew: Duration
     /// Friends in one answer to a phone: the nearest first.
     public var friendsPerAnswer: Int
+    /// How fresh a device's "last used" is kept: a use within this of the one recorded writes nothing, unless
+    /// the names sent changed.
+    public var usageResolution: Duration
 
     /// Ten devices cover a phone, a tablet and their replacements. 600 reports in 10 minutes is one a second
     /// on average, with room for a queue flushed at once. A minute of skew covers a clock between network
-    /// syncs. 200 friends fill a phone's map without making an answer a burden on a slow link.
+    /// syncs. 200 friends fill a phone's map without making an answer a burden on a slow link. The list of
+    /// devices says when each was last used to the minute, so a minute's resolution spares a write per post
+    /// (a moving phone posts every few seconds) without the list ever saying less than it could.
     public static let standard = DeviceRules(
-        maximumPerPerson: 10, reports: RateLimit(limit: 600, window: .seconds(600)), futureSkew: .seconds(60), friendsPerAnswer: 200)
+        maximumPerPerson: 10, reports: RateLimit(limit: 600, window: .seconds(600)), futureSkew: .seconds(60), friendsPerAnswer: 200,
+        usageResolution: .seconds(60))
 
-    public init(maximumPerPerson: Int, reports: RateLimit, futureSkew: Duration, friendsPerAnswer: Int) {
+    public init(maximumPerPerson: Int, reports: RateLimit, futureSkew: Duration, friendsPerAnswer: Int, usageResolution: Duration) {
         self.maximumPerPerson = maximumPerPerson
         self.reports = reports
         self.futureSkew = futureSkew
         self.friendsPerAnswer = friendsPerAnswer
+        self.usageResolution = usageResolution
     }
 }
 
@@ -157,7 +164,7 @@ public struct DeviceService<S: Stores>: Sendable {
             .prefix(rules.friendsPerAnswer)
         let names = Self.namesDigest(views.map(\.friend))
         let sendNames = names != caller.device.cardsDigest
-        try await stores.devices.deviceUsed(caller.device.device.id, at: clock.now, cardsDigest: names)
+        try await noteUse(of: caller, cardsDigest: names)
         return views.compactMap { view in
             view.position.map { PhoneFriend(friend: view.friend, position: $0, sendName: sendNames) }
         }
@@ -165,7 +172,14 @@ public struct DeviceService<S: Stores>: Sendable {
 
     /// Notes the device's use when it reads no friends (Traccar Client shows none).
     public func noteUse(of caller: DeviceCaller) async throws {
-        try await stores.devices.deviceUsed(caller.device.device.id, at: clock.now, cardsDigest: caller.device.cardsDigest)
+        try await noteUse(of: caller, cardsDigest: caller.device.cardsDigest)
+    }
+
+    /// Records the use and the names sent, unless both are as recorded to within `usageResolution`.
+    private func noteUse(of caller: DeviceCaller, cardsDigest: String?) async throws {
+        let now = clock.now
+        if cardsDigest == caller.device.cardsDigest, let last = caller.device.device.lastUsedAt, now - last < rules.usageResolution { return }
+        try await stores.devices.deviceUsed(caller.device.device.id, at: now, cardsDigest: cardsDigest)
     }
 
     /// What identifies the names a device was sent: a SHA-256 over each friend's id and name, in id order.
