@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PostgreSQL's backup and restore, run as `vicinity backup` and `vicinity restore` print them for a postgres://
 # URL, and checked against the loopback server of Scripts/postgres.sh:
-#   Scripts/check-backup-postgres.sh
+#   Scripts/check/backup-postgres.sh
 #   1. A fresh database loaded with the shipped places (Data/, as Scripts/load-data.sh loads them) and 20 people
 #      signed in, with positions, friendships and votes (vicinity-seed).
 #   2. The pg_dump command `vicinity backup --db URL --to FILE` prints, run as printed.
@@ -11,7 +11,7 @@
 #      next event number); each restored database must print the same as the source did when it was dumped.
 # Uses the debug build (swift build), or the binaries named by VICINITY_BIN and VICINITY_SEED_BIN.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 started=$(date +%s.%N)
 
 if [ -z "${VICINITY_BIN:-}" ] || [ -z "${VICINITY_SEED_BIN:-}" ]; then
@@ -65,8 +65,9 @@ after="$(checksums "$restored_url")"
 [ "$after" = "$before" ] || { diff <(echo "$before") <(echo "$after") >&2 || true; fail "the restored database differs from the source"; }
 echo "restored into a fresh database: every table the same"
 
-# The source changes (three more places), then the dump goes back over it.
-printf 'id,name,category,lat,lon\nlater-1,Later One,landmark,13.81,100.51\nlater-2,Later Two,landmark,13.82,100.52\nlater-3,Later Three,landmark,13.83,100.53\n' > "$work/later.csv"
+# The source changes (three more places: the first three shipped buildings again, under new ids), then the dump
+# goes back over it.
+head -4 Data/csulb-buildings.csv | sed '2,$s/^csulb-/later-/' > "$work/later.csv"
 "$vicinity" import places "$work/later.csv" --db "$source_url" >/dev/null 2>>"$work/load.log"
 [ "$(checksums "$source_url")" != "$before" ] || fail "the source did not change"
 restore_command="$(advice pg_restore restore --from "$dump" --db "$source_url")"
