@@ -16,8 +16,8 @@ port="${VICINITY_BENCH_PORT:-18086}"
 source Scripts/lib/shipped-server.sh
 prepare_shipped_database
 swift build -c release --product vicinity-seed >/dev/null
-.build/release/vicinity-seed "$work/shipped.sqlite" Data/csulb-buildings.csv "$work" "$users" 200
-start_server "$port" "$work/shipped.sqlite"
+.build/release/vicinity-seed "$shipped_db" Data/csulb-buildings.csv "$work" "$users" 200
+start_server "$port" "$shipped_db"
 
 source Scripts/lib/wrk-run.sh
 export SESSIONS="$work/sessions.txt" DEVICES="$work/devices.txt"

@@ -25,7 +25,7 @@ struct AccessLogLine {
     var duration: Duration
 
     var text: String {
-        "\(client ?? "-") - - [\(Self.commonLogTime(arrival))] \"\(Self.escaped(method)) \(Self.escaped(path)) HTTP/1.1\" "
+        "\(client.map { Self.escaped($0, spaces: true) } ?? "-") - - [\(Self.commonLogTime(arrival))] \"\(Self.escaped(method)) \(Self.escaped(path)) HTTP/1.1\" "
             + "\(status) \(bodyBytes) \(Self.seconds(duration))\n"
     }
 
@@ -48,11 +48,14 @@ struct AccessLogLine {
         return "\(milliseconds / 1000)." + (fraction < 10 ? "00" : fraction < 100 ? "0" : "") + "\(fraction)"
     }
 
-    static func escaped(_ text: String) -> String {
-        guard text.utf8.contains(where: needsEscape) else { return text }
+    /// `spaces`: for a field that ends at a space, such as the client, which behind a proxy is what the client
+    /// forwarded.
+    static func escaped(_ text: String, spaces: Bool = false) -> String {
+        let escapes = { (byte: UInt8) in needsEscape(byte) || (spaces && byte == UInt8(ascii: " ")) }
+        guard text.utf8.contains(where: escapes) else { return text }
         var result = ""
         for byte in text.utf8 {
-            if needsEscape(byte) {
+            if escapes(byte) {
                 let hex = String(byte, radix: 16, uppercase: true)
                 result += "\\x" + (hex.count == 1 ? "0" : "") + hex
             } else {

@@ -12,8 +12,10 @@ import NIOTLS
 /// Each connection is served with the certificate current when it is accepted (`TLSCertificates`), so a reload
 /// reaches new handshakes at once and leaves open connections as they are. After the handshake, HTTP/1.1 is
 /// Hummingbird's own channel with the whole-request deadline behind the TLS handler; HTTP/2 is Hummingbird's
-/// HTTP/2 channel, its place under the cap told whether any stream is open (`HTTP2StandingHandler`), each stream with its own deadline (`StreamDeadlineHandler`) and without the connection-level
-/// fields HTTP/2 forbids (`ConnectionFieldsHandler`).
+/// HTTP/2 channel, its place under the cap told whether any stream is open (`HTTP2StandingHandler`), each
+/// stream with its own deadline (`StreamDeadlineHandler`) and without the connection-level fields HTTP/2 forbids
+/// (`ConnectionFieldsHandler`). A connection still in its handshake may make room for a newcomer, and is closed
+/// if the handshake has not ended within the request deadline.
 ///
 /// A refused connection is closed before any handshake. Answering it 503, as a plain connection is, would cost a
 /// handshake (a signature with the server's key) for every refusal: the work a flood would have the server do.
@@ -50,7 +52,14 @@ struct GuardedTLSChannel: ServerChildChannel {
             let tls = NIOSSLServerHandler(context: certificates.current.context)
             try pipeline.addHandler(tls)
             try guarding.guardConnection(channel, place: place, logger: logger)
+            // Until a protocol is agreed nothing of the HTTP server holds the connection, so it may make room for
+            // a newcomer as an idle one does; and a handshake gets no longer than a whole request would.
+            place.set(.waiting)
+            let handshakeDeadline = channel.eventLoop.scheduleTask(in: TimeAmount(guarding.requestTimeout)) {
+                channel.close(promise: nil)
+            }
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
+                handshakeDeadline.cancel()
                 switch result {
                 case .negotiated("h2"):
                     return http2.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -68,6 +77,7 @@ struct GuardedTLSChannel: ServerChildChannel {
                 }
             }
             try pipeline.addHandler(negotiation)
+            negotiation.protocolNegotiationResult.whenComplete { _ in handshakeDeadline.cancel() }
             return Value.admitted(channel, negotiation.protocolNegotiationResult)
         }.flatMapErrorThrowing { error in
             channel.close(promise: nil)
@@ -94,25 +104,53 @@ struct GuardedTLSChannel: ServerChildChannel {
 /// Tells an HTTP/2 connection's place under the cap what it is doing: answering while any stream is open,
 /// waiting (and so the first to make room for a newcomer) while none is. An event stream counts as answering:
 /// the per-person cap on streams bounds those.
+///
+/// Streams say so themselves (`HTTP2StreamPresence`, on every stream): Hummingbird's HTTP/2 multiplexer is the
+/// inline one, which keeps NIO's stream-created and stream-closed events to itself rather than passing them
+/// down the connection's pipeline.
 final class HTTP2StandingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Any
 
     private let place: ConnectionPlace
-    private var open = Set<HTTP2StreamID>()
+    private var open = 0
 
     init(place: ConnectionPlace) { self.place = place }
 
-    func handlerAdded(context: ChannelHandlerContext) { place.set(.waiting) }
+    func handlerAdded(context: ChannelHandlerContext) { place.set(open > 0 ? .answering : .waiting) }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let created as NIOHTTP2StreamCreatedEvent:
-            if open.isEmpty { place.set(.answering) }
-            open.insert(created.streamID)
-        case let closed as StreamClosedEvent:
-            if open.remove(closed.streamID) != nil, open.isEmpty { place.set(.waiting) }
-        default: break
-        }
-        context.fireUserInboundEventTriggered(event)
+    func streamOpened() {
+        open += 1
+        if open == 1 { place.set(.answering) }
+    }
+
+    func streamClosed() {
+        open = max(0, open - 1)
+        if open == 0 { place.set(.waiting) }
+    }
+}
+
+/// On every HTTP/2 stream: tells its connection's `HTTP2StandingHandler` that a stream is open, from the
+/// stream's creation until its channel goes. A stream shares its connection's event loop, so both handlers are
+/// only ever touched there.
+final class HTTP2StreamPresence: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+
+    private var standing: HTTP2StandingHandler?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        standing = try? context.channel.parent?.pipeline.syncOperations.handler(type: HTTP2StandingHandler.self)
+        standing?.streamOpened()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { leave() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        leave()
+        context.fireChannelInactive()
+    }
+
+    private func leave() {
+        standing?.streamClosed()
+        standing = nil
     }
 }

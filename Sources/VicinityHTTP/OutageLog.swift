@@ -11,8 +11,8 @@ final class OutageLog: Sendable {
 
     init(interval: Duration = .seconds(Problem.databaseRetrySeconds)) { self.interval = interval }
 
-    func refused(cause: String, logger: Logger) {
-        let now = ContinuousClock.now
+    /// `now`: the moment of the refusal, which tests choose.
+    func refused(cause: String, logger: Logger, at now: ContinuousClock.Instant = .now) {
         let refused: Int? = state.withLock { state in
             state.refused += 1
             if let last = state.lastLine, now - last < interval { return nil }

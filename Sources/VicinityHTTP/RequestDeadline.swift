@@ -175,6 +175,7 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        var promise = promise
         switch unwrapOutboundIn(data) {
         case .head(let head):
             if head.headerFields[.contentType]?.hasPrefix(Self.eventStreamType) == true {
@@ -187,9 +188,12 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.write(data, promise: promise)
             return
         case .end:
-            answersEnded += 1
-            streaming = false
-            updateStanding()
+            // The connection may make room for a newcomer only once the answer is on the socket: closing it drops
+            // whatever is still queued.
+            let written = promise ?? context.eventLoop.makePromise()
+            let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            written.futureResult.whenComplete { _ in loopBound.value.answerWritten() }
+            promise = written
         }
         answersOwed = max(0, answersOwed - 1)
         if failed { answersBeforeClose -= 1 }
@@ -205,6 +209,12 @@ final class RequestProgressHandler: ChannelDuplexHandler, RemovableChannelHandle
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
         context.writeAndFlush(data, promise: written)
+    }
+
+    private func answerWritten() {
+        answersEnded += 1
+        streaming = false
+        updateStanding()
     }
 
     /// Runs `action` once every request read so far has its answer's end written: at once when none is owed.

@@ -245,7 +245,7 @@ func buildApplication<S: Stores>(
                     configuration: .init(
                         idleTimeout: options.idleTimeout,
                         streamConfiguration: .init(
-                            additionalChannelHandlers: [StreamDeadlineHandler(timeout: requestTimeout), ConnectionFieldsHandler()]))),
+                            additionalChannelHandlers: [HTTP2StreamPresence(), StreamDeadlineHandler(timeout: requestTimeout), ConnectionFieldsHandler()]))),
                 certificates: tls.certificates, guarding: guarding)
         }
         if let redirectPort = tls.redirectPort {

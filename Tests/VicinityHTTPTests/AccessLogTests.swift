@@ -60,12 +60,17 @@ struct AccessLogTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("203.0.113.9 - - ["))
     }
 
-    @Test("bytes that could forge a line or a field are written \\xHH, and the time and seconds in their fixed forms")
+    @Test("bytes that could forge a line or a field, in the path or the client, are written \\xHH, and the time and seconds in their fixed forms")
     func escaping() {
         let line = AccessLogLine(
             client: nil, arrival: 1_795_505_743, method: "GET", path: "/a\"b\\c\n\u{7F}é", status: 200, bodyBytes: 12,
             duration: .milliseconds(1234) + .microseconds(600))
         #expect(line.text == #"- - - [24/Nov/2026:07:35:43 +0000] "GET /a\x22b\x5Cc\x0A\x7F\xC3\xA9 HTTP/1.1" 200 12 1.234"# + "\n")
+        // A client forwarded through a trusted proxy is what that client sent: a space in it would start a new field.
+        let forwarded = AccessLogLine(
+            client: "203.0.113.9 - admin \"", arrival: 1_795_505_743, method: "GET", path: "/", status: 200, bodyBytes: 0,
+            duration: .zero)
+        #expect(forwarded.text.hasPrefix(#"203.0.113.9\x20-\x20admin\x20\x22 - - [24/Nov/2026"#), "\(forwarded.text)")
         #expect(AccessLogLine.seconds(.milliseconds(4)) == "0.004")
         #expect(AccessLogLine.seconds(.seconds(61) + .milliseconds(50)) == "61.050")
     }

@@ -202,6 +202,106 @@ struct TLSServingTests {
         }
     }
 
+    @Test("at the connection cap an HTTP/2 connection holding an event stream stays, and the idle one makes room")
+    func busyHTTP2Stays() async throws {
+        let issuer = try await Issuer.make("busy")
+        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        var options = HTTPOptions.standard
+        options.maximumConnections = 2
+        options.maximumConnectionsPerClient = 10
+        try await Self.withServer(tls, options: options) { ports in
+            let base = "https://127.0.0.1:\(ports.tls)"
+            try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { listener in
+                try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { idler in
+                    let listening = try await Self.signUp("listener", at: base, with: listener)
+                    let poking = try await Self.signUp("idler", at: base, with: idler)
+                    // The older connection holds an event stream; the newer one is answered, then idle: the server is full.
+                    var events = HTTPClientRequest(url: "\(base)/v1/events")
+                    events.headers.add(name: "Authorization", value: "Bearer \(listening.token)")
+                    let stream = try await listener.execute(events, timeout: .seconds(60))
+                    #expect(stream.version == .http2)
+                    var received = stream.body.makeAsyncIterator()
+                    var text = ""
+                    while !text.contains(": connected"), let chunk = try await received.next() { text += String(buffer: chunk) }
+                    #expect(try await Self.get("\(base)/health", with: idler).version == .http2)
+
+                    let before = EvictionTests.metric(EvictionTests.evictedWaiting)
+                    let newcomer = try await Self.using(Self.client(trusting: issuer.root, version: .http1Only)) { newcomer in
+                        try await Self.get("\(base)/health", with: newcomer).status
+                    }
+                    #expect(newcomer == .ok)
+                    #expect(EvictionTests.metric(EvictionTests.evictedWaiting) >= before + 1, "the idle HTTP/2 connection was closed")
+
+                    // The stream is still open: a friend request sent now arrives on it.
+                    var ask = HTTPHeaders()
+                    ask.add(name: "Authorization", value: "Bearer \(poking.token)")
+                    ask.add(name: "Content-Type", value: "application/json")
+                    let asked = try await Self.get(
+                        "\(base)/v1/friend-requests", with: idler, method: .POST, headers: ask,
+                        body: ByteBuffer(string: #"{"to":"\#(listening.id)"}"#))
+                    #expect(asked.status == .created, "\(asked.body)")
+                    while !text.contains("event: friend_request"), let chunk = try await received.next() { text += String(buffer: chunk) }
+                    #expect(text.contains("event: friend_request"), "the stream ended instead: \(text)")
+                }
+            }
+        }
+    }
+
+    /// A new account signed in over `client`: its id and bearer token.
+    static func signUp(_ username: String, at base: String, with client: HTTPClient) async throws -> (id: String, token: String) {
+        var json = HTTPHeaders()
+        json.add(name: "Content-Type", value: "application/json")
+        let created = try await get(
+            "\(base)/v1/users", with: client, method: .POST, headers: json,
+            body: ByteBuffer(string: #"{"username":"\#(username)","password":"correct horse battery","first_name":"Ada","last_name":"Byron"}"#))
+        #expect(created.status == .created, "\(created.body)")
+        let session = try await get(
+            "\(base)/v1/sessions", with: client, method: .POST, headers: json,
+            body: ByteBuffer(string: #"{"username":"\#(username)","password":"correct horse battery"}"#))
+        let id = try #require(created.body.firstMatch(of: /"id":"([a-z0-9]{20})"/)?.1)
+        let token = try #require(session.body.firstMatch(of: /"token":"([A-Za-z0-9_-]{43})"/)?.1)
+        return (String(id), String(token))
+    }
+
+    @Test("at the connection cap a TLS connection still in its handshake makes room for a newcomer")
+    func silentHandshakeMakesRoom() async throws {
+        let issuer = try await Issuer.make("silent")
+        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        var options = HTTPOptions.standard
+        options.maximumConnections = 1
+        options.maximumConnectionsPerClient = 10
+        // Far longer than the client waits: only making room can let the newcomer in.
+        options.requestTimeout = .seconds(120)
+        try await Self.withServer(tls, options: options) { ports in
+            // A connection that sends nothing holds the only place.
+            let silent = try await RawConnection.open(port: ports.tls)
+            let served: HTTPResponseStatus
+            do {
+                served = try await Self.using(Self.client(trusting: issuer.root, version: .http1Only)) { client in
+                    try await Self.get("https://127.0.0.1:\(ports.tls)/health", with: client).status
+                }
+            } catch {
+                // The server's stop waits for its connections: a silent one left open would hold the test.
+                await silent.close()
+                throw error
+            }
+            #expect(served == .ok)
+            #expect(try await silent.readUntilClosed(within: .seconds(60)).isEmpty, "the silent connection was closed, with nothing said")
+        }
+    }
+
+    @Test("a TLS connection that never finishes its handshake is closed at the request deadline")
+    func silentHandshakeEnds() async throws {
+        let issuer = try await Issuer.make("deadline")
+        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        var options = HTTPOptions.standard
+        options.requestTimeout = .seconds(2)
+        try await Self.withServer(tls, options: options) { ports in
+            let silent = try await RawConnection.open(port: ports.tls)
+            #expect(try await silent.readUntilClosed(within: .seconds(60)).isEmpty)
+        }
+    }
+
     @Test("plain HTTP answers carry no Strict-Transport-Security")
     func plainHasNoHSTS() async throws {
         try await withApp(try await store(csulbRows)) { client in

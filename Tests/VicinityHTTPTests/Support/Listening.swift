@@ -10,7 +10,11 @@ func withListening<App: ApplicationProtocol>(
     let (ports, announce) = AsyncStream<Int>.makeStream()
     let app = try await build { _, port in announce.yield(port) }
     try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+        group.addTask {
+            // A service that stops before it listens (a port it cannot bind) ends the wait for its port.
+            defer { announce.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
         var listening = ports.makeAsyncIterator()
         let port = try #require(await listening.next())
         do { try await body(port) } catch {
