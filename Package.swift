@@ -132,15 +132,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        /// What leaves the service: one folder a transport (Mail: SMTP submission), beside the stores and, like them,
-        /// met by the rest only in `vicinity`. Each is an adapter behind VicinityCore's protocol (`MailTransport`)
-        /// over clients with value types of their own.
+        /// What leaves the service: one folder a transport (Mail: SMTP submission; WebPush: RFC 8030 delivery of
+        /// RFC 8291 encrypted messages with RFC 8292 VAPID), beside the stores and, like them, met by the rest only in
+        /// `vicinity`. Each is an adapter behind VicinityCore's protocol (`MailTransport`) over clients with value
+        /// types of their own.
         .target(
             name: "VicinityTransports",
             dependencies: [
                 "VicinityCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -273,14 +277,19 @@ let package = Package(
             path: "Tests/TLSTestSupport",
             swiftSettings: swiftSettings
         ),
-        /// Runs the transports against real peers on loopback (an aiosmtpd relay started by the tests).
+        /// Runs the transports against real peers on loopback (an aiosmtpd relay, and a push service in Python that
+        /// decrypts with http_ece, both started by the tests).
         .testTarget(
             name: "VicinityTransportsTests",
             dependencies: [
                 "MailTestSupport",
+                "VicinityCore",
                 "VicinityTransports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["WebPush/push_service.py"],
             swiftSettings: swiftSettings
         ),
         /// A real mail relay on loopback (aiosmtpd, started per test) for the tests of what mails.
