@@ -59,7 +59,6 @@ struct GuardedTLSChannel: ServerChildChannel {
                 channel.close(promise: nil)
             }
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
-                handshakeDeadline.cancel()
                 switch result {
                 case .negotiated("h2"):
                     return http2.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -77,6 +76,7 @@ struct GuardedTLSChannel: ServerChildChannel {
                 }
             }
             try pipeline.addHandler(negotiation)
+            // Agreed or failed, the handshake is over.
             negotiation.protocolNegotiationResult.whenComplete { _ in handshakeDeadline.cancel() }
             return Value.admitted(channel, negotiation.protocolNegotiationResult)
         }.flatMapErrorThrowing { error in

@@ -159,7 +159,7 @@ public final class TestRelay: @unchecked Sendable {
 
     public let port: Int
     public let folder: URL
-    private let process: Process
+    private let process: PeerProcess
     private let output: RelayOutput
 
     /// Returns once the relay listens. `port` listens where a relay that was stopped listened (a relay coming
@@ -182,27 +182,15 @@ public final class TestRelay: @unchecked Sendable {
         if let mechanisms {
             arguments += ["--user", Self.user, "--password", Self.password, "--mechanisms", mechanisms.joined(separator: ",")]
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let log = folder.appendingPathComponent("relay.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: log)
         let said = Pipe()
         let output = RelayOutput()
         output.read(from: said.fileHandleForReading)
-        process.standardOutput = said
-        process.standardError = logHandle
-        try process.run()
+        let process = try PeerProcess(arguments, log: folder.appendingPathComponent("relay.log"), output: said)
 
         let listening = await output.lines(within: Self.patience) { $0.contains { $0.hasPrefix("listening ") } }
         let port = listening?.first { $0.hasPrefix("listening ") }.flatMap { Int($0.dropFirst("listening ".count)) }
         guard let port else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(at: folder)
-            throw Failure(description: "the test relay did not start: \(logged)")
+            throw Failure(description: "the test relay did not start: \(process.abandon(removing: folder))")
         }
         self.port = port
         self.process = process
@@ -230,10 +218,9 @@ public final class TestRelay: @unchecked Sendable {
         }
     }
 
-    /// SIGKILL: a child of the test runner may inherit a mask that blocks SIGTERM, and would outlive the test.
+    /// SIGKILL (`PeerProcess.stop`).
     public func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.stop()
     }
 
     /// Whether the folder goes with the relay: not when a relay started in its stead (`port`, `folder`) reads it on.

@@ -36,6 +36,11 @@ struct TLSServingTests {
             let intermediate = try await root.intermediate(name: "\(name) intermediate")
             return Issuer(root: root, server: try await intermediate.issue(commonName: "\(name) server"))
         }
+
+        /// Serving its server certificate, chain included.
+        func tlsOptions() throws -> TLSOptions {
+            TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: server.certificateFile, key: server.keyFile)))
+        }
     }
 
     /// Runs the application over TLS on free ports for `body`, and stops it after.
@@ -65,6 +70,15 @@ struct TLSServingTests {
             }
             group.cancelAll()
         }
+    }
+
+    /// The standard options with the total connection cap at `total`, and room for every connection of a test's
+    /// one client address under the per-client cap.
+    static func capped(at total: Int) -> HTTPOptions {
+        var options = HTTPOptions.standard
+        options.maximumConnections = total
+        options.maximumConnectionsPerClient = 10
+        return options
     }
 
     /// A client that trusts `authority` alone (none: a plain-HTTP client) and follows no redirect unless asked.
@@ -142,7 +156,7 @@ struct TLSServingTests {
     @Test("HTTP/1.1 and HTTP/2 clients are both answered over TLS, each answer with Strict-Transport-Security for two years")
     func bothVersions() async throws {
         let issuer = try await Issuer.make("versions")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        let tls = try issuer.tlsOptions()
         try await Self.withServer(tls) { ports in
             for (version, expected) in [(HTTPClient.Configuration.HTTPVersion.http1Only, HTTPVersion.http1_1), (.automatic, .http2)] {
                 try await Self.using(Self.client(trusting: issuer.root, version: version)) { client in
@@ -177,10 +191,8 @@ struct TLSServingTests {
     @Test("at the connection cap an idle HTTP/2 connection makes room for a new one, as an idle HTTP/1.1 connection does")
     func idleHTTP2MakesRoom() async throws {
         let issuer = try await Issuer.make("room")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
-        var options = HTTPOptions.standard
-        options.maximumConnections = 2
-        options.maximumConnectionsPerClient = 10
+        let tls = try issuer.tlsOptions()
+        let options = Self.capped(at: 2)
         try await Self.withServer(tls, options: options) { ports in
             let url = "https://127.0.0.1:\(ports.tls)/health"
             try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { first in
@@ -205,10 +217,8 @@ struct TLSServingTests {
     @Test("at the connection cap an HTTP/2 connection holding an event stream stays, and the idle one makes room")
     func busyHTTP2Stays() async throws {
         let issuer = try await Issuer.make("busy")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
-        var options = HTTPOptions.standard
-        options.maximumConnections = 2
-        options.maximumConnectionsPerClient = 10
+        let tls = try issuer.tlsOptions()
+        let options = Self.capped(at: 2)
         try await Self.withServer(tls, options: options) { ports in
             let base = "https://127.0.0.1:\(ports.tls)"
             try await Self.using(Self.client(trusting: issuer.root, version: .automatic)) { listener in
@@ -266,10 +276,8 @@ struct TLSServingTests {
     @Test("at the connection cap a TLS connection still in its handshake makes room for a newcomer")
     func silentHandshakeMakesRoom() async throws {
         let issuer = try await Issuer.make("silent")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
-        var options = HTTPOptions.standard
-        options.maximumConnections = 1
-        options.maximumConnectionsPerClient = 10
+        let tls = try issuer.tlsOptions()
+        var options = Self.capped(at: 1)
         // Far longer than the client waits: only making room can let the newcomer in.
         options.requestTimeout = .seconds(120)
         try await Self.withServer(tls, options: options) { ports in
@@ -293,7 +301,7 @@ struct TLSServingTests {
     @Test("a TLS connection that never finishes its handshake is closed at the request deadline")
     func silentHandshakeEnds() async throws {
         let issuer = try await Issuer.make("deadline")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        let tls = try issuer.tlsOptions()
         var options = HTTPOptions.standard
         options.requestTimeout = .seconds(2)
         try await Self.withServer(tls, options: options) { ports in
@@ -314,7 +322,7 @@ struct TLSServingTests {
     @Test("a client that speaks no TLS newer than 1.1 is refused in the handshake; the same client allowing 1.2 is answered")
     func oldTLSRefused() async throws {
         let issuer = try await Issuer.make("old-tls")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        let tls = try issuer.tlsOptions()
         try await Self.withServer(tls) { ports in
             let refusal = try await Self.using(Self.client(trusting: issuer.root, version: .http1Only, newestTLS: .tlsv11)) { client in
                 let error = await #expect(throws: (any Error).self) {
@@ -411,7 +419,7 @@ struct TLSServingTests {
     @Test("a request whose body does not arrive in full is answered 408 at the deadline, over HTTP/1.1 and HTTP/2 alike")
     func requestDeadlineOverTLS() async throws {
         let issuer = try await Issuer.make("deadline")
-        let tls = TLSOptions(certificates: try TLSCertificates(files: TLSFiles(certificate: issuer.server.certificateFile, key: issuer.server.keyFile)))
+        let tls = try issuer.tlsOptions()
         // Short, so that the test waits a fraction of a second for it; nothing here must happen within it.
         let options = HTTPOptions(requestTimeout: .milliseconds(400))
         try await Self.withServer(tls, options: options) { ports in

@@ -20,7 +20,7 @@ public struct DeviceRules: Hashable, Sendable {
     /// on average, with room for a queue flushed at once. A minute of skew covers a clock between network
     /// syncs. 200 friends fill a phone's map without making an answer a burden on a slow link. The list of
     /// devices says when each was last used to the minute, so a minute's resolution spares a write per post
-    /// (a moving phone posts every few seconds) without the list ever saying less than it could.
+    /// (a moving phone posts every few seconds) at the cost of a "last used" up to a minute behind.
     public static let standard = DeviceRules(
         maximumPerPerson: 10, reports: RateLimit(limit: 600, window: .seconds(600)), futureSkew: .seconds(60), friendsPerAnswer: 200,
         usageResolution: .seconds(60))

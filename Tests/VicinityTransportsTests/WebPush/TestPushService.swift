@@ -58,7 +58,7 @@ final class TestPushService: @unchecked Sendable {
     let p256dh: String
     let auth: String
     let folder: URL
-    private let process: Process
+    private let process: PeerProcess
 
     init(answer: Answer = .accept, subject: String = "") async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("vicinity-push-\(UUID().uuidString)")
@@ -71,14 +71,7 @@ final class TestPushService: @unchecked Sendable {
         case .status(let status, let headers):
             arguments += ["--answer", String(status)] + headers.flatMap { ["--header", $0] }
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let log = folder.appendingPathComponent("service.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let process = try PeerProcess(arguments, log: folder.appendingPathComponent("service.log"))
 
         // The service writes ready.json whole (a rename) once it listens; looked for every 50 ms, up to the patience.
         let readyFile = folder.appendingPathComponent("ready.json")
@@ -92,11 +85,7 @@ final class TestPushService: @unchecked Sendable {
             }
         }
         guard let ready else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(at: folder)
-            throw Failure(description: "the test push service did not start: \(logged)")
+            throw Failure(description: "the test push service did not start: \(process.abandon(removing: folder))")
         }
         self.process = process
         port = ready.port
@@ -116,11 +105,8 @@ final class TestPushService: @unchecked Sendable {
         }
     }
 
-    /// SIGKILL, as for the mail relay: a child of the test runner may inherit a mask that blocks SIGTERM.
-    func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    /// SIGKILL, as for the mail relay (`PeerProcess.stop`).
+    func stop() { process.stop() }
 
     deinit {
         stop()

@@ -33,6 +33,13 @@ struct WebPushDeliveryTests {
         try WebPushSubscription(endpoint: service.endpoint, p256dh: service.p256dh, auth: service.auth, allowHTTP: true)
     }
 
+    /// What one push of `message`, with the usual options, to `service` comes to.
+    func push(to service: TestPushService, key: VAPIDKey = VAPIDKey.generate(), allowHTTP: Bool = true) async throws -> WebPushOutcome {
+        try await withClient(key: key, allowHTTP: allowHTTP) { client in
+            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
+        }
+    }
+
     @Test("a push arrives with a VAPID token the push service verifies, and the browser decrypts exactly the message sent")
     func delivered() async throws {
         let service = try await TestPushService(subject: Self.subject)
@@ -115,9 +122,7 @@ struct WebPushDeliveryTests {
         let file = folder.appendingPathComponent("vapid.pem").path
         try #require(RelayTools.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file]))
         let service = try await TestPushService(subject: Self.subject)
-        let outcome = try await withClient(key: try VAPIDKey(file: file)) { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service, key: try VAPIDKey(file: file))
         #expect(outcome == .delivered)
         #expect(try service.received().first?.problems == [])
     }
@@ -125,9 +130,7 @@ struct WebPushDeliveryTests {
     @Test("410 from the push service means the subscription is gone")
     func gone() async throws {
         let service = try await TestPushService(answer: .status(410))
-        let outcome = try await withClient { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service)
         guard case .gone(let reason) = outcome else {
             Issue.record("410 gave \(outcome)")
             return
@@ -139,9 +142,7 @@ struct WebPushDeliveryTests {
     @Test("429 with Retry-After: 7 is retried not before 7 seconds")
     func tooManyRequests() async throws {
         let service = try await TestPushService(answer: .status(429, headers: ["Retry-After: 7"]))
-        let outcome = try await withClient { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service)
         guard case .retry(let after, _) = outcome else {
             Issue.record("429 gave \(outcome)")
             return
@@ -152,9 +153,7 @@ struct WebPushDeliveryTests {
     @Test("503 is retried")
     func unavailable() async throws {
         let service = try await TestPushService(answer: .status(503))
-        let outcome = try await withClient { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service)
         guard case .retry(nil, let reason) = outcome else {
             Issue.record("503 gave \(outcome)")
             return
@@ -165,9 +164,7 @@ struct WebPushDeliveryTests {
     @Test("403 is a VAPID key the push service refuses: misconfigured, so the message is kept")
     func forbidden() async throws {
         let service = try await TestPushService(answer: .status(403))
-        let outcome = try await withClient { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service)
         guard case .misconfigured = outcome else {
             Issue.record("403 gave \(outcome)")
             return
@@ -192,9 +189,7 @@ struct WebPushDeliveryTests {
     @Test("an http endpoint is refused without a request when plain http is not allowed")
     func httpRefused() async throws {
         let service = try await TestPushService()
-        let outcome = try await withClient(allowHTTP: false) { client in
-            try await client.send(Self.message, to: subscribe(to: service), options: Self.options)
-        }
+        let outcome = try await push(to: service, allowHTTP: false)
         guard case .failed(let reason) = outcome else {
             Issue.record("an http endpoint gave \(outcome)")
             return

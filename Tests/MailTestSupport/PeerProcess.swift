@@ -1,0 +1,38 @@
+import Foundation
+
+/// A peer of the tests run as a child process (a Python script, through /usr/bin/env), its standard error kept
+/// in a log file for when it does not come up. The mail relay and the push service both run this way.
+public final class PeerProcess: @unchecked Sendable {
+    /// Where its standard error goes: created empty as it starts.
+    public let log: URL
+    private let process: Process
+
+    /// Starts `arguments`, its standard output to `output` (nothing by default) and its standard error to `log`.
+    public init(_ arguments: [String], log: URL, output: Any = FileHandle.nullDevice) throws {
+        self.log = log
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// SIGKILL: a child of the test runner may inherit a mask that blocks SIGTERM, and would outlive the test.
+    public func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// For a peer that did not come up: stops it, removes its `folder` (the log's too, when it is there) and returns
+    /// what it logged, for the test's failure.
+    public func abandon(removing folder: URL) -> String {
+        stop()
+        let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: folder)
+        return logged
+    }
+}
