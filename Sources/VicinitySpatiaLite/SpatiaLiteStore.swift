@@ -229,6 +229,10 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     /// Runs on the writer: `CheckSpatialIndex` records its run in SpatiaLite's history table.
     public func integrityProblems() async throws -> [String] {
         try await pool.writeWithoutTransaction { db in
+            // An interrupt (a stopped backup's check: `DatabasePool.interrupt`) can stop SpatiaLite's or FTS5's check
+            // inside a transaction of its own, which SQLite then leaves open; GRDB stops the process rather than end
+            // an access with one open.
+            defer { if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") } }
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
             for (table, column) in [("place", "geom"), ("campus", "boundary"), ("user_position", "geom"), ("vote", "geom")] {
                 if try Int.fetchOne(db, sql: "SELECT CheckSpatialIndex(?, ?)", arguments: [table, column]) != 1 {
