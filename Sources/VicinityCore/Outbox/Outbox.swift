@@ -166,8 +166,11 @@ public enum DeliveryOutcome: Hashable, Sendable {
     /// Not now (the relay is down, or said 4xx; a push service said 429 or 5xx): try again, not before
     /// `after` when it said so.
     case retry(after: Duration?, reason: String)
-    /// Refused for good (5xx to the recipient; a push subscription that is gone): dropped.
+    /// Refused for good (5xx to the recipient, a message a push service will never take): dropped.
     case failed(reason: String)
+    /// The device is gone (a push subscription that expired, an app that was removed): dropped, and the device
+    /// removed in the same write, or every later push to it meets the same answer.
+    case gone(reason: String)
     /// Nothing will go through until an operator fixes the settings (TLS, credentials): kept and tried again,
     /// and said loudly.
     case misconfigured(reason: String)
@@ -203,7 +206,7 @@ extension OutboxMessage {
             state = .sent(at: now)
             payload = nil
             lastError = nil
-        case .failed(let reason):
+        case .failed(let reason), .gone(let reason):
             drop(at: now, reason: reason)
         case .retry(let after, let reason):
             retry(notBefore: after, reason: reason, at: now, rules: rules)

@@ -103,7 +103,7 @@ public final class OutboxSender<S: Stores>: Sendable {
         case (.delivered, _): .sent(after: now - message.createdAt)
         case (_, .dropped(_, let reason)): .dropped(reason: reason)
         case (.misconfigured(let reason), _): .misconfigured(reason: reason)
-        case (.retry(_, let reason), _), (.failed(let reason), _): .retried(reason: reason)
+        case (.retry(_, let reason), _), (.failed(let reason), _), (.gone(let reason), _): .retried(reason: reason)
         }
         try await settle(message, attempt: attempt, outcome: seen)
         return outcome == .delivered ? .mail : nil

@@ -18,11 +18,12 @@ public enum WebPushOutcome: Hashable, Sendable {
     /// the key or the subject; messages are kept.
     case misconfigured(reason: String)
 
-    /// What the outbox does with the message: a subscription that is gone is a message that failed for good.
+    /// What the outbox does with the message: a subscription that is gone goes with its device.
     public var deliveryOutcome: DeliveryOutcome {
         switch self {
         case .delivered: .delivered
-        case .gone(let reason), .failed(let reason): .failed(reason: reason)
+        case .gone(let reason): .gone(reason: reason)
+        case .failed(let reason): .failed(reason: reason)
         case .retry(let after, let reason): .retry(after: after, reason: reason)
         case .misconfigured(let reason): .misconfigured(reason: reason)
         }

@@ -13,7 +13,7 @@ struct WebPushAnswerTests {
         WebPushOutcome.answer(status: status, retryAfter: retryAfter, detail: "", now: Self.now)
     }
 
-    @Test("201, 202 and 200 are delivered; 404 and 410 mean the subscription is gone, a failure for the outbox")
+    @Test("201, 202 and 200 are delivered; 404 and 410 mean the subscription is gone, and the outbox removes its device")
     func deliveredAndGone() {
         for status in [201, 202, 200] { #expect(answer(status) == .delivered) }
         for status in [404, 410] {
@@ -22,7 +22,7 @@ struct WebPushAnswerTests {
                 continue
             }
             #expect(reason.hasPrefix("subscription gone"))
-            #expect(answer(status).deliveryOutcome == .failed(reason: reason))
+            #expect(answer(status).deliveryOutcome == .gone(reason: reason))
         }
     }
 
