@@ -12,6 +12,8 @@ struct SocialState {
     var codes: [CodeKey: StoredCode] = [:]
     var outbox: [OutboxID: OutboxMessage] = [:]
     var devices: [DeviceID: StoredDevice] = [:]
+    var pushDevices: [PushSubscriptionID: PushSubscription] = [:]
+    var pushPreferences: [UserID: PushPreferences] = [:]
     var positions: [UserID: SharedPosition] = [:]
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
     var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
@@ -27,14 +29,39 @@ struct SocialState {
     /// Keeps a message, replacing one with its id.
     mutating func record(_ message: OutboxMessage) { outbox[message.id] = message }
 
-    /// Numbers the drafts above every number given before and keeps them.
+    /// Numbers the drafts above every number given before and keeps them, with the pushes they make.
     mutating func append(_ drafts: [EventDraft]) -> [Event] {
-        drafts.map { draft in
+        let appended = drafts.map { draft in
             lastEventID += 1
             let event = Event(id: EventID(lastEventID), draft: draft)
             events.append(event)
             return event
         }
+        let recipients = Set(drafts.map(\.recipient))
+        let pushes = PushFanOut.messages(
+            for: appended, devices: pushDevices.values.filter { recipients.contains($0.owner) },
+            preferences: recipients.compactMap { pushPreferences[$0] })
+        for message in pushes { record(message) }
+        return appended
+    }
+
+    /// Removes the push devices `removed` picks, with the pushes waiting for them: what the SQL stores' foreign
+    /// keys do.
+    mutating func removePushDevices(where removed: (PushSubscription) -> Bool) {
+        let gone = Set(pushDevices.values.filter(removed).map(\.id))
+        guard !gone.isEmpty else { return }
+        for id in gone { pushDevices[id] = nil }
+        outbox = outbox.filter { _, message in
+            guard case .push(let delivery)? = message.payload else { return true }
+            return !gone.contains(delivery.device)
+        }
+    }
+
+    /// Push devices go with the session that registered them (a foreign key in the SQL stores).
+    mutating func endSessions(where ended: (TokenDigest, Session) -> Bool) {
+        let kept = sessions.filter { !ended($0.key, $0.value) }
+        sessions = kept
+        removePushDevices { kept[$0.session] == nil }
     }
 
     func isFriend(_ a: UserID, _ b: UserID) -> Bool { friendships[a]?[b] != nil }
@@ -107,12 +134,12 @@ extension InMemoryStore: AccountStore {
             if let old = before.account.email { state.social.emails[old.key] = nil }
             if let email = stored.account.email { state.social.emails[email.key] = id }
             state.social.accounts[id] = stored
-            state.social.sessions = state.social.sessions.filter { digest, session in
-                guard session.userID == id else { return true }
+            state.social.endSessions { digest, session in
+                guard session.userID == id else { return false }
                 switch ending {
-                case .none: return true
-                case .allBut(let kept): return digest == kept
-                case .all: return false
+                case .none: return false
+                case .allBut(let kept): return digest != kept
+                case .all: return true
                 }
             }
             return true
@@ -136,13 +163,13 @@ extension InMemoryStore: AccountStore {
     }
 
     public func deleteSession(_ digest: TokenDigest) async throws {
-        _ = state.withLock { $0.social.sessions.removeValue(forKey: digest) }
+        state.withLock { $0.social.endSessions { ended, _ in ended == digest } }
     }
 
     public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
         state.withLock { state in
             let before = state.social.sessions.count
-            state.social.sessions = state.social.sessions.filter { $0.value.expiresAt >= time }
+            state.social.endSessions { _, session in session.expiresAt < time }
             return before - state.social.sessions.count
         }
     }
@@ -204,10 +231,12 @@ extension InMemoryStore: AccountStore {
             state.social.accounts[id] = nil
             state.social.usernames[stored.account.username.key] = nil
             if let email = stored.account.email { state.social.emails[email.key] = nil }
-            state.social.sessions = state.social.sessions.filter { $0.value.userID != id }
+            state.social.endSessions { _, session in session.userID == id }
             state.social.codes = state.social.codes.filter { $0.key.account != id }
             state.social.outbox = state.social.outbox.filter { $0.value.account != id }
             state.social.devices = state.social.devices.filter { $0.value.device.owner != id }
+            state.social.removePushDevices { $0.owner == id }
+            state.social.pushPreferences[id] = nil
             if state.social.positions.removeValue(forKey: id) != nil { changes.append(.position(id)) }
             state.social.friendships[id] = nil
             for friend in state.social.friendships.keys { state.social.friendships[friend]?[id] = nil }
@@ -240,10 +269,11 @@ extension InMemoryStore: OutboxStore {
         }
     }
 
-    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool {
         state.withLock { state in
             guard let held = state.social.outbox[message.id], held.attempts == attempt, held.state == .pending else { return false }
             state.social.record(message)
+            if let gone { state.social.removePushDevices { $0.id == gone } }
             return true
         }
     }

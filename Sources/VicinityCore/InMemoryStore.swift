@@ -28,6 +28,7 @@ public final class InMemoryStore: PlaceStore, CampusStore, Stores {
     public var changes: InMemoryStore { self }
     public var outbox: InMemoryStore { self }
     public var devices: InMemoryStore { self }
+    public var push: InMemoryStore { self }
     public let guesses = MemoryGuessingLedger()
     public let limits = MemoryWindowLedger()
     public let streamLeases = MemoryStreamLeases()

@@ -21,6 +21,8 @@ public enum ServiceError: Error, Hashable, Sendable {
     /// A phone app's credentials name no device: a wrong secret, a removed device and one that never existed
     /// read the same.
     case deviceUnauthorized
+    /// A device of a kind this server sends no pushes to (no VAPID key, no APNs key configured).
+    case pushUnavailable(PushKind)
 
     public enum Missing: Hashable, Sendable {
         case user
@@ -33,6 +35,9 @@ public enum ServiceError: Error, Hashable, Sendable {
         case vote
         case ballot
         case device
+        case pushDevice
+        /// The VAPID key browsers subscribe with: none without Web Push.
+        case applicationServerKey
     }
 
     public enum Conflict: Hashable, Sendable {
@@ -77,6 +82,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case lastCountedOfName
         /// A person holds `DeviceRules.maximumPerPerson` device passwords at most.
         case tooManyDevices(limit: Int)
+        /// A person registers `PushRules.maximumPerPerson` devices for push at most.
+        case tooManyPushDevices(limit: Int)
     }
 
     public enum Limit: Hashable, Sendable {
@@ -120,6 +127,9 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .vote: "No vote has this id."
             case .ballot: "No ballot of this vote has this id."
             case .device: "No device of yours has this id."
+            case .pushDevice: "No device of yours registered for notifications has this id."
+            case .applicationServerKey:
+                "This service sends no Web Push notifications: its operator has configured no VAPID key (vicinity serve --vapid-key)."
             }
         case .conflict(let conflict):
             switch conflict {
@@ -152,6 +162,8 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .lastCountedOfName: "This is the last counted ballot under its name; one ballot of each name stays counted."
             case .tooManyDevices(let limit):
                 "You have \(limit) devices, the most one person may have: remove one you no longer use first."
+            case .tooManyPushDevices(let limit):
+                "You have \(limit) devices registered for notifications, the most one person may have: remove one you no longer use first."
             }
         case .rateLimited(let retryAfter, let limit):
             switch limit {
@@ -184,6 +196,10 @@ public enum ServiceError: Error, Hashable, Sendable {
             "This service cannot send mail: its operator has configured no mail relay (vicinity serve --smtp-url)."
         case .deviceUnauthorized:
             "This device's credentials are not valid: check the username and password the app was given, or add the device again."
+        case .pushUnavailable(.webPush):
+            "This service sends no Web Push notifications: its operator has configured no VAPID key (vicinity serve --vapid-key)."
+        case .pushUnavailable(.apns):
+            "This service sends no notifications to iOS devices: its operator has configured no APNs key (vicinity serve --apns-key)."
         }
     }
 }

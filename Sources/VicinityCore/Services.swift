@@ -13,14 +13,17 @@ public struct Services<S: Stores>: Sendable {
     public let follower: ChangeFollower<S>
     /// Works out the `friend_moved` notices of the positions the follower reads: run it beside the follower.
     public let moves: FriendMoves<S>
-    /// Delivers the outbox's mail: run it for as long as the services serve.
+    /// Delivers the outbox's mail and pushes: run it for as long as the services serve.
     public let outbox: OutboxSender<S>
+    /// Devices registered for pushes, and what their people mute.
+    public let push: PushService<S>
 
     public init(
         stores: S,
         clock: any WallClock = SystemClock(),
         hasher: any PasswordHasher,
         mail: (any MailTransport)? = nil,
+        push pushTransport: (any PushTransport)? = nil,
         settings: ServiceSettings = .standard,
         limitKeys: LimitKeys = .random(),
         observeOutbox: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
@@ -32,11 +35,13 @@ public struct Services<S: Stores>: Sendable {
             stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts, outbox: settings.outbox,
             limitKeys: limitKeys, outboxSignal: outboxSignal)
         outbox = OutboxSender(
-            stores: stores, accounts: accounts, mail: mail, clock: clock, rules: settings.outbox, signal: outboxSignal,
-            observe: observeOutbox)
+            stores: stores, accounts: accounts, mail: mail, push: pushTransport, clock: clock, rules: settings.outbox,
+            signal: outboxSignal, observe: observeOutbox)
+        push = PushService(stores: stores, clock: clock, rules: settings.push, transport: pushTransport)
         friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends, limitKeys: limitKeys)
         moves = FriendMoves(friends: friends, hub: events.hub)
-        follower = ChangeFollower(stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following)
+        follower = ChangeFollower(
+            stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following, outboxSignal: outboxSignal)
         votes = VoteService(
             stores: stores, clock: clock, hasher: hasher, locator: places, events: events,
             positions: settings.friends.positions, rules: settings.votes, limitKeys: limitKeys)
@@ -55,6 +60,7 @@ public struct ServiceSettings: Hashable, Sendable {
     public var following: FollowRules
     public var outbox: OutboxRules
     public var devices: DeviceRules = .standard
+    public var push: PushRules = .standard
 
     public static let standard = ServiceSettings()
 

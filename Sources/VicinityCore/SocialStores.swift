@@ -185,6 +185,7 @@ public protocol Stores: Sendable {
     associatedtype Votes: VoteStore
     associatedtype Outbox: OutboxStore
     associatedtype Devices: DeviceStore
+    associatedtype Push: PushStore
 
     var places: Places { get }
     var campuses: Campuses { get }
@@ -197,6 +198,8 @@ public protocol Stores: Sendable {
     var outbox: Outbox { get }
     /// Phone apps' own passwords (OwnTracks, Traccar Client).
     var devices: Devices { get }
+    /// Devices that take pushes (browsers, iOS apps) and what their people mute.
+    var push: Push { get }
 
     associatedtype Guesses: GuessingLedger
     /// Where failed password checks are counted: shared by every process that shares the record, where the

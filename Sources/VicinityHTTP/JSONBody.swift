@@ -190,6 +190,28 @@ struct JSONBody {
         return try? Coordinate(latitude: latitude, longitude: longitude)
     }
 
+    /// A member that is an object, read by `read` as a body of its own; its problems are named `name.member`.
+    mutating func object<Value>(_ name: String, required: Bool = true, _ read: (inout JSONBody) -> Value?) -> Value? {
+        guard let value = value(name, required: required, null: .absent, expected: "an object") else { return nil }
+        guard case .object(let members) = value else { return mistyped(name, "an object") }
+        var inner = JSONBody(members: members)
+        let result = read(&inner)
+        errors += inner.problems.map { ValidationError(field: "\(name).\($0.field)", message: $0.message) }
+        return result
+    }
+
+    /// A value made by a rule that spans members and refuses with `ServiceError.invalid`, naming them.
+    mutating func validated<Value>(_ make: () throws(ServiceError) -> Value) -> Value? {
+        do {
+            return try make()
+        } catch .invalid(let problems) {
+            errors += problems
+        } catch {
+            errors.append(ValidationError(field: "body", message: error.message))
+        }
+        return nil
+    }
+
     /// A rule that spans members (say, `current_password` only with `password`).
     mutating func reject(_ name: String, _ message: String) {
         errors.append(ValidationError(field: name, message: message))
@@ -204,11 +226,15 @@ struct JSONBody {
 
     /// Throws every problem found, including members no reader asked for.
     func finish() throws(APIError) {
-        let unknown = members.keys.filter { !consumed.contains($0) }.sorted().map {
+        let all = problems
+        if !all.isEmpty { throw .invalidInput(all) }
+    }
+
+    /// What readers found wrong, then the members no reader asked for.
+    private var problems: [ValidationError] {
+        errors + members.keys.filter { !consumed.contains($0) }.sorted().map {
             ValidationError(field: String($0.prefix(64)), message: "is not a field of this request")
         }
-        let all = errors + unknown
-        if !all.isEmpty { throw .invalidInput(all) }
     }
 
     /// A value a reader returned after `finish()` passed; nil there means a reader broke its promise.

@@ -34,26 +34,34 @@ struct OutboxDelivery<S: Stores>: Service {
     }
 }
 
-/// What the outbox's outcomes mean to operators: counters by outcome, the time from a message's recording to
-/// its delivery, and a log line for what they act on (a message given up, a relay misconfigured). Never the
-/// address or the text of a message.
+/// What the outbox's outcomes mean to operators: counters by outcome and channel (mail, webpush, apns), the
+/// time from a message's recording to its delivery, and a log line for what they act on (a message given up, a
+/// transport misconfigured). Never the address, the device or the text of a message.
 public enum OutboxReport {
     public static func observer(logger: Logger) -> @Sendable (OutboxOutcome) -> Void {
-        let delivery = Timer(label: "vicinity_outbox_delivery_seconds")
+        let delivery = Dictionary(uniqueKeysWithValues: OutboxChannel.allCases.map { channel in
+            (channel, Timer(label: "vicinity_outbox_delivery_seconds", dimensions: [("channel", channel.rawValue)]))
+        })
+        @Sendable func count(_ outcome: String, _ channel: OutboxChannel) {
+            Counter(label: "vicinity_outbox_total", dimensions: [("outcome", outcome), ("channel", channel.rawValue)]).increment()
+        }
         return { outcome in
             switch outcome {
-            case .sent(let after):
-                Counter(label: "vicinity_outbox_total", dimensions: [("outcome", "sent")]).increment()
-                delivery.recordNanoseconds(Int64(after.wholeMilliseconds) * 1_000_000)
-            case .retried(let reason):
-                Counter(label: "vicinity_outbox_total", dimensions: [("outcome", "retried")]).increment()
-                logger.info("a message could not be delivered yet; it will be tried again", metadata: ["reason": "\(reason)"])
-            case .dropped(let reason):
-                Counter(label: "vicinity_outbox_total", dimensions: [("outcome", "dropped")]).increment()
-                logger.notice("a message was dropped", metadata: ["reason": "\(reason)"])
-            case .misconfigured(let reason):
-                Counter(label: "vicinity_outbox_total", dimensions: [("outcome", "misconfigured")]).increment()
-                logger.error("mail cannot be delivered until the relay settings are fixed", metadata: ["reason": "\(reason)"])
+            case .sent(let after, let channel):
+                count("sent", channel)
+                delivery[channel]?.recordNanoseconds(Int64(after.wholeMilliseconds) * 1_000_000)
+            case .retried(let reason, let channel):
+                count("retried", channel)
+                logger.info("a message could not be delivered yet; it will be tried again", metadata: ["reason": "\(reason)", "channel": "\(channel.rawValue)"])
+            case .dropped(let reason, let channel):
+                count("dropped", channel)
+                logger.notice("a message was dropped", metadata: ["reason": "\(reason)", "channel": "\(channel.rawValue)"])
+            case .gone(let reason, let channel):
+                count("gone", channel)
+                logger.info("a device is gone from its push service; it was removed", metadata: ["reason": "\(reason)", "channel": "\(channel.rawValue)"])
+            case .misconfigured(let reason, let channel):
+                count("misconfigured", channel)
+                logger.error("messages cannot be delivered until the transport's settings are fixed", metadata: ["reason": "\(reason)", "channel": "\(channel.rawValue)"])
             case .overtaken:
                 Counter(label: "vicinity_outbox_total", dimensions: [("outcome", "overtaken")]).increment()
             }

@@ -261,6 +261,9 @@ extension Problem {
         case .mailUnavailable:
             // Not the client's doing, nor something a retry fixes: the operator's setting, named.
             self.init(status: .serviceUnavailable, detail: error.message, members: ["setting": "--smtp-url"])
+        case .pushUnavailable(let kind):
+            // The device is fine; this server cannot reach it. 409 as for other states of the service.
+            self.init(status: .conflict, detail: error.message, members: ["setting": kind == .webPush ? "--vapid-key" : "--apns-key"])
         case .deviceUnauthorized:
             // OwnTracks asks again with Basic credentials only when challenged so (RFC 7617).
             self.init(status: .unauthorized, detail: error.message, headers: [.wwwAuthenticate: #"Basic realm="vicinity", charset="UTF-8""#])

@@ -128,6 +128,7 @@ public func routeTable<S: Stores>(
         EventRoutes(events: services.events, options: options),
         VoteRoutes(votes: services.votes, options: options),
         DeviceRoutes(devices: services.devices, options: options),
+        PushRoutes(push: services.push, options: options),
         OperationRoutes<S>(
             places: services.places, follower: services.follower, metrics: metrics, openAPIDocument: OpenAPIDocument.load()),
         PageRoutes(options: options.page),

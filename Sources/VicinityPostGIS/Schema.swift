@@ -423,5 +423,34 @@ enum Schema {
                 ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
                     'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports'));
             """),
+        Migration(name: "v11 push", sql: """
+            -- Browsers and the iOS app registered for pushes, each held by one person (a device registered again
+            -- by someone else moves to them) and gone with the session that registered it, so that a shared
+            -- device tells the next person nothing of the last; the kinds of event each person mutes; and the
+            -- waiting pushes' device, so that removing a device takes its pushes with it.
+            CREATE TABLE push_subscription (
+                id text PRIMARY KEY CHECK (length(id) = 20),
+                account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                session_digest bytea NOT NULL REFERENCES session (token_digest) ON DELETE CASCADE,
+                kind text NOT NULL CHECK (kind IN ('webpush', 'apns')),
+                endpoint text CHECK (char_length(endpoint) <= 2048),
+                p256dh text,
+                auth text,
+                apns_token text,
+                apns_topic text,
+                target_key text NOT NULL UNIQUE,
+                created_at bigint NOT NULL,
+                CHECK ((kind = 'webpush') = (endpoint IS NOT NULL AND p256dh IS NOT NULL AND auth IS NOT NULL)),
+                CHECK ((kind = 'apns') = (apns_token IS NOT NULL AND apns_topic IS NOT NULL))
+            );
+            CREATE INDEX push_subscription_account ON push_subscription (account_id);
+            CREATE INDEX push_subscription_session ON push_subscription (session_digest);
+            CREATE TABLE push_preference (
+                account_id text PRIMARY KEY REFERENCES account (id) ON DELETE CASCADE,
+                muted text NOT NULL
+            );
+            ALTER TABLE outbox ADD COLUMN push_subscription_id text REFERENCES push_subscription (id) ON DELETE CASCADE;
+            CREATE INDEX outbox_push_subscription ON outbox (push_subscription_id) WHERE push_subscription_id IS NOT NULL;
+            """),
     ]
 }

@@ -18,6 +18,7 @@ extension PostGISStore: RecordStore {
     public var votes: PostGISStore { self }
     public var outbox: PostGISStore { self }
     public var devices: PostGISStore { self }
+    public var push: PostGISStore { self }
 
     /// The secret kept in `service_secret`, made by the first server to ask: every server then keys the shared
     /// ledgers (`guessing`, `window_limit`) alike.

@@ -42,13 +42,18 @@ extension RecordStore {
                                                 .select(StoredVote.self) { votes in
                                                     .select(Ballot.self) { ballots in
                                                       .select(StoredDevice.self) { devices in
+                                                       .select(PushSubscription.self) { pushDevices in
+                                                        .select(PushPreferences.self) { pushPreferences in
                                                         .done(RecordContents(
                                                             places: places, campuses: campuses, accounts: accounts,
                                                             sessions: sessions, positions: positions,
                                                             friendships: friendships, friendRequests: requests,
                                                             events: events,
                                                             nextEventNumber: max(lastGiven, events.last?.id.rawValue ?? 0) + 1,
-                                                            votes: votes, ballots: ballots, devices: devices))
+                                                            votes: votes, ballots: ballots, devices: devices,
+                                                            pushDevices: pushDevices, pushPreferences: pushPreferences))
+                                                        }
+                                                       }
                                                       }
                                                     }
                                                 }
@@ -98,12 +103,15 @@ public struct RecordContents: Hashable, Sendable {
     public var ballots: [Ballot] = []
     /// Phone apps' passwords, as digests: the phones keep working after a move.
     public var devices: [StoredDevice] = []
+    /// Devices registered for pushes, with their sessions: notifications keep coming after a move.
+    public var pushDevices: [PushSubscription] = []
+    public var pushPreferences: [PushPreferences] = []
 
     public init(
         places: [Place] = [], campuses: [Campus] = [], accounts: [StoredAccount] = [], sessions: [Session] = [],
         positions: [SharedPosition] = [], friendships: [FriendshipSide] = [], friendRequests: [FriendRequest] = [],
         events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
-        devices: [StoredDevice] = []
+        devices: [StoredDevice] = [], pushDevices: [PushSubscription] = [], pushPreferences: [PushPreferences] = []
     ) {
         self.places = places
         self.campuses = campuses
@@ -117,6 +125,8 @@ public struct RecordContents: Hashable, Sendable {
         self.votes = votes
         self.ballots = ballots
         self.devices = devices
+        self.pushDevices = pushDevices
+        self.pushPreferences = pushPreferences
     }
 
     /// One table of a record: its name in reports, and its rows as stored.
@@ -137,7 +147,8 @@ public struct RecordContents: Hashable, Sendable {
         Table("places", \.places), Table("campuses", \.campuses), Table("accounts", \.accounts),
         Table("sessions", \.sessions), Table("positions", \.positions), Table("friendships", \.friendships),
         Table("friend requests", \.friendRequests), Table("events", \.events), Table("votes", \.votes),
-        Table("ballots", \.ballots), Table("devices", \.devices),
+        Table("ballots", \.ballots), Table("devices", \.devices), Table("push devices", \.pushDevices),
+        Table("push preferences", \.pushPreferences),
     ]
 
     /// One line per table: its name, its row count and a SHA-256 of its rows in a canonical form (each row's

@@ -132,6 +132,10 @@ public struct SQLLockKey: Hashable, Comparable, Sendable {
         case streamHolder = 4
         /// One person's device passwords (`DeviceStore`): adds take turns, so the limit holds.
         case deviceOwner = 5
+        /// One person's push devices (`PushStore`): adds take turns, so the limit holds.
+        case pushOwner = 6
+        /// One push device, whoever registers it: it ends up with one person.
+        case pushTarget = 7
     }
 
     public let space: Space

@@ -394,6 +394,38 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v12 push") { db in
+            // Browsers and the iOS app registered for pushes, each held by one person (a device registered again
+            // by someone else moves to them) and gone with the session that registered it, so that a shared
+            // device tells the next person nothing of the last; the kinds of event each person mutes; and the
+            // waiting pushes' device, so that removing a device takes its pushes with it.
+            try db.execute(sql: """
+                CREATE TABLE push_subscription (
+                    id TEXT PRIMARY KEY CHECK (length(id) = 20),
+                    account_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    session_digest BLOB NOT NULL REFERENCES session(token_digest) ON DELETE CASCADE,
+                    kind TEXT NOT NULL CHECK (kind IN ('webpush', 'apns')),
+                    endpoint TEXT CHECK (length(endpoint) <= 2048),
+                    p256dh TEXT,
+                    auth TEXT,
+                    apns_token TEXT,
+                    apns_topic TEXT,
+                    target_key TEXT NOT NULL UNIQUE,
+                    created_at INTEGER NOT NULL,
+                    CHECK ((kind = 'webpush') = (endpoint IS NOT NULL AND p256dh IS NOT NULL AND auth IS NOT NULL)),
+                    CHECK ((kind = 'apns') = (apns_token IS NOT NULL AND apns_topic IS NOT NULL))
+                );
+                CREATE INDEX push_subscription_account ON push_subscription(account_id);
+                CREATE INDEX push_subscription_session ON push_subscription(session_digest);
+                CREATE TABLE push_preference (
+                    account_id TEXT PRIMARY KEY REFERENCES account(id) ON DELETE CASCADE,
+                    muted TEXT NOT NULL
+                );
+                ALTER TABLE outbox ADD COLUMN push_subscription_id TEXT REFERENCES push_subscription(id) ON DELETE CASCADE;
+                CREATE INDEX outbox_push_subscription ON outbox(push_subscription_id) WHERE push_subscription_id IS NOT NULL;
+                """)
+        }
+
         return migrator
     }
 

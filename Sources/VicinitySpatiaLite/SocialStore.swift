@@ -17,6 +17,7 @@ extension SpatiaLiteStore: RecordStore {
     public var votes: SpatiaLiteStore { self }
     public var outbox: SpatiaLiteStore { self }
     public var devices: SpatiaLiteStore { self }
+    public var push: SpatiaLiteStore { self }
 
     /// Once a deletion commits, the write-ahead log, which still holds the pages as they were, is copied into
     /// the file and emptied; `secure_delete` (set on every connection) has already zeroed what was freed.

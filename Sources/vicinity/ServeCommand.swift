@@ -1,10 +1,12 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import GeoCore
 import Hummingbird
 import Logging
 import Metrics
 import NIOCore
+import NIOPosix
 import Prometheus
 import VicinityBcrypt
 import VicinityCore
@@ -58,6 +60,10 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.smtpCAFile) var smtpCAFile: String?
     @Option(Self.options.mailFrom) var mailFrom: String?
     @Option(Self.options.requireEmail) var requireEmail: String?
+    @Option(Self.options.vapidKey) var vapidKey: String?
+    @Option(Self.options.vapidSubject) var vapidSubject: String?
+    @Flag(help: "Take Web Push endpoints over plain http, for a push service started by tests on loopback; never in production.")
+    var pushAllowHTTP = false
     @Option(Self.options.accessLog) var accessLog: String?
     @Option(Self.options.logLevel) var logLevel: String?
 
@@ -82,6 +88,8 @@ struct Serve: AsyncParsableCommand {
         var page: PageOptions
         /// The relay and the sender's address; nil without `--smtp-url`.
         var mail: (relay: SMTPConfiguration, from: Mailbox)?
+        /// From `--vapid-key` and `--vapid-subject`; nil without Web Push.
+        var webPush: WebPushConfiguration?
         /// From `--limits-key-file`; nil for the record's own (`RecordStore.sharedLimitKeys`).
         var limitKeys: LimitKeys?
 
@@ -169,6 +177,8 @@ struct Serve: AsyncParsableCommand {
         }
         services.accounts.mail = MailSettings(relayConfigured: mail != nil, requireEmail: requireEmail)
         services.votes.verifiedOnlyByDefault = requireEmail
+        let webPush = try webPushSettings(environment: environment)
+        services.push.allowHTTP = pushAllowHTTP
 
         var limitKeys: LimitKeys?
         if let file = try value(table.limitsKeyFile, limitsKeyFile) {
@@ -185,7 +195,24 @@ struct Serve: AsyncParsableCommand {
             logLevel: try value(table.logLevel, logLevel), accessLog: try value(table.accessLog, accessLog),
             storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
-            page: page, mail: mail, limitKeys: limitKeys)
+            page: page, mail: mail, webPush: webPush, limitKeys: limitKeys)
+    }
+
+    /// The key and subject, both given, the key read and checked; nil when neither is given.
+    private func webPushSettings(environment: [String: String]) throws -> WebPushConfiguration? {
+        let table = Self.options
+        let file = try table.vapidKey.resolve(given: vapidKey, environment: environment)
+        let subject = try table.vapidSubject.resolve(given: vapidSubject, environment: environment)
+        guard let file else {
+            if subject != nil { throw table.vapidSubject.name.refusal(.predicate("goes with \(table.vapidKey.name.long), which is not given")) }
+            return nil
+        }
+        guard let subject else { throw table.vapidKey.name.refusal(.predicate("needs \(table.vapidSubject.name.long), which is not given")) }
+        do throws(WebPushProblem) {
+            return WebPushConfiguration(key: try VAPIDKey(file: file), subject: subject, allowHTTP: pushAllowHTTP)
+        } catch {
+            throw table.vapidKey.name.refusal(.predicate(error.description))
+        }
     }
 
     /// The certificate and key, both given and read, and the redirect port; nil when neither file is given.
@@ -316,10 +343,18 @@ struct Serve: AsyncParsableCommand {
             SMTPMailTransport(client: try SMTPClient(configuration: relay, logger: logger), from: from)
         }
         if let relay = settings.mail?.relay { logger.info("mail goes through \(relay.description)") }
+        // One HTTP client for every push, kept for the server's life.
+        let pushClient = settings.webPush.map { _ in
+            HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: WebPushConfiguration.httpClientConfiguration)
+        }
+        let push: (any PushTransport)? = settings.webPush.map { configuration in
+            PushTransports(webPush: WebPushClient(configuration: configuration, httpClient: pushClient ?? .shared, logger: logger))
+        }
+        if let key = settings.webPush?.key { logger.info("Web Push is signed with \(key.description)") }
         var limitKeys = settings.limitKeys
         if limitKeys == nil { limitKeys = try await record.sharedLimitKeys() }
         let services = Services(
-            stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), mail: mail, settings: settings.services,
+            stores: stores, hasher: BcryptHasher(cost: settings.bcryptCost), mail: mail, push: push, settings: settings.services,
             limitKeys: limitKeys ?? .random(), observeOutbox: OutboxReport.observer(logger: logger))
         // Before the first request, so that nothing written through this front is missed by its streams.
         services.follower.prepare(loadedAfter: loadedAfter)
@@ -361,5 +396,6 @@ struct Serve: AsyncParsableCommand {
             Console.error("vicinity: cannot listen on \(settings.host):\(settings.port): \(String(cString: strerror(error.errnoCode)))")
             throw ExitCode.failure
         }
+        try? await pushClient?.shutdown()
     }
 }

@@ -243,6 +243,21 @@ struct ServeOptionTable: Sendable {
         }
     }
 
+    /// The key every Web Push is signed with (RFC 8292): browsers subscribe with its public half, so it stays
+    /// the same for as long as their subscriptions should work.
+    let vapidKey = EnvironmentOption<String?>(
+        "vapid-key", variable: "VICINITY_VAPID_KEY", valueName: "file",
+        abstract: "The P-256 private key (PEM: EC PRIVATE KEY or PKCS#8) that signs Web Push notifications; make one with vicinity push keygen. Needs --vapid-subject.",
+        standard: nil, shown: "none: no Web Push; registering a browser answers 409 naming this setting", read: OptionText.verbatim)
+
+    let vapidSubject = EnvironmentOption<VAPIDSubject?>(
+        "vapid-subject", variable: "VICINITY_VAPID_SUBJECT", valueName: "mailto:…|https://…",
+        abstract: "How push services reach the operator about this server's pushes (RFC 8292 §2.1): a mailto: or https: URL.",
+        standard: nil, shown: nil
+    ) { text throws(OptionRefusal) in
+        do throws(WebPushProblem) { return try VAPIDSubject(text) } catch { throw .predicate(error.description) }
+    }
+
     /// Per-request lines belong in an access log an operator asks for, not in the service's own log.
     let accessLog = EnvironmentOption<String?>(
         "access-log", variable: "VICINITY_ACCESS_LOG", valueName: "file",

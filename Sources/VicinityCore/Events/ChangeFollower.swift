@@ -19,13 +19,19 @@ public final class ChangeFollower<S: Stores>: Sendable {
     private let prepared = Mutex<S.Changes.ChangeCursor?>(nil)
     /// When the feed was last read whole, on the clock's `uptime`, which never jumps.
     private let lastRead = Mutex<Duration?>(nil)
+    /// Woken by recorded events, on whatever front: they may come with pushes (`PushFanOut`), which then go
+    /// without waiting for the outbox's next poll.
+    let outboxSignal: ChangeSignal?
 
-    public init(stores: S, hub: EventHub, moves: FriendMoves<S>, clock: any WallClock, rules: FollowRules = .standard) {
+    public init(
+        stores: S, hub: EventHub, moves: FriendMoves<S>, clock: any WallClock, rules: FollowRules = .standard, outboxSignal: ChangeSignal? = nil
+    ) {
         self.stores = stores
         self.hub = hub
         self.moves = moves
         self.clock = clock
         self.rules = rules
+        self.outboxSignal = outboxSignal
     }
 
     /// Takes a cursor, then loads again what memory holds, so that nothing written between the first load and
@@ -119,6 +125,7 @@ public final class ChangeFollower<S: Stores>: Sendable {
         let recipients = Set(changes.compactMap { change -> UserID? in
             if case .event(_, let recipient) = change { recipient } else { nil }
         })
+        if !recipients.isEmpty { outboxSignal?.notify() }
         let listening = hub.listening(among: recipients)
         guard !listening.isEmpty else { return }
         var wanted: [EventID] = []

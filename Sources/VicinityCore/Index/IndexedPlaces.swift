@@ -167,6 +167,7 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var streamLeases: Record.StreamLeases { record.streamLeases }
     public var outbox: Record.Outbox { record.outbox }
     public var devices: Record.Devices { record.devices }
+    public var push: Record.Push { record.push }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: [UserID] = [], votes: Set<VoteID> = []

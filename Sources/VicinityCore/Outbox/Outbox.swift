@@ -24,6 +24,8 @@ public enum OutboxPayload: Hashable, Sendable {
     /// and, if so, turns the request into the mail with the code: the request answers the same whoever holds
     /// the address, and takes the same time, since it only records this.
     case signInCode(Email)
+    /// A notice for one device of the message's account (`PushFanOut`).
+    case push(PushDelivery)
 }
 
 extension OutboxPayload {
@@ -31,14 +33,17 @@ extension OutboxPayload {
     public var channel: OutboxChannel {
         switch self {
         case .mail, .signInCode: .mail
+        case .push(let delivery): delivery.kind.channel
         }
     }
 }
 
 /// The ways out of the service, each with its own transport: when one comes back after failures, only the
 /// messages that wait for it are hurried (`OutboxStore.hurryOutbox`).
-public enum OutboxChannel: String, Hashable, Sendable {
+public enum OutboxChannel: String, Hashable, Sendable, CaseIterable {
     case mail
+    case webPush = "webpush"
+    case apns
 }
 
 /// Where a message stands.

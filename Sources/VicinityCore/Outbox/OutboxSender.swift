@@ -8,6 +8,7 @@ public final class OutboxSender<S: Stores>: Sendable {
     let stores: S
     let accounts: AccountService<S>
     let mail: (any MailTransport)?
+    let push: (any PushTransport)?
     let clock: any WallClock
     public let rules: OutboxRules
     /// Told of each outcome, for logs and metrics.
@@ -21,12 +22,13 @@ public final class OutboxSender<S: Stores>: Sendable {
     static var concurrency: Int { 8 }
 
     public init(
-        stores: S, accounts: AccountService<S>, mail: (any MailTransport)?, clock: any WallClock, rules: OutboxRules,
-        signal: ChangeSignal, observe: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
+        stores: S, accounts: AccountService<S>, mail: (any MailTransport)?, push: (any PushTransport)? = nil, clock: any WallClock,
+        rules: OutboxRules, signal: ChangeSignal, observe: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
     ) {
         self.stores = stores
         self.accounts = accounts
         self.mail = mail
+        self.push = push
         self.clock = clock
         self.rules = rules
         self.signal = signal
@@ -78,39 +80,60 @@ public final class OutboxSender<S: Stores>: Sendable {
         if case .signInCode(let email) = message.payload {
             guard let prepared = try await accounts.prepareSignInCode(message, to: email) else {
                 // Nobody to send to; said in the same words whatever the reason, so that logs do not tell which.
-                let reason = "no mail to send for this request"
-                message.drop(at: clock.now, reason: reason)
-                try await settle(message, attempt: attempt, outcome: .dropped(reason: reason))
-                return nil
+                return try await drop(message, attempt: attempt, reason: "no mail to send for this request")
             }
             message = prepared
         }
-        guard case .mail(let mail)? = message.payload else {
-            message.drop(at: clock.now, reason: "nothing to send")
-            try await settle(message, attempt: attempt, outcome: .dropped(reason: "nothing to send"))
-            return nil
-        }
-        let outcome: DeliveryOutcome
-        if let transport = self.mail {
-            let outgoing = OutgoingMail(id: message.id, mail: mail, createdAt: message.createdAt)
-            outcome = await Self.within(rules.deliveryDeadline) { await transport.deliver(outgoing) }
-        } else {
-            outcome = .misconfigured(reason: "no mail relay is configured (vicinity serve --smtp-url)")
+        let channel: OutboxChannel, outcome: DeliveryOutcome, gone: PushSubscriptionID?
+        switch message.payload {
+        case .mail(let mail)?:
+            (channel, gone) = (.mail, nil)
+            if let transport = self.mail {
+                let outgoing = OutgoingMail(id: message.id, mail: mail, createdAt: message.createdAt)
+                outcome = await Self.within(rules.deliveryDeadline) { await transport.deliver(outgoing) }
+            } else {
+                outcome = .misconfigured(reason: "no mail relay is configured (vicinity serve --smtp-url)")
+            }
+        case .push(let delivery)?:
+            // Read now, not when the event was recorded: a device removed meanwhile gets nothing.
+            guard let device = try await stores.push.pushSubscription(delivery.device), device.owner == message.account else {
+                return try await drop(message, attempt: attempt, reason: "the device was removed")
+            }
+            (channel, gone) = (delivery.kind.channel, device.id)
+            if let transport = push, transport.kinds.contains(delivery.kind) {
+                let outgoing = OutgoingPush(
+                    id: message.id, notice: delivery.notice, target: device.target, createdAt: message.createdAt, expiresAt: message.expiresAt)
+                outcome = await Self.within(rules.deliveryDeadline) { await transport.deliver(outgoing) }
+            } else {
+                outcome = .misconfigured(reason: "no \(delivery.kind == .webPush ? "VAPID key (vicinity serve --vapid-key)" : "APNs key (vicinity serve --apns-key)") is configured")
+            }
+        case .signInCode?, nil:
+            return try await drop(message, attempt: attempt, reason: "nothing to send")
         }
         let now = clock.now
         message.settle(outcome, at: now, rules: rules)
         let seen: OutboxOutcome = switch (outcome, message.state) {
-        case (.delivered, _): .sent(after: now - message.createdAt)
-        case (_, .dropped(_, let reason)): .dropped(reason: reason)
-        case (.misconfigured(let reason), _): .misconfigured(reason: reason)
-        case (.retry(_, let reason), _), (.failed(let reason), _), (.gone(let reason), _): .retried(reason: reason)
+        case (.delivered, _): .sent(after: now - message.createdAt, channel: channel)
+        case (.gone(let reason), _): .gone(reason: reason, channel: channel)
+        case (_, .dropped(_, let reason)): .dropped(reason: reason, channel: channel)
+        case (.misconfigured(let reason), _): .misconfigured(reason: reason, channel: channel)
+        case (.retry(_, let reason), _), (.failed(let reason), _): .retried(reason: reason, channel: channel)
         }
-        try await settle(message, attempt: attempt, outcome: seen)
-        return outcome == .delivered ? .mail : nil
+        let removing: PushSubscriptionID? = if case .gone = outcome { gone } else { nil }
+        try await settle(message, attempt: attempt, outcome: seen, removing: removing)
+        return outcome == .delivered ? channel : nil
     }
 
-    private func settle(_ message: OutboxMessage, attempt: Int, outcome: OutboxOutcome) async throws {
-        guard try await stores.outbox.settleOutbox(message, attempt: attempt) else {
+    private func drop(_ claimed: OutboxMessage, attempt: Int, reason: String) async throws -> OutboxChannel? {
+        var message = claimed
+        let channel = message.payload?.channel ?? .mail
+        message.drop(at: clock.now, reason: reason)
+        try await settle(message, attempt: attempt, outcome: .dropped(reason: reason, channel: channel), removing: nil)
+        return nil
+    }
+
+    private func settle(_ message: OutboxMessage, attempt: Int, outcome: OutboxOutcome, removing gone: PushSubscriptionID?) async throws {
+        guard try await stores.outbox.settleOutbox(message, attempt: attempt, removing: gone) else {
             // Another sender took the message over after this claim lapsed; its outcome stands.
             observe(.overtaken)
             return
@@ -134,14 +157,16 @@ public final class OutboxSender<S: Stores>: Sendable {
     }
 }
 
-/// What became of one try, as logs and metrics count it.
+/// What became of one try, as logs and metrics count it, with the way out it took.
 public enum OutboxOutcome: Hashable, Sendable {
     /// Delivered, this long after the message was recorded.
-    case sent(after: Duration)
-    case retried(reason: String)
-    case dropped(reason: String)
+    case sent(after: Duration, channel: OutboxChannel)
+    case retried(reason: String, channel: OutboxChannel)
+    case dropped(reason: String, channel: OutboxChannel)
+    /// The device is gone: dropped, and the device removed.
+    case gone(reason: String, channel: OutboxChannel)
     /// Kept for a retry; an operator must fix the settings.
-    case misconfigured(reason: String)
+    case misconfigured(reason: String, channel: OutboxChannel)
     /// Another sender's newer claim settled it.
     case overtaken
 }

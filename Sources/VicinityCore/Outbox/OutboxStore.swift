@@ -14,8 +14,9 @@ public protocol OutboxStore: Sendable {
     func claimOutbox(at now: Timestamp, limit: Int, rules: OutboxRules) async throws -> [OutboxMessage]
 
     /// Writes back `message` as its sender left it, when its latest claim is still the one made for
-    /// `attempt`; false, changing nothing, when another sender has claimed it since.
-    func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool
+    /// `attempt`, and removes the push device `gone` names (with what else waits for it) in the same write;
+    /// false, changing nothing, when another sender has claimed it since.
+    func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool
 
     /// Makes due now every message that waits for `channel` after a failed try (`OutboxMessage.hurry`), when
     /// a delivery on it went through again; returns how many. Messages a sender holds are left to it.
@@ -26,4 +27,10 @@ public protocol OutboxStore: Sendable {
 
     /// Removes sent and dropped messages settled before `time`; returns how many.
     func pruneOutbox(settledBefore time: Timestamp) async throws -> Int
+}
+
+extension OutboxStore {
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
+        try await settleOutbox(message, attempt: attempt, removing: nil)
+    }
 }

@@ -17,6 +17,10 @@ extension OutboxMessage: SQLRecord {
             SQLField("settled_at", .integer) { .optionalTime(StoredOutboxPayload.state($0.state).at) },
             SQLField("last_error", .text) { .optionalText($0.lastError) },
             SQLField("available_at", .integer, .fixedRule) { .optionalTime($0.availableAt) },
+            // A waiting push's device, for the foreign key that takes the push away with the device.
+            SQLField("push_subscription_id", .text, .fixedRule) {
+                if case .push(let delivery)? = $0.payload { .text(delivery.device.rawValue) } else { .null }
+            },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
@@ -46,6 +50,13 @@ enum StoredOutboxPayload {
             ["mail": .object(["to": .string(mail.to.rawValue), "subject": .string(mail.subject), "body": .string(mail.body)])]
         case .signInCode(let email):
             ["sign_in_code": .object(["email": .string(email.rawValue)])]
+        case .push(let delivery):
+            ["push": .object([
+                "device": .string(delivery.device.rawValue), "kind": .string(delivery.kind.rawValue),
+                "event": .number(Double(delivery.notice.event.rawValue)), "type": .string(delivery.notice.type.rawValue),
+                "title": .string(delivery.notice.title), "body": .string(delivery.notice.body), "url": .string(delivery.notice.url),
+                "tag": delivery.notice.tag.map(JSONValue.string) ?? .null,
+            ])]
         }
         return String(decoding: JSONValue.object(object).jsonBytes, as: UTF8.self)
     }
@@ -64,6 +75,17 @@ enum StoredOutboxPayload {
         if case .object(let request)? = object["sign_in_code"] {
             let email = try field(request, "email")
             return .signInCode(try readingStored(what) { try Email(email) })
+        }
+        if case .object(let push)? = object["push"] {
+            let device = try field(push, "device"), kindText = try field(push, "kind"), typeText = try field(push, "type")
+            guard let kind = PushKind(rawValue: kindText), let type = EventType(rawValue: typeText),
+                case .number(let event)? = push["event"], let number = Int64(exactly: event)
+            else { throw .corrupt("\(what) is a push of no kind this version sends") }
+            let tag: String? = if case .string(let tag)? = push["tag"] { tag } else { nil }
+            let notice = PushNotice(
+                event: EventID(number), type: type, title: try field(push, "title"), body: try field(push, "body"),
+                url: try field(push, "url"), tag: tag)
+            return .push(PushDelivery(device: try PushSubscriptionID.stored(device), kind: kind, notice: notice))
         }
         throw .corrupt("\(what) is of no kind this version sends")
     }

@@ -26,6 +26,8 @@ extension SQLRecordStore {
                         StoredCode.delete(where: .equals("account_id", person)),
                         OutboxMessage.delete(where: .equals("account_id", person)),
                         StoredDevice.delete(where: .equals("account_id", person)),
+                        PushSubscription.delete(where: .equals("account_id", person)),
+                        PushPreferences.delete(where: .equals("account_id", person)),
                         StoredAccount.delete(where: .equals("id", person)),
                     ]
                     return .writing(writes) { _ in .appending(drafts) { _ in .done(true) } }

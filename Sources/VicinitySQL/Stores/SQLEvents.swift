@@ -1,7 +1,7 @@
 import VicinityCore
 
 extension SQLPlan {
-    /// Records the drafts in order and goes on with the events numbered. Each recipient's lock is taken before
+    /// Records the drafts in order, with the pushes they make, and goes on with the events numbered. Each recipient's lock is taken before
     /// any number, in one order, and held to commit: numbers come from one counter in call order, not commit
     /// order, so a second append to a recipient takes its numbers only after the first has committed, and a
     /// reader that has seen number n of a recipient never later finds a smaller one appear (`Last-Event-ID`
@@ -15,7 +15,7 @@ extension SQLPlan {
                     guard let row = outcome.rows.first else { throw StoreError.database("an event was stored without a number") }
                     return Event(id: EventID(try row.integer("id")), draft: draft)
                 }
-                return try next(events)
+                return try .pushing(events) { try next(events) }
             })
     }
 }

@@ -24,10 +24,13 @@ extension SQLRecordStore {
         })
     }
 
-    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
+    /// A device that is gone goes after the message is written back without its payload, so that its foreign
+    /// key takes away the other pushes waiting for the device and leaves this one's record.
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool {
         try await write(.select(OutboxMessage.self, where: .equals("id", .text(message.id.rawValue)), lock: .forUpdate) { found in
             guard let held = found.first, held.attempts == attempt, held.state == .pending else { return .done(false) }
-            return .writing([OutboxMessage.update(message)], result: true)
+            let removal = gone.map { [PushSubscription.delete(where: .equals("id", .text($0.rawValue)))] } ?? []
+            return .writing([OutboxMessage.update(message)] + removal, result: true)
         })
     }
 

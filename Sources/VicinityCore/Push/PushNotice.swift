@@ -1,0 +1,97 @@
+/// What a push says: made from the event it announces, and less than the event carries. Apple reads APNs
+/// payloads and a push service sees when they come, so a notice holds no position, distance, bearing, tally
+/// or choice: a result says only that it is out, and the app reads it over the API.
+public struct PushNotice: Hashable, Sendable {
+    public var event: EventID
+    public var type: EventType
+    public var title: String
+    public var body: String
+    /// The page, and its panel, that the notification opens.
+    public var url: String
+    /// Notices with one tag replace each other on the device (a vote's conflict, then its result).
+    public var tag: String?
+
+    public init(event: EventID, type: EventType, title: String, body: String, url: String, tag: String?) {
+        self.event = event
+        self.type = type
+        self.title = title
+        self.body = body
+        self.url = url
+        self.tag = tag
+    }
+
+    public init(_ event: Event) {
+        switch event.payload {
+        case .poke(let from):
+            self.init(
+                event: event.id, type: event.type, title: "Poke", body: "\(from.displayName) poked you.", url: "/#friends",
+                tag: "poke-\(from.id)")
+        case .friendRequest(_, let from):
+            self.init(
+                event: event.id, type: event.type, title: "Friend request", body: "\(from.displayName) asks to be your friend.",
+                url: "/#requests", tag: nil)
+        case .friendAccepted(let friend):
+            self.init(
+                event: event.id, type: event.type, title: "New friend", body: "\(friend.displayName) accepted your friend request.",
+                url: "/#friends", tag: nil)
+        case .voteFinished(let notice):
+            self.init(
+                event: event.id, type: event.type, title: notice.subject, body: "The result of “\(notice.subject)” is out.",
+                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+        case .voteConflict(let notice):
+            self.init(
+                event: event.id, type: event.type, title: notice.subject,
+                body: "Some ballots of “\(notice.subject)” are under names that read the same: settle them to publish the result.",
+                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+        case .voteCancelled(let notice):
+            self.init(
+                event: event.id, type: event.type, title: notice.subject, body: "“\(notice.subject)” was called off.",
+                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+        }
+    }
+}
+
+/// One push waiting in the outbox: a notice for one device.
+public struct PushDelivery: Hashable, Sendable {
+    public var device: PushSubscriptionID
+    /// The device's kind, so that the message waits for its own push service.
+    public var kind: PushKind
+    public var notice: PushNotice
+
+    public init(device: PushSubscriptionID, kind: PushKind, notice: PushNotice) {
+        self.device = device
+        self.kind = kind
+        self.notice = notice
+    }
+}
+
+/// A push as the outbox hands it to a transport: what it says, where it goes, and what makes every try of it
+/// the same message (its id; Web Push's topic and APNs's collapse id from the tag).
+public struct OutgoingPush: Hashable, Sendable {
+    public let id: OutboxID
+    public let notice: PushNotice
+    public let target: PushTarget
+    public let createdAt: Timestamp
+    /// No use after this: push services are told to keep it no longer.
+    public let expiresAt: Timestamp
+
+    public init(id: OutboxID, notice: PushNotice, target: PushTarget, createdAt: Timestamp, expiresAt: Timestamp) {
+        self.id = id
+        self.notice = notice
+        self.target = target
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where pushes go to leave the service: the Web Push and APNs clients in VicinityTransports, as the operator
+/// configured them.
+public protocol PushTransport: Sendable {
+    /// The kinds of device it can reach: registering another kind is refused.
+    var kinds: Set<PushKind> { get }
+    /// The VAPID public key browsers subscribe with (`applicationServerKey`): the uncompressed P-256 point in
+    /// base64url; nil without Web Push.
+    var applicationServerKey: String? { get }
+    /// Hands the push to the device's push service, or says why not (`DeliveryOutcome`); never throws.
+    func deliver(_ push: OutgoingPush) async -> DeliveryOutcome
+}

@@ -1,0 +1,35 @@
+/// The kinds of event a person chooses to be pushed, each a group of event types.
+public enum PushCategory: String, Hashable, Sendable, CaseIterable, Comparable {
+    case poke
+    /// Requests, and acceptances of one's own.
+    case friendRequest = "friend_request"
+    /// The initiator's vote ended with names to settle.
+    case voteConflict = "vote_conflict"
+    /// A vote one took part in finished or was called off.
+    case voteResult = "vote_result"
+
+    public init(_ type: EventType) {
+        switch type {
+        case .poke: self = .poke
+        case .friendRequest, .friendAccepted: self = .friendRequest
+        case .voteConflict: self = .voteConflict
+        case .voteFinished, .voteCancelled: self = .voteResult
+        }
+    }
+
+    public static func < (lhs: PushCategory, rhs: PushCategory) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Which categories a person has turned off; everything pushes until they do, since registering a device is
+/// already the choice to be told.
+public struct PushPreferences: Hashable, Sendable {
+    public var owner: UserID
+    public var muted: Set<PushCategory>
+
+    public init(owner: UserID, muted: Set<PushCategory> = []) {
+        self.owner = owner
+        self.muted = muted
+    }
+
+    public func pushes(_ type: EventType) -> Bool { !muted.contains(PushCategory(type)) }
+}

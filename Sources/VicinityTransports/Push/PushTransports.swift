@@ -1,0 +1,68 @@
+import Foundation
+import VicinityCore
+
+/// The outbox's way to devices: each push goes to the client of its device's kind, as the operator configured
+/// them (`serve --vapid-key`, `--apns-key`).
+public struct PushTransports: PushTransport {
+    public let webPush: WebPushClient?
+    /// What a push's time to live is counted from.
+    let clock: any WallClock
+
+    public init(webPush: WebPushClient?, clock: any WallClock = SystemClock()) {
+        self.webPush = webPush
+        self.clock = clock
+    }
+
+    public var kinds: Set<PushKind> { webPush == nil ? [] : [.webPush] }
+
+    public var applicationServerKey: String? { webPush?.configuration.key.publicKeyBase64URL }
+
+    public func deliver(_ push: OutgoingPush) async -> DeliveryOutcome {
+        switch push.target {
+        case .webPush(let address):
+            guard let webPush else { return .misconfigured(reason: "no VAPID key is configured (vicinity serve --vapid-key)") }
+            let subscription: WebPushSubscription
+            do throws(WebPushProblem) {
+                subscription = try WebPushSubscription(
+                    endpoint: address.endpoint, p256dh: address.p256dh, auth: address.auth, allowHTTP: webPush.configuration.allowHTTP)
+            } catch {
+                return .gone(reason: "the subscription can no longer be used: \(error.description)")
+            }
+            return await webPush.send(
+                PushMessage.webPushBody(push.notice), to: subscription, options: PushMessage.webPushOptions(push, at: clock.now)
+            ).deliveryOutcome
+        case .apns:
+            return .misconfigured(reason: "no APNs key is configured (vicinity serve --apns-key)")
+        }
+    }
+}
+
+/// What a push says on each platform, from its notice.
+enum PushMessage {
+    /// What the page's service worker reads (`event.data.json()`): the notice's words, where to open, and the
+    /// event's number, for the page to find the event among those it reads over the API.
+    static func webPushBody(_ notice: PushNotice) -> [UInt8] {
+        var object: [String: Any] = [
+            "type": notice.type.rawValue, "title": notice.title, "body": notice.body, "url": notice.url, "event": notice.event.rawValue,
+        ]
+        if let tag = notice.tag { object["tag"] = tag }
+        // Keys sorted, so that every try of one message is the same bytes before encryption.
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map(Array.init) ?? []
+    }
+
+    /// Kept by the push service until the push is no use; normal urgency (RFC 8030 §5.3: what a chat message
+    /// is); the tag as the `Topic`, so that a push not yet delivered is replaced by the next of the same tag.
+    static func webPushOptions(_ push: OutgoingPush, at now: Timestamp) -> WebPushOptions {
+        let left = max(Duration.zero, push.expiresAt - now)
+        let topic = push.notice.tag.flatMap { try? WebPushTopic(topicText($0)) }
+        return WebPushOptions(timeToLive: left, urgency: .normal, topic: topic)
+    }
+
+    /// A tag as a `Topic` takes it: the URL-safe base64 alphabet, at most 32 characters (RFC 8030 §5.4).
+    static func topicText(_ tag: String) -> String {
+        String(tag.unicodeScalars.map { scalar -> Character in
+            let allowed = CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII || scalar == "-" || scalar == "_"
+            return allowed ? Character(scalar) : "_"
+        }.prefix(WebPushTopic.maximumLength))
+    }
+}
