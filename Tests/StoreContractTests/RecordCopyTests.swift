@@ -49,6 +49,15 @@ struct RecordCopyTests {
             device: Device(owner: nok.id, name: try DeviceName("Pixel"), kind: .owntracks, createdAt: epoch, lastUsedAt: epoch + .seconds(5)),
             secretDigest: DeviceSecret.random().digest, cardsDigest: "names")
         #expect(try await store.addDevice(phone, limit: 10))
+        // Pim's browser and iPhone, registered for pushes from the session signed in above; pokes muted.
+        for target in [
+            PushTarget.webPush(WebPushAddress(stored: "https://push.example.net/send/pim", p256dh: "p256dh", auth: "auth")),
+            PushTarget.apns(APNsAddress(stored: String(repeating: "ab", count: 32), topic: "edu.csulb.vicinity")),
+        ] {
+            #expect(try await store.addPushSubscription(
+                PushSubscription(owner: pim.id, target: target, session: signedIn.token.digest, createdAt: epoch), limit: 10) != nil)
+        }
+        #expect(try await store.setPushPreferences(PushPreferences(owner: pim.id, muted: [.poke])))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: nok.id, to: pim.id, createdAt: epoch))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: pim.id, to: nok.id, createdAt: epoch + .seconds(5)))
         _ = try await store.setSharing(false, from: pim.id, to: nok.id)

@@ -9,7 +9,7 @@ import VicinityCore
 @testable import VicinitySpatiaLite
 import VicinitySQL
 
-typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore & OutboxStore
+typealias SocialStore = AccountStore & PositionStore & FriendStore & EventStore & VoteStore & OutboxStore & PushStore
 
 /// A store of each kind for the social and vote contracts: the same suites hold the SpatiaLite and PostGIS
 /// stores to the in-memory one. `peer` is a second store on the same data, opened separately, as another

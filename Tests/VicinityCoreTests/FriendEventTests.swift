@@ -24,6 +24,7 @@ private final class EventsOutOfReach: Stores {
     var limits: MemoryWindowLedger { store.limits }
     var streamLeases: MemoryStreamLeases { store.streamLeases }
     var devices: InMemoryStore { store }
+    var push: InMemoryStore { store }
 }
 
 private final class FailingEvents: EventStore {

@@ -148,6 +148,7 @@ final class StallableStores: Stores {
     var changes: StallableFeed { feed }
     var outbox: InMemoryStore { store }
     var devices: InMemoryStore { store }
+    var push: InMemoryStore { store }
     var guesses: MemoryGuessingLedger { store.guesses }
     var limits: MemoryWindowLedger { store.limits }
     var streamLeases: MemoryStreamLeases { store.streamLeases }

@@ -126,6 +126,7 @@ struct MixedStores<Places: PlaceStore, Campuses: CampusStore>: Stores {
     var changes: InMemoryStore { rest }
     var outbox: InMemoryStore { rest }
     var devices: InMemoryStore { rest }
+    var push: InMemoryStore { rest }
     var guesses: MemoryGuessingLedger { rest.guesses }
     var limits: MemoryWindowLedger { rest.limits }
     var streamLeases: MemoryStreamLeases { rest.streamLeases }
