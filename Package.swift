@@ -290,14 +290,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["WebPush/push_service.py"],
             swiftSettings: swiftSettings
         ),
-        /// A real mail relay on loopback (aiosmtpd, started per test) for the tests of what mails.
+        /// Real peers on loopback, started per test: a mail relay (aiosmtpd) for the tests of what mails, and a
+        /// push service with the browser behind it (Python, decrypting with http_ece) for the tests of what pushes.
         .target(
             name: "MailTestSupport",
             path: "Tests/MailTestSupport",
-            exclude: ["smtp_server.py"],
+            exclude: ["smtp_server.py", "push_service.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

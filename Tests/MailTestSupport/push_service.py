@@ -11,6 +11,9 @@ for the public parts), writes them with its port to FOLDER/ready.json, and answe
 
 Every request is written to FOLDER/N.json (N counting from 1): its headers, the problems found, the plaintext
 (base64) and the claims.
+
+Started again on the same FOLDER (with --port, the port it had), it is the same browser: it reads its keys from
+FOLDER/keys.json and numbers requests on from the last file, as a push service that was down and came back.
 """
 import argparse
 import base64
@@ -51,11 +54,21 @@ class Service:
         self.answer = answer
         self.headers = headers
         self.subject = subject
-        self.private_key = ec.generate_private_key(ec.SECP256R1())
+        keys = os.path.join(folder, "keys.json")
+        if os.path.exists(keys):
+            with open(keys) as handle:
+                kept = json.load(handle)
+            self.private_key = serialization.load_pem_private_key(kept["private_key"].encode("ascii"), password=None)
+            self.auth = b64url_decode(kept["auth"])
+        else:
+            self.private_key = ec.generate_private_key(ec.SECP256R1())
+            self.auth = os.urandom(16)
+            pem = self.private_key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+            write_json(keys, {"private_key": pem.decode("ascii"), "auth": b64url(self.auth)})
         self.public_key = self.private_key.public_key().public_bytes(
             serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-        self.auth = os.urandom(16)
-        self.count = 0
+        self.count = max([int(name[:-5]) for name in os.listdir(folder) if re.fullmatch(r"[0-9]+\.json", name)] or [0])
         self.lock = threading.Lock()
         self.origin = None
 
@@ -162,10 +175,11 @@ def main():
     parser.add_argument("--answer", default="accept")
     parser.add_argument("--header", action="append", default=[], help="NAME: VALUE, added to every answer")
     parser.add_argument("--subject", default="")
+    parser.add_argument("--port", type=int, default=0)
     arguments = parser.parse_args()
     headers = [tuple(part.strip() for part in line.split(":", 1)) for line in arguments.header]
     service = Service(arguments.folder, arguments.answer, headers, arguments.subject)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(service))
+    server = ThreadingHTTPServer(("127.0.0.1", arguments.port), handler_for(service))
     port = server.server_address[1]
     service.origin = "http://127.0.0.1:%d" % port
     write_json(os.path.join(arguments.folder, "ready.json"),
