@@ -133,7 +133,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         /// What leaves the service: one folder a transport (Mail: SMTP submission; WebPush: RFC 8030 delivery of
-        /// RFC 8291 encrypted messages with RFC 8292 VAPID), beside the stores and, like them, met by the rest only in
+        /// RFC 8291 encrypted messages with RFC 8292 VAPID; APNs: Apple's HTTP/2 provider API with ES256 provider
+        /// tokens; Shared: PEM keys, ES256 tokens and answers' words both push transports read), beside the stores and, like them, met by the rest only in
         /// `vicinity`. Each is an adapter behind VicinityCore's protocol (`MailTransport`) over clients with value
         /// types of their own.
         .target(
