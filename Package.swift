@@ -278,17 +278,25 @@ let package = Package(
             path: "Tests/TLSTestSupport",
             swiftSettings: swiftSettings
         ),
-        /// Runs the transports against real peers on loopback (an aiosmtpd relay, and a push service in Python that
-        /// decrypts with http_ece, both started by the tests).
+        /// Runs the transports against real peers on loopback (an aiosmtpd relay, a push service in Python that
+        /// decrypts with http_ece, and an APNs that speaks HTTP/2 over TLS with a certificate of the test's own
+        /// authority, all started by the tests).
         .testTarget(
             name: "VicinityTransportsTests",
             dependencies: [
                 "MailTestSupport",
+                "TLSTestSupport",
                 "VicinityCore",
                 "VicinityTransports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["WebPush/push_service.py"],
             swiftSettings: swiftSettings
