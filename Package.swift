@@ -133,7 +133,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         /// What leaves the service: one folder a transport (Mail: SMTP submission; WebPush: RFC 8030 delivery of
-        /// RFC 8291 encrypted messages with RFC 8292 VAPID), beside the stores and, like them, met by the rest only in
+        /// RFC 8291 encrypted messages with RFC 8292 VAPID; APNs: Apple's HTTP/2 provider API with ES256 provider
+        /// tokens; Shared: PEM keys, ES256 tokens and answers' words both push transports read), beside the stores and, like them, met by the rest only in
         /// `vicinity`. Each is an adapter behind VicinityCore's protocol (`MailTransport`) over clients with value
         /// types of their own.
         .target(
@@ -278,17 +279,25 @@ let package = Package(
             path: "Tests/TLSTestSupport",
             swiftSettings: swiftSettings
         ),
-        /// Runs the transports against real peers on loopback (an aiosmtpd relay, and a push service in Python that
-        /// decrypts with http_ece, both started by the tests).
+        /// Runs the transports against real peers on loopback (an aiosmtpd relay, a push service in Python that
+        /// decrypts with http_ece, and an APNs that speaks HTTP/2 over TLS with a certificate of the test's own
+        /// authority, all started by the tests).
         .testTarget(
             name: "VicinityTransportsTests",
             dependencies: [
                 "MailTestSupport",
+                "TLSTestSupport",
                 "VicinityCore",
                 "VicinityTransports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

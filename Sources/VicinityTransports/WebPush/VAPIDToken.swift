@@ -1,11 +1,14 @@
 import Foundation
-import VicinityCore
 
 /// The `Authorization` header of RFC 8292 §3: `vapid t=<JWT>, k=<public key>`, the JWT (RFC 7519) signed with
 /// ES256 and claiming the push service's origin (`aud`), an expiry (`exp`) and who to contact (`sub`).
 enum VAPIDToken {
     /// RFC 8292 §2: the JWT header; ES256 is the only algorithm a push service must accept.
-    static let header = #"{"typ":"JWT","alg":"ES256"}"#
+    struct Header: Encodable, Hashable {
+        var typ = "JWT"
+        var alg = "ES256"
+    }
+
     /// RFC 8292 §2: a push service refuses an expiry more than 24 hours ahead; 12 leaves room for a clock that
     /// runs ahead of the push service's.
     static let lifetime = Duration.seconds(12 * 3600)
@@ -24,18 +27,12 @@ enum VAPIDToken {
         return "vapid t=\(token), k=\(key.publicKeyBase64URL)"
     }
 
-    /// RFC 7515 §7.1 compact serialization: header, claims and signature, each base64url, joined by dots.
+    /// The signed token for `claims`.
     static func jwt(_ claims: Claims, key: VAPIDKey) throws(WebPushProblem) -> String {
-        let encoder = JSONEncoder()
-        // Slashes unescaped, so that an https subject reads as written; keys in a fixed order.
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload: Data
-        do {
-            payload = try encoder.encode(claims)
+        do throws(KeyProblem) {
+            return try ES256JWT.token(header: Header(), claims: claims, key: key.key)
         } catch {
-            throw WebPushProblem("the VAPID claims could not be written: \(error)")
+            throw WebPushProblem("the VAPID token \(error.description)")
         }
-        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload))
-        return signingInput + "." + Base64URL.encode(try key.sign(Array(signingInput.utf8)))
     }
 }

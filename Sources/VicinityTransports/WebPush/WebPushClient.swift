@@ -80,29 +80,11 @@ public struct WebPushClient: Sendable {
             let response = try await http.execute(request, timeout: TimeAmount(configuration.requestTimeout), logger: logger)
             let status = Int(response.status.code)
             // Read also when taken, so that the connection is left clean for the next push.
-            let detail = await Self.detail(of: response.body)
+            let detail = ResponseText.printable(await ResponseText.prefix(of: response.body, limit: Self.detailLength))
             return WebPushOutcome.answer(
                 status: status, retryAfter: response.headers.first(name: "Retry-After"), detail: detail, now: now())
         } catch {
             return .retry(after: nil, reason: "the push service at \(subscription.origin) could not be reached: \(error)")
         }
-    }
-
-    /// The start of a refusal's body, on one line of printable characters: safe to log and to keep in the outbox.
-    static func detail(of body: HTTPClientResponse.Body) async -> String {
-        var bytes: [UInt8] = []
-        do {
-            for try await chunk in body {
-                bytes.append(contentsOf: chunk.readableBytesView.prefix(detailLength - bytes.count))
-                if bytes.count >= detailLength { break }
-            }
-        } catch {
-            // The reason is a courtesy: a body cut short leaves the status to speak.
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map {
-            $0.properties.generalCategory == .control ? " " : $0
-        }))
-        return printable.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     }
 }
