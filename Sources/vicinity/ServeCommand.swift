@@ -62,6 +62,10 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.requireEmail) var requireEmail: String?
     @Option(Self.options.vapidKey) var vapidKey: String?
     @Option(Self.options.vapidSubject) var vapidSubject: String?
+    @Option(Self.options.apnsKey) var apnsKey: String?
+    @Option(Self.options.apnsKeyID) var apnsKeyID: String?
+    @Option(Self.options.apnsTeamID) var apnsTeamID: String?
+    @Option(Self.options.apnsEnvironment) var apnsEnvironment: String?
     @Flag(help: "Take Web Push endpoints over plain http, for a push service started by tests on loopback; never in production.")
     var pushAllowHTTP = false
     @Option(Self.options.accessLog) var accessLog: String?
@@ -90,6 +94,8 @@ struct Serve: AsyncParsableCommand {
         var mail: (relay: SMTPConfiguration, from: Mailbox)?
         /// From `--vapid-key` and `--vapid-subject`; nil without Web Push.
         var webPush: WebPushConfiguration?
+        /// From `--apns-key` and the options that go with it; nil without APNs.
+        var apns: APNsConfiguration?
         /// From `--limits-key-file`; nil for the record's own (`RecordStore.sharedLimitKeys`).
         var limitKeys: LimitKeys?
 
@@ -178,6 +184,7 @@ struct Serve: AsyncParsableCommand {
         services.accounts.mail = MailSettings(relayConfigured: mail != nil, requireEmail: requireEmail)
         services.votes.verifiedOnlyByDefault = requireEmail
         let webPush = try webPushSettings(environment: environment)
+        let apns = try apnsSettings(environment: environment)
         services.push.allowHTTP = pushAllowHTTP
 
         var limitKeys: LimitKeys?
@@ -195,7 +202,30 @@ struct Serve: AsyncParsableCommand {
             logLevel: try value(table.logLevel, logLevel), accessLog: try value(table.accessLog, accessLog),
             storage: storage, requestTimeout: requestTimeout,
             maximumConnections: maximumConnections, maximumConnectionsPerClient: perClient, addressGroups: addressGroups,
-            page: page, mail: mail, webPush: webPush, limitKeys: limitKeys)
+            page: page, mail: mail, webPush: webPush, apns: apns, limitKeys: limitKeys)
+    }
+
+    /// The key with its id and team's, all given, the key read and checked; nil when none is given.
+    private func apnsSettings(environment: [String: String]) throws -> APNsConfiguration? {
+        let table = Self.options
+        let file = try table.apnsKey.resolve(given: apnsKey, environment: environment)
+        let keyID = try table.apnsKeyID.resolve(given: apnsKeyID, environment: environment)
+        let teamID = try table.apnsTeamID.resolve(given: apnsTeamID, environment: environment)
+        let apnsWhere = try table.apnsEnvironment.resolve(given: apnsEnvironment, environment: environment)
+        guard let file else {
+            if let stray = [(keyID != nil, table.apnsKeyID.name), (teamID != nil, table.apnsTeamID.name), (apnsEnvironment != nil, table.apnsEnvironment.name)]
+                .first(where: \.0)?.1 {
+                throw stray.refusal(.predicate("goes with \(table.apnsKey.name.long), which is not given"))
+            }
+            return nil
+        }
+        guard let keyID else { throw table.apnsKey.name.refusal(.predicate("needs \(table.apnsKeyID.name.long), which is not given")) }
+        guard let teamID else { throw table.apnsKey.name.refusal(.predicate("needs \(table.apnsTeamID.name.long), which is not given")) }
+        do throws(APNsProblem) {
+            return APNsConfiguration(key: try APNsSigningKey(file: file), keyID: keyID, teamID: teamID, environment: apnsWhere)
+        } catch {
+            throw table.apnsKey.name.refusal(.predicate(error.description))
+        }
     }
 
     /// The key and subject, both given, the key read and checked; nil when neither is given.
@@ -347,10 +377,17 @@ struct Serve: AsyncParsableCommand {
         let pushClient = settings.webPush.map { _ in
             HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: WebPushConfiguration.httpClientConfiguration)
         }
-        let push: (any PushTransport)? = settings.webPush.map { configuration in
-            PushTransports(webPush: WebPushClient(configuration: configuration, httpClient: pushClient ?? .shared, logger: logger))
+        let apnsClient = settings.apns.map { _ in
+            HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: APNsConfiguration.httpClientConfiguration)
+        }
+        var push: (any PushTransport)?
+        if settings.webPush != nil || settings.apns != nil {
+            push = PushTransports(
+                webPush: settings.webPush.map { WebPushClient(configuration: $0, httpClient: pushClient ?? .shared, logger: logger) },
+                apns: settings.apns.map { APNsClient(configuration: $0, httpClient: apnsClient ?? .shared, logger: logger) })
         }
         if let key = settings.webPush?.key { logger.info("Web Push is signed with \(key.description)") }
+        if let apns = settings.apns { logger.info("iOS pushes go to APNs \(apns.environment.rawValue) at \(apns.server.absoluteString)") }
         var limitKeys = settings.limitKeys
         if limitKeys == nil { limitKeys = try await record.sharedLimitKeys() }
         let services = Services(
@@ -397,5 +434,6 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
         try? await pushClient?.shutdown()
+        try? await apnsClient?.shutdown()
     }
 }

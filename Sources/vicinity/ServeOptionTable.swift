@@ -258,6 +258,39 @@ struct ServeOptionTable: Sendable {
         do throws(WebPushProblem) { return try VAPIDSubject(text) } catch { throw .predicate(error.description) }
     }
 
+    /// Token-based provider authentication (Apple, "Establishing a token-based connection to APNs"): the key
+    /// from the developer account, its id and the team's.
+    let apnsKey = EnvironmentOption<String?>(
+        "apns-key", variable: "VICINITY_APNS_KEY", valueName: "file",
+        abstract: "The APNs signing key (.p8, PEM) that pushes to the iOS app are authorized with. Needs --apns-key-id and --apns-team-id.",
+        standard: nil, shown: "none: no pushes to iOS; registering a device token answers 409 naming this setting", read: OptionText.verbatim)
+
+    let apnsKeyID = EnvironmentOption<APNsKeyID?>(
+        "apns-key-id", variable: "VICINITY_APNS_KEY_ID", valueName: "id",
+        abstract: "The 10-character id of the APNs key, as the developer account shows it.",
+        standard: nil, shown: nil
+    ) { text throws(OptionRefusal) in
+        do throws(APNsProblem) { return try APNsKeyID(text) } catch { throw .predicate(error.description) }
+    }
+
+    let apnsTeamID = EnvironmentOption<APNsTeamID?>(
+        "apns-team-id", variable: "VICINITY_APNS_TEAM_ID", valueName: "id",
+        abstract: "The 10-character id of the team the app belongs to.",
+        standard: nil, shown: nil
+    ) { text throws(OptionRefusal) in
+        do throws(APNsProblem) { return try APNsTeamID(text) } catch { throw .predicate(error.description) }
+    }
+
+    /// Production: what App Store and TestFlight builds register with.
+    let apnsEnvironment = EnvironmentOption(
+        "apns-environment", variable: "VICINITY_APNS_ENVIRONMENT", valueName: "production|sandbox",
+        abstract: "Which APNs the app's device tokens belong to: production (App Store, TestFlight) or sandbox (development builds).",
+        standard: APNsEnvironment.production, shown: "production"
+    ) { text throws(OptionRefusal) in
+        guard let environment = APNsEnvironment(rawValue: text.lowercased()) else { throw .predicate("must be production or sandbox, not \"\(text)\"") }
+        return environment
+    }
+
     /// Per-request lines belong in an access log an operator asks for, not in the service's own log.
     let accessLog = EnvironmentOption<String?>(
         "access-log", variable: "VICINITY_ACCESS_LOG", valueName: "file",

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import VicinityCore
 
@@ -5,15 +6,17 @@ import VicinityCore
 /// them (`serve --vapid-key`, `--apns-key`).
 public struct PushTransports: PushTransport {
     public let webPush: WebPushClient?
+    public let apns: APNsClient?
     /// What a push's time to live is counted from.
     let clock: any WallClock
 
-    public init(webPush: WebPushClient?, clock: any WallClock = SystemClock()) {
+    public init(webPush: WebPushClient?, apns: APNsClient? = nil, clock: any WallClock = SystemClock()) {
         self.webPush = webPush
+        self.apns = apns
         self.clock = clock
     }
 
-    public var kinds: Set<PushKind> { webPush == nil ? [] : [.webPush] }
+    public var kinds: Set<PushKind> { Set([webPush.map { _ in PushKind.webPush }, apns.map { _ in PushKind.apns }].compactMap { $0 }) }
 
     public var applicationServerKey: String? { webPush?.configuration.key.publicKeyBase64URL }
 
@@ -31,8 +34,17 @@ public struct PushTransports: PushTransport {
             return await webPush.send(
                 PushMessage.webPushBody(push.notice), to: subscription, options: PushMessage.webPushOptions(push, at: clock.now)
             ).deliveryOutcome
-        case .apns:
-            return .misconfigured(reason: "no APNs key is configured (vicinity serve --apns-key)")
+        case .apns(let address):
+            guard let apns else { return .misconfigured(reason: "no APNs key is configured (vicinity serve --apns-key)") }
+            let token: APNsDeviceToken, topic: APNsTopic
+            do throws(APNsProblem) {
+                token = try APNsDeviceToken(address.token)
+                topic = try APNsTopic(address.topic)
+            } catch {
+                return .gone(reason: "the device can no longer be used: \(error.description)")
+            }
+            return await apns.send(PushMessage.apnsNotification(push), to: token, topic: topic, id: PushMessage.apnsID(push.id))
+                .deliveryOutcome
         }
     }
 }
@@ -56,6 +68,26 @@ enum PushMessage {
         let left = max(Duration.zero, push.expiresAt - now)
         let topic = push.notice.tag.flatMap { try? WebPushTopic(topicText($0)) }
         return WebPushOptions(timeToLive: left, urgency: .normal, topic: topic)
+    }
+
+    /// The alert, and the notice's kind, page and event beside `aps` for the app; kept by APNs until the push is
+    /// no use, and replacing an alert of the same tag.
+    static func apnsNotification(_ push: OutgoingPush) -> APNsNotification {
+        APNsNotification(
+            title: push.notice.title, body: push.notice.body,
+            data: ["type": push.notice.type.rawValue, "url": push.notice.url, "event": String(push.notice.event.rawValue)],
+            expiration: push.expiresAt.date, collapseID: push.notice.tag, threadID: PushCategory(push.notice.type).rawValue)
+    }
+
+    /// The outbox message's id as the UUID `apns-id` takes, the same for every try of it: the first 16 bytes of
+    /// its SHA-256, marked as a version 4 (random) UUID (RFC 9562 §5.4), since the id itself is random.
+    static func apnsID(_ id: OutboxID) -> UUID {
+        var bytes = Array(SHA256.hash(data: Data(id.rawValue.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
     /// A tag as a `Topic` takes it: the URL-safe base64 alphabet, at most 32 characters (RFC 8030 §5.4).
