@@ -21,6 +21,8 @@ extension Wire {
             }),
             "friend_requests": .array(export.requests.map { .object(friendRequest($0, state: "pending")) }),
             "devices": .array(export.devices.map(device)),
+            "push_subscriptions": .array(export.pushDevices.map(pushDevice)),
+            "push_preferences": pushPreferences(export.pushPreferences),
             "votes_started": .array(export.votesStarted.map { vote in
                 .object(self.vote(VoteView(vote: vote, initiatorName: export.account.summary.displayName, state: vote.state(at: export.at))))
             }),

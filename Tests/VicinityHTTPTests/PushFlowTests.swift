@@ -168,3 +168,120 @@ struct PushFlowTests {
         }
     }
 }
+
+@Suite("Registering devices for pushes")
+struct PushRegistrationTests {
+    /// A well-formed subscription (RFC 8291 Appendix A's browser key and secret) to an https push service.
+    static func subscription(_ number: Int, endpoint: String? = nil, p256dh: String = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4") -> String {
+        #"{"kind":"webpush","endpoint":"\#(endpoint ?? "https://push.example.net/send/\(number)")","keys":{"p256dh":"\#(p256dh)","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}"#
+    }
+
+    @Test("bad subscriptions are refused naming each field, http endpoints only when allowed, and a person holds ten devices at most; the same device again is one device")
+    func refusals() async throws {
+        var settings = PushedFront.settings()
+        settings.push.allowHTTP = false
+        let app = buildApplication(services: try PushedFront().services(InMemoryStore(), settings: settings), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        try await app.test(.router) { client in
+            let ana = try await client.person("ana")
+            #expect(try await client.call(.post, "/v1/me/push-subscriptions", json: Self.subscription(0)).status == .unauthorized)
+            let plain = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0, endpoint: "http://push.example.net/1"))
+            #expect(plain.status == .badRequest && plain.text.contains("endpoint"), "\(plain.text)")
+            let badKey = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0, p256dh: "not-a-key"))
+            #expect(badKey.status == .badRequest && badKey.text.contains("keys.p256dh"), "\(badKey.text)")
+            let noKeys = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: #"{"kind":"webpush","endpoint":"https://push.example.net/1"}"#)
+            #expect(noKeys.status == .badRequest && noKeys.text.contains("keys"), "\(noKeys.text)")
+            let stray = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: #"{"kind":"webpush","endpoint":"https://push.example.net/1","keys":{"p256dh":"x","auth":"y","extra":1}}"#)
+            #expect(stray.status == .badRequest && stray.text.contains("keys.extra"), "\(stray.text)")
+            let kind = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: #"{"kind":"fax"}"#)
+            #expect(kind.status == .badRequest && kind.text.contains("kind"))
+            let apns = try await client.call(
+                .post, "/v1/me/push-subscriptions", as: ana, json: #"{"kind":"apns","token":"\#(String(repeating: "ab", count: 32))","topic":"edu.csulb.vicinity"}"#)
+            #expect(apns.status == .conflict && apns.object?["setting"] as? String == "--apns-key", "this server has no APNs key: \(apns.text)")
+
+            let first = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0))
+            let again = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0))
+            #expect(first.status == .created && again.object?["id"] as? String == first.object?["id"] as? String)
+            for number in 1..<10 {
+                #expect(try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(number)).status == .created)
+            }
+            let eleventh = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(10))
+            #expect(eleventh.status == .conflict && eleventh.text.contains("10 devices"), "\(eleventh.text)")
+            let id = try #require(first.object?["id"] as? String)
+            let ben = try await client.person("ben")
+            #expect(try await client.call(.delete, "/v1/me/push-subscriptions/\(id)", as: ben).status == .notFound, "not Ben's")
+            #expect(try await client.call(.delete, "/v1/me/push-subscriptions/\(id)", as: ana).status == .noContent)
+            #expect(try await client.call(.delete, "/v1/me/push-subscriptions/\(id)", as: ana).status == .notFound)
+            #expect(try await client.call(.delete, "/v1/me/push-subscriptions/nonsense", as: ana).status == .notFound)
+        }
+    }
+
+    @Test("a server without push keys says so: no VAPID key to give, and registering a browser answers 409 naming the setting")
+    func unconfigured() async throws {
+        let app = buildApplication(
+            services: Services(stores: InMemoryStore(), clock: SystemClock(), hasher: testHasher), port: 0, metrics: sharedRegistry,
+            logger: LogRecorder().logger)
+        try await app.test(.router) { client in
+            let key = try await client.call(.get, "/v1/push/vapid-public-key")
+            #expect(key.status == .notFound && key.text.contains("--vapid-key"), "\(key.text)")
+            let ana = try await client.person("ana")
+            let refused = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0))
+            #expect(refused.status == .conflict && refused.object?["setting"] as? String == "--vapid-key", "\(refused.text)")
+            let preferences = try await client.call(.get, "/v1/me/push-preferences", as: ana)
+            #expect(preferences.status == .ok && preferences.object?.count == 4 && preferences.object?.values.allSatisfy { $0 as? Bool == true } == true)
+        }
+    }
+}
+
+private let postgresURL = testPostgresURL
+
+@Suite("Pushes with two fronts over one PostGIS database", .enabled(if: postgresURL != nil && PushTools.available, "needs PostgreSQL and http_ece: run Scripts/test.sh"))
+struct TwoFrontPushTests {
+    @Test("with both fronts sending, each event's push leaves once; a push claimed by a front that died is sent by the other once its claim lapses")
+    func oncePerEvent() async throws {
+        let service = try await TestPushService(subject: PushedFront.subject)
+        let front = try PushedFront()
+        let url = try #require(postgresURL)
+        let configuration = try testPostGISConfiguration(url, schemaPrefix: "push", maximumConnections: 4)
+        // Claims lapse after 2 s, so that the dead front's is taken over within the test.
+        let settings = PushedFront.settings(claim: .seconds(2))
+        try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
+            try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
+                let keys = try await first.sharedLimitKeys()
+                let a = buildApplication(services: front.services(first, settings: settings, limitKeys: keys), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let b = buildApplication(services: front.services(second, settings: settings, limitKeys: keys), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+                let bobID = try await a.test(.live) { clientA in
+                    let bob = try await clientA.person("bob")
+                    #expect(try await clientA.call(.post, "/v1/me/push-subscriptions", as: bob, json: subscriptionJSON(service)).status == .created)
+                    try await b.test(.live) { clientB in
+                        for index in 0..<8 {
+                            let client = index % 2 == 0 ? clientA : clientB
+                            let asker = try await client.person("asker\(index)")
+                            #expect(try await client.call(.post, "/v1/friend-requests", as: asker, json: #"{"to":"\#(bob.id)"}"#).status == .created)
+                        }
+                        _ = try await pushes(service, atLeast: 8)
+                        try await Task.sleep(for: .seconds(1))
+                        let received = try service.received()
+                        #expect(received.count == 8, "one push per request, whichever front sent it")
+                        #expect(Set(try received.map { try message($0)["event"] as? Int }).count == 8)
+                    }
+                    return bob.id
+                }
+                // A front claims the next push and dies before sending it (its sender is this direct claim); the
+                // other front, the only one left, sends it once the claim lapses.
+                let carol = UserSummary(
+                    id: .random(), username: try Username("carol"), firstName: try PersonName("Carol", field: "first_name"),
+                    lastName: try PersonName("Test", field: "last_name"))
+                _ = try await first.appendEvents([.poke(to: try #require(UserID(bobID)), from: carol, at: SystemClock().now)])
+                let claimed = try await first.claimOutbox(at: SystemClock().now, limit: 10, rules: settings.outbox)
+                #expect(claimed.count == 1)
+                try await b.test(.live) { _ in
+                    let received = try await pushes(service, atLeast: 9)
+                    try await Task.sleep(for: .seconds(1))
+                    #expect(try service.received().count == 9)
+                    #expect(try message(try #require(received.last))["type"] as? String == "poke")
+                }
+                try await first.dropSchema()
+            }
+        }
+    }
+}

@@ -61,6 +61,8 @@ extension AccountService {
             ballots: ballots.compactMap { ballot in votes[ballot.vote].map { (ballot, $0) } },
             events: try await stores.events.events(for: id, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: Int.max),
             devices: try await stores.devices.devices(of: id),
+            pushDevices: try await stores.push.pushSubscriptions(of: id),
+            pushPreferences: try await stores.push.pushPreferences(of: id),
             at: clock.now)
     }
 
@@ -108,5 +110,8 @@ public struct AccountExport: Sendable {
     public var events: [Event]
     /// Their phones' device passwords: names and times, never a secret, which is not kept.
     public var devices: [Device]
+    /// Browsers and phones registered for pushes, as their list shows them, and what they mute.
+    public var pushDevices: [PushSubscription]
+    public var pushPreferences: PushPreferences
     public var at: Timestamp
 }
