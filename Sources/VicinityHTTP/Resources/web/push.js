@@ -26,6 +26,7 @@ const SUBSCRIBE_WAIT_MS = 10000;
 const DEVICE_KEY = 'vicinity.pushDevice';
 
 let registering = null; // the worker's registration under way or done; null where the browser has none
+let keyLookup = null; // the server's key: { key }, or { key: null } when it sends no notifications (404)
 
 export function initPush() {
   if (supported()) {
@@ -68,6 +69,7 @@ async function showState(account) {
     return;
   }
   box.disabled = false;
+  lookUpKey().catch(() => {}); // told when the switch is used
   const subscription = await currentSubscription();
   if (currentAccount()?.id !== account.id) return; // signed out or in as another meanwhile
   const kept = keptDevice();
@@ -108,14 +110,17 @@ async function turnOn(account) {
   if (!supported()) throw refusal(SAY.unsupported);
   // Known without asking: no need to fetch the key to say so.
   if (Notification.permission === 'denied') throw refusal(SAY.blocked);
-  let key;
-  try {
-    ({ key } = await get('/v1/push/vapid-public-key'));
-  } catch (error) {
-    if (error.status === 404) throw refusal(SAY.noServer);
-    throw error;
+  // Looked up at sign-in, so that the permission is asked for while the click still counts as the person's
+  // (Safari and Firefox ask only then), and nobody is asked on a server that sends nothing.
+  const { key } = await (keyLookup ?? lookUpKey());
+  if (!key) {
+    keyLookup = null; // looked up again next time: the server may be set up by then
+    throw refusal(SAY.noServer);
   }
   const applicationServerKey = keyBytes(key);
+  const permission = await Notification.requestPermission();
+  if (permission === 'denied') throw refusal(SAY.blocked);
+  if (permission !== 'granted') throw refusal(SAY.dismissed);
   let registration;
   try {
     await registering;
@@ -123,9 +128,6 @@ async function turnOn(account) {
   } catch {
     throw refusal(SAY.noWorker);
   }
-  const permission = await Notification.requestPermission();
-  if (permission === 'denied') throw refusal(SAY.blocked);
-  if (permission !== 'granted') throw refusal(SAY.dismissed);
 
   let subscription = await registration.pushManager.getSubscription();
   if (subscription && !sameBytes(subscription.options?.applicationServerKey, applicationServerKey)) {
@@ -170,6 +172,15 @@ async function subscribeWithin(registration, applicationServerKey, milliseconds)
   } finally {
     clearTimeout(timer);
   }
+}
+
+function lookUpKey() {
+  keyLookup = get('/v1/push/vapid-public-key').then(({ key }) => ({ key }), (error) => {
+    keyLookup = null; // a failure is not remembered
+    if (error.status === 404) return { key: null };
+    throw error;
+  });
+  return keyLookup;
 }
 
 async function turnOff(account) {
