@@ -17,7 +17,11 @@
 # code is confirmed); downloads her data as a JSON file; deletes her account after confirming; a wrong code is
 # refused next to the code field. Tests/Browser/test_devices.py: a student adds OwnTracks on the page, the QR code
 # it draws is read with zbarimg and holds the settings shown, posting with them shares her position, and
-# removing the phone stops its password. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints
+# removing the phone stops its password. Tests/Browser/test_installed_app.py: the page registers its service worker
+# for the whole page, its manifest is linked and Chromium finds it installable; "Notify me on this device" in
+# headless Chromium (no push service) says so, or that the server sends no notifications (no --vapid-key), and
+# stays off; blocked notifications are said to be blocked; the worker shows a push message's title, text, tag and
+# address, and a click on it opens that panel in the open page. It writes docs/screenshots/map-1280x800.png and map-375x812.png and prints
 # the page weight and the time to first map. Fails when any test fails. -k runs only the tests whose names
 # hold PATTERN.
 # The server mails through a real SMTP relay on loopback (aiosmtpd, started and stopped here): every test

@@ -35,6 +35,10 @@ struct PageRoutes: RouteGroup {
     func register(in table: inout RouteTable) {
         table.add(.get, "/", .anyone) { request, _ in try serve(page, "index.html", request) }
         table.add(.get, "/app/config.json", .anyone) { _, _ in try configuration() }
+        // At the root, so that the worker's scope (its folder by default) is the whole page and the manifest's
+        // start_url and scope are inside the folder it is served from.
+        table.add(.get, "/sw.js", .anyone) { request, _ in try serve(page, "sw.js", request) }
+        table.add(.get, "/manifest.webmanifest", .anyone) { request, _ in try serve(page, "manifest.webmanifest", request) }
         table.add(.get, "/app/{file}", .anyone) { request, context in try serve(page, context.parameters.get("file"), request) }
         table.add(.get, "/leaflet/{file}", .anyone) { request, context in try serve(leaflet, context.parameters.get("file"), request) }
         table.add(.get, "/leaflet/images/{file}", .anyone) { request, context in
@@ -45,12 +49,14 @@ struct PageRoutes: RouteGroup {
 
     /// Only this server's files run as scripts and styles, only it is called, and images come from it or the
     /// tile server; no page may frame this one. Inline scripts, styles and event handlers are refused, so
-    /// text that slipped into the page as markup still could not run.
+    /// text that slipped into the page as markup still could not run. The service worker and the web app
+    /// manifest come from this server too (`default-src 'none'` would refuse both).
     static func securityPolicy(tiles: TileLayer?) -> String {
         let images = ["'self'", "data:"] + (tiles.map { [$0.origin] } ?? [])
         return [
             "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src \(images.joined(separator: " "))",
-            "connect-src 'self'", "font-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+            "connect-src 'self'", "font-src 'self'", "worker-src 'self'", "manifest-src 'self'", "base-uri 'none'",
+            "form-action 'self'", "frame-ancestors 'none'",
         ].joined(separator: "; ")
     }
 
@@ -128,11 +134,12 @@ struct StaticFolder: Sendable {
     }
 
     /// The kinds worth compressing: text. PNG is compressed already.
-    static let compressible: Set<String> = ["html", "js", "css", "svg", "json"]
+    static let compressible: Set<String> = ["html", "js", "css", "svg", "json", "webmanifest"]
 
     static let mediaTypes: [String: String] = [
         "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
         "svg": "image/svg+xml", "png": "image/png", "json": "application/json",
+        "webmanifest": "application/manifest+json",
     ]
 
     let directory: URL?

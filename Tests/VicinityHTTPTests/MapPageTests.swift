@@ -61,6 +61,45 @@ struct MapPageTests {
         }
     }
 
+    @Test("the service worker is served at the root, revalidated at every load, and the policy lets it run")
+    func serviceWorker() async throws {
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let worker = try await client.call(.get, "/sw.js")
+            #expect(worker.status == .ok)
+            #expect(worker.headers[.contentType] == "text/javascript; charset=utf-8")
+            #expect(worker.headers[.cacheControl] == "no-cache")
+            #expect(worker.text.contains("addEventListener('push'") && worker.text.contains("addEventListener('notificationclick'"))
+            let policy = try #require(worker.headers[.contentSecurityPolicy])
+            #expect(policy.contains("worker-src 'self'") && policy.contains("manifest-src 'self'"), "\(policy)")
+            let page = try await client.call(.get, "/")
+            #expect(page.headers[.contentSecurityPolicy] == policy)
+            #expect(try await client.call(.get, "/sw.js", headers: [.ifNoneMatch: try #require(worker.headers[.eTag])]).status == .notModified)
+        }
+    }
+
+    @Test("the web app manifest names the page, opens it at / standalone, and its icons are served")
+    func manifest() async throws {
+        try await withApp(InMemoryStore(), options: options()) { client in
+            let page = try await client.call(.get, "/")
+            #expect(page.text.contains("<link rel=\"manifest\" href=\"/manifest.webmanifest\">"))
+            let answer = try await client.call(.get, "/manifest.webmanifest")
+            #expect(answer.status == .ok)
+            #expect(answer.headers[.contentType] == "application/manifest+json")
+            #expect(answer.headers[.cacheControl] == "no-cache")
+            let manifest = try #require(answer.object)
+            #expect(manifest["name"] as? String == "Vicinity")
+            #expect(manifest["start_url"] as? String == "/" && manifest["display"] as? String == "standalone")
+            let icons = try #require(manifest["icons"] as? [[String: Any]])
+            #expect(icons.count >= 3)
+            for icon in icons {
+                let source = try #require(icon["src"] as? String)
+                let image = try await client.call(.get, source)
+                #expect(image.status == .ok, "\(source)")
+                #expect(image.headers[.contentType] == icon["type"] as? String, "\(source)")
+            }
+        }
+    }
+
     @Test("an unchanged file is answered 304 to a client that holds it")
     func revalidation() async throws {
         try await withApp(InMemoryStore(), options: options()) { client in

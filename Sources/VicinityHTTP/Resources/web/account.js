@@ -8,6 +8,7 @@ import { byId } from './dom.js';
 import { nameWithUsername } from './format.js';
 import { formAction, prepareForm } from './forms.js';
 import { reporting, showError, showOk } from './messages.js';
+import { stopForSignOut } from './push.js';
 import { beginSession, bearer, codeSignInAt, currentAccount, endSession, updateAccount } from './session.js';
 
 const SIGN_UP_WORDS = {
@@ -103,6 +104,7 @@ async function openSession(credentials) {
 }
 
 async function signOut() {
+  await stopForSignOut();
   try {
     await del('/v1/sessions/current', { auth: true });
   } finally {

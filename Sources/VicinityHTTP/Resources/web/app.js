@@ -1,5 +1,6 @@
 // Starts the page: reads the server's map settings, draws the map when Leaflet is there (and says so in
-// words when it is not), wires every panel, and signs in again with a token kept in this tab.
+// words when it is not), wires every panel, signs in again with a token kept in this tab, and opens the
+// panel the address names (/#friends).
 import { get } from './api.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
@@ -9,6 +10,7 @@ import { initDirection } from './direction.js';
 import { byId } from './dom.js';
 import { initEmail } from './email.js';
 import { initFriends } from './friends.js';
+import { followAddress, initLinks } from './links.js';
 import { createMap } from './map.js';
 import { showError } from './messages.js';
 import { initMyData } from './mydata.js';
@@ -19,6 +21,7 @@ import { initPlaceLayer } from './placelayer.js';
 import { initPlaces } from './places.js';
 import { initPointControls } from './point.js';
 import { initPosition } from './position.js';
+import { initPush } from './push.js';
 import { initRequests } from './requests.js';
 import { initSearch } from './search.js';
 import { initStream } from './stream.js';
@@ -60,6 +63,7 @@ async function boot() {
   initPassword();
   initMyData();
   initDevices();
+  initPush();
   initPosition();
   initPeople();
   initRequests();
@@ -67,6 +71,7 @@ async function boot() {
   initDirection();
   initNotices();
   initStream();
+  initLinks();
 
   const config = await loadConfig();
   if (typeof window.L === 'undefined') {
@@ -79,6 +84,7 @@ async function boot() {
     drawCampuses();
   }
   await restoreSession();
+  followAddress();
 }
 
 boot();
