@@ -44,6 +44,9 @@ ensure_packages chromium chromium-driver python3-selenium libjs-leaflet node-qrc
 source Scripts/lib/shipped-server.sh
 prepare_shipped_database "$configuration"
 start_mail_relay
+# A VAPID key of its own, so that the page's "Notify me on this device" meets a server that sends notifications.
+"$vicinity" push keygen "$work/vapid.pem" >/dev/null
+serve_options+=(--vapid-key "$work/vapid.pem" --vapid-subject "mailto:operators@example.edu")
 start_server "$port" "$shipped_db"
 
 # Debian's Python, whose path holds Debian's python3-selenium (a pyenv or venv python3 may not). Every wait in

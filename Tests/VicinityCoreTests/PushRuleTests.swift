@@ -35,7 +35,7 @@ struct PushRuleTests {
         let vote = VoteID.random()
         let notice = PushNotice(resultEvent(to: .random(), vote: vote))
         #expect(notice.body == "The result of “Where to meet” is out.")
-        #expect(notice.url == "/#vote=\(vote)" && notice.tag == "vote-\(vote)" && notice.event == EventID(41))
+        #expect(notice.url == "/#votes/\(vote)" && notice.tag == "vote-\(vote)" && notice.event == EventID(41))
         let said = [notice.title, notice.body, notice.url, notice.tag ?? ""].joined(separator: " ")
         for hidden in ["Pyramid", "Library", "7", "3"] { #expect(!said.contains(hidden), "\(hidden) in \(said)") }
     }

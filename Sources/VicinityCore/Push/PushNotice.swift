@@ -29,7 +29,7 @@ public struct PushNotice: Hashable, Sendable {
         case .friendRequest(_, let from):
             self.init(
                 event: event.id, type: event.type, title: "Friend request", body: "\(from.displayName) asks to be your friend.",
-                url: "/#requests", tag: nil)
+                url: "/#friends", tag: nil)
         case .friendAccepted(let friend):
             self.init(
                 event: event.id, type: event.type, title: "New friend", body: "\(friend.displayName) accepted your friend request.",
@@ -37,16 +37,16 @@ public struct PushNotice: Hashable, Sendable {
         case .voteFinished(let notice):
             self.init(
                 event: event.id, type: event.type, title: notice.subject, body: "The result of “\(notice.subject)” is out.",
-                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+                url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
         case .voteConflict(let notice):
             self.init(
                 event: event.id, type: event.type, title: notice.subject,
                 body: "Some ballots of “\(notice.subject)” are under names that read the same: settle them to publish the result.",
-                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+                url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
         case .voteCancelled(let notice):
             self.init(
                 event: event.id, type: event.type, title: notice.subject, body: "“\(notice.subject)” was called off.",
-                url: "/#vote=\(notice.vote)", tag: "vote-\(notice.vote)")
+                url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
         }
     }
 }

@@ -16,7 +16,7 @@ struct PushTransportsTests {
         let created = Timestamp(millisecondsSince1970: 1_800_000_000_000)
         let notice = PushNotice(
             event: EventID(77), type: .voteFinished, title: "Where to meet", body: "The result of “Where to meet” is out.",
-            url: "/#vote=K7M3QX", tag: "vote-K7M3QX")
+            url: "/#votes/K7M3QX", tag: "vote-K7M3QX")
         let push = OutgoingPush(
             id: .random(), notice: notice,
             target: .apns(APNsAddress(stored: String(repeating: "0f1e2d3c", count: 8), topic: "edu.csulb.vicinity")),
@@ -48,7 +48,7 @@ struct PushTransportsTests {
             let aps = try #require(payload["aps"] as? [String: Any])
             #expect(aps["alert"] as? [String: String] == ["title": "Where to meet", "body": "The result of “Where to meet” is out."])
             #expect(aps["thread-id"] as? String == "vote_result")
-            #expect(payload["type"] as? String == "vote_finished" && payload["url"] as? String == "/#vote=K7M3QX" && payload["event"] as? String == "77")
+            #expect(payload["type"] as? String == "vote_finished" && payload["url"] as? String == "/#votes/K7M3QX" && payload["event"] as? String == "77")
             #expect(payload.count == 4, "aps and the notice's three keys, nothing else: \(payload.keys)")
         }
     }
