@@ -8,9 +8,11 @@ for the public parts), writes them with its port to FOLDER/ready.json, and answe
                     http_ece, an implementation independent of the one under test); 201 when all holds, else 400
                     with the problems
   --answer STATUS   answers STATUS, with --header lines added, without checking
+  --answer record   answers 201 at once and keeps the body (base64) to be checked afterwards: for a benchmark,
+                    where checking each push as it comes would make the service the slowest part
 
-Every request is written to FOLDER/N.json (N counting from 1): its headers, the problems found, the plaintext
-(base64) and the claims.
+Every request is written to FOLDER/N.json (N counting from 1): its headers, when its body had arrived (UNIX
+seconds), the problems found, the plaintext (base64) and the claims.
 
 Started again on the same FOLDER (with --port, the port it had), it is the same browser: it reads its keys from
 FOLDER/keys.json and numbers requests on from the last file, as a push service that was down and came back.
@@ -139,9 +141,14 @@ def handler_for(service):
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            arrived = time.time()
             headers = {name.lower(): value for name, value in self.headers.items()}
-            record = {"path": self.path, "headers": headers, "length": len(body)}
-            if service.answer == "accept":
+            record = {"path": self.path, "headers": headers, "length": len(body), "received_at": arrived}
+            if service.answer == "record":
+                record.update(problems=[], claims=None, k=None, plaintext=None, body=base64.b64encode(body).decode("ascii"))
+                service.record(record)
+                self.reply(201, b"", [])
+            elif service.answer == "accept":
                 problems, claims, plaintext, k = service.check(headers, body)
                 record.update(problems=problems, claims=claims, k=k,
                               plaintext=base64.b64encode(plaintext).decode("ascii") if plaintext is not None else None)
