@@ -27,8 +27,8 @@ extension InMemoryStore: PushStore {
         }
     }
 
-    public func pushSubscription(_ id: PushSubscriptionID) async throws -> PushSubscription? {
-        state.withLock { $0.social.pushDevices[id] }
+    public func pushSubscriptions(ids: [PushSubscriptionID]) async throws -> [PushSubscription] {
+        state.withLock { state in Set(ids).compactMap { state.social.pushDevices[$0] } }
     }
 
     public func removePushSubscription(_ id: PushSubscriptionID, of owner: UserID) async throws -> Bool {

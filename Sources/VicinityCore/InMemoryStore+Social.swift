@@ -269,12 +269,17 @@ extension InMemoryStore: OutboxStore {
         }
     }
 
-    public func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool {
+    public func settleOutbox(_ settlements: [OutboxSettlement]) async throws -> [Bool] {
         state.withLock { state in
-            guard let held = state.social.outbox[message.id], held.attempts == attempt, held.state == .pending else { return false }
-            state.social.record(message)
-            if let gone { state.social.removePushDevices { $0.id == gone } }
-            return true
+            settlements.map { settlement in
+                let message = settlement.message
+                guard let held = state.social.outbox[message.id], held.attempts == settlement.attempt, held.state == .pending else {
+                    return false
+                }
+                state.social.record(message)
+                if let gone = settlement.gone { state.social.removePushDevices { $0.id == gone } }
+                return true
+            }
         }
     }
 

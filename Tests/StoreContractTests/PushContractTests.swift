@@ -143,4 +143,32 @@ struct PushContractTests {
         #expect(try await store.pendingOutboxCount() == 0, "the other push went with its device")
         #expect(try await store.claimOutbox(at: epoch + .seconds(3), limit: 10, rules: .standard).isEmpty)
     }
+
+    @Test("a pass's outcomes are written together: those still under their claim count, one taken over since changes nothing",
+          arguments: StoreKind.available)
+    func batchSettle(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let (ana, session) = try await signedIn(store, "ana")
+        let (ben, _) = try await signedIn(store, "ben")
+        _ = try #require(try await store.addPushSubscription(
+            PushSubscription(owner: ana.id, target: browser(1), session: session, createdAt: epoch), limit: 10))
+        _ = try await store.appendEvents((1...3).map { number in try poke(to: ana.id, number: number, from: ben) })
+        let rules = OutboxRules.standard
+        let claimed = try await store.claimOutbox(at: epoch + .seconds(1), limit: 10, rules: rules)
+        #expect(claimed.count == 3)
+        // The third's claim lapses and another sender takes it over before this pass records its outcomes.
+        let later = epoch + .seconds(1) + rules.claim + .seconds(1)
+        let overtaken = try await store.claimOutbox(at: later, limit: 10, rules: rules)
+        #expect(Set(overtaken.map(\.id)) == Set(claimed.map(\.id)), "every claim lapsed; all are taken again")
+        var settlements = claimed.map { message in
+            var sent = message
+            sent.settle(.delivered, at: epoch + .seconds(2), rules: rules)
+            return OutboxSettlement(sent, attempt: 1)
+        }
+        settlements[2].attempt = 2
+        #expect(try await store.settleOutbox(settlements) == [false, false, true], "only the settle under the latest claim counts")
+        #expect(try await store.pendingOutboxCount() == 2)
+    }
 }
+

@@ -2,8 +2,9 @@ import Synchronization
 
 /// Delivers what waits in the outbox, on every front at once: each pass claims the messages available now
 /// (one claim wins across fronts), prepares those that are requests (a sign-in code), hands each to its
-/// transport within a deadline, and records the outcome. A front that dies mid-try leaves its claim to lapse,
-/// and another front takes the message over: delivery is at least once.
+/// transport within a deadline, and records the pass's outcomes in one write. A front that dies mid-pass
+/// leaves its claims to lapse, and another front takes the messages over, sending again what this one had
+/// handed over but not yet recorded: delivery is at least once.
 public final class OutboxSender<S: Stores>: Sendable {
     let stores: S
     let accounts: AccountService<S>
@@ -53,34 +54,54 @@ public final class OutboxSender<S: Stores>: Sendable {
     /// Messages waiting now, for the operators' gauge.
     public func pendingCount() async throws -> Int { try await stores.outbox.pendingOutboxCount() }
 
-    /// One pass: claims what is available now and tries each. Returns how many were claimed.
+    /// One pass: claims what is available now, tries each, and records every outcome in one write. Returns
+    /// how many were claimed.
     @discardableResult
     public func sendDue() async throws -> Int {
         let claimed = try await stores.outbox.claimOutbox(at: clock.now, limit: rules.batch, rules: rules)
-        let delivered = try await withThrowingTaskGroup(of: OutboxChannel?.self) { group in
-            var delivered: Set<OutboxChannel> = []
-            for (index, message) in claimed.enumerated() {
-                if index >= Self.concurrency, let channel = try await group.next() { delivered.formUnion([channel].compactMap { $0 }) }
-                group.addTask { try await self.attempt(message) }
-            }
-            for try await channel in group { if let channel { delivered.insert(channel) } }
-            return delivered
+        guard !claimed.isEmpty else { return 0 }
+        // Read now, not when the events were recorded: a device removed meanwhile gets nothing.
+        let pushed = claimed.compactMap { message -> PushSubscriptionID? in
+            if case .push(let delivery)? = message.payload { delivery.device } else { nil }
         }
+        let devices = Dictionary(
+            try await stores.push.pushSubscriptions(ids: pushed).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let tries = try await withThrowingTaskGroup(of: Try.self) { group in
+            var tries: [Try] = []
+            for (index, message) in claimed.enumerated() {
+                if index >= Self.concurrency, let done = try await group.next() { tries.append(done) }
+                group.addTask { try await self.attempt(message, devices: devices) }
+            }
+            for try await done in group { tries.append(done) }
+            return tries
+        }
+        let settled = try await stores.outbox.settleOutbox(tries.map(\.settlement))
+        // Another sender took a message over after this claim lapsed: its outcome stands.
+        for (done, counted) in zip(tries, settled) { observe(counted ? done.outcome : .overtaken) }
         // A channel that delivers again is up: what waits for it after failed tries (on any front) need not
         // wait out its backoff.
-        for channel in delivered { _ = try await stores.outbox.hurryOutbox(channel, at: clock.now) }
+        for channel in Set(zip(tries, settled).compactMap { $0.1 ? $0.0.delivered : nil }) {
+            _ = try await stores.outbox.hurryOutbox(channel, at: clock.now)
+        }
         return claimed.count
     }
 
-    /// One try of one claimed message, its outcome recorded against this claim; the channel it went out on
-    /// when it was delivered.
-    private func attempt(_ claimed: OutboxMessage) async throws -> OutboxChannel? {
+    /// One try, as it is to be recorded.
+    private struct Try: Sendable {
+        var settlement: OutboxSettlement
+        var outcome: OutboxOutcome
+        /// The channel it went out on, when it was delivered.
+        var delivered: OutboxChannel?
+    }
+
+    /// One try of one claimed message, against this claim.
+    private func attempt(_ claimed: OutboxMessage, devices: [PushSubscriptionID: PushSubscription]) async throws -> Try {
         let attempt = claimed.attempts
         var message = claimed
         if case .signInCode(let email) = message.payload {
             guard let prepared = try await accounts.prepareSignInCode(message, to: email) else {
                 // Nobody to send to; said in the same words whatever the reason, so that logs do not tell which.
-                return try await drop(message, attempt: attempt, reason: "no mail to send for this request")
+                return drop(message, attempt: attempt, reason: "no mail to send for this request")
             }
             message = prepared
         }
@@ -95,9 +116,8 @@ public final class OutboxSender<S: Stores>: Sendable {
                 outcome = .misconfigured(reason: "no mail relay is configured (vicinity serve --smtp-url)")
             }
         case .push(let delivery)?:
-            // Read now, not when the event was recorded: a device removed meanwhile gets nothing.
-            guard let device = try await stores.push.pushSubscription(delivery.device), device.owner == message.account else {
-                return try await drop(message, attempt: attempt, reason: "the device was removed")
+            guard let device = devices[delivery.device], device.owner == message.account else {
+                return drop(message, attempt: attempt, reason: "the device was removed")
             }
             (channel, gone) = (delivery.kind.channel, device.id)
             if let transport = push, transport.kinds.contains(delivery.kind) {
@@ -108,7 +128,7 @@ public final class OutboxSender<S: Stores>: Sendable {
                 outcome = .misconfigured(reason: "no \(delivery.kind == .webPush ? "VAPID key (vicinity serve --vapid-key)" : "APNs key (vicinity serve --apns-key)") is configured")
             }
         case .signInCode?, nil:
-            return try await drop(message, attempt: attempt, reason: "nothing to send")
+            return drop(message, attempt: attempt, reason: "nothing to send")
         }
         let now = clock.now
         message.settle(outcome, at: now, rules: rules)
@@ -120,25 +140,17 @@ public final class OutboxSender<S: Stores>: Sendable {
         case (.retry(_, let reason), _), (.failed(let reason), _): .retried(reason: reason, channel: channel)
         }
         let removing: PushSubscriptionID? = if case .gone = outcome { gone } else { nil }
-        try await settle(message, attempt: attempt, outcome: seen, removing: removing)
-        return outcome == .delivered ? channel : nil
+        return Try(
+            settlement: OutboxSettlement(message, attempt: attempt, removing: removing), outcome: seen,
+            delivered: outcome == .delivered ? channel : nil)
     }
 
-    private func drop(_ claimed: OutboxMessage, attempt: Int, reason: String) async throws -> OutboxChannel? {
+    private func drop(_ claimed: OutboxMessage, attempt: Int, reason: String) -> Try {
         var message = claimed
         let channel = message.payload?.channel ?? .mail
         message.drop(at: clock.now, reason: reason)
-        try await settle(message, attempt: attempt, outcome: .dropped(reason: reason, channel: channel), removing: nil)
-        return nil
-    }
-
-    private func settle(_ message: OutboxMessage, attempt: Int, outcome: OutboxOutcome, removing gone: PushSubscriptionID?) async throws {
-        guard try await stores.outbox.settleOutbox(message, attempt: attempt, removing: gone) else {
-            // Another sender took the message over after this claim lapsed; its outcome stands.
-            observe(.overtaken)
-            return
-        }
-        observe(outcome)
+        return Try(
+            settlement: OutboxSettlement(message, attempt: attempt), outcome: .dropped(reason: reason, channel: channel), delivered: nil)
     }
 
     /// The transport's answer, or a retry when it takes longer than `deadline`: the try is then abandoned (its

@@ -13,10 +13,10 @@ public protocol OutboxStore: Sendable {
     /// `OutboxMessage.claim` decides; returns those to try.
     func claimOutbox(at now: Timestamp, limit: Int, rules: OutboxRules) async throws -> [OutboxMessage]
 
-    /// Writes back `message` as its sender left it, when its latest claim is still the one made for
-    /// `attempt`, and removes the push device `gone` names (with what else waits for it) in the same write;
-    /// false, changing nothing, when another sender has claimed it since.
-    func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool
+    /// Writes back each message as its sender left it, when its latest claim is still the one made for its
+    /// `attempt`, and removes the push device its `gone` names (with what else waits for it), all in one write;
+    /// for each, false, changing nothing of it, when another sender has claimed it since.
+    func settleOutbox(_ settlements: [OutboxSettlement]) async throws -> [Bool]
 
     /// Makes due now every message that waits for `channel` after a failed try (`OutboxMessage.hurry`), when
     /// a delivery on it went through again; returns how many. Messages a sender holds are left to it.
@@ -29,8 +29,23 @@ public protocol OutboxStore: Sendable {
     func pruneOutbox(settledBefore time: Timestamp) async throws -> Int
 }
 
+/// What a sender recorded of one try.
+public struct OutboxSettlement: Hashable, Sendable {
+    public var message: OutboxMessage
+    /// The claim the try was made under (`OutboxMessage.attempts` when claimed).
+    public var attempt: Int
+    /// The push device the try found gone, to be removed with the settle.
+    public var gone: PushSubscriptionID?
+
+    public init(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID? = nil) {
+        self.message = message
+        self.attempt = attempt
+        self.gone = gone
+    }
+}
+
 extension OutboxStore {
-    public func settleOutbox(_ message: OutboxMessage, attempt: Int) async throws -> Bool {
-        try await settleOutbox(message, attempt: attempt, removing: nil)
+    public func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID? = nil) async throws -> Bool {
+        try await settleOutbox([OutboxSettlement(message, attempt: attempt, removing: gone)]).first ?? false
     }
 }

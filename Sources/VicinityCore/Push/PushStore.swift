@@ -13,7 +13,8 @@ public protocol PushStore: Sendable {
     /// The person's devices, oldest first.
     func pushSubscriptions(of owner: UserID) async throws -> [PushSubscription]
 
-    func pushSubscription(_ id: PushSubscriptionID) async throws -> PushSubscription?
+    /// The devices with these ids that are still registered, in no order.
+    func pushSubscriptions(ids: [PushSubscriptionID]) async throws -> [PushSubscription]
 
     /// Removes one of the person's devices and the pushes waiting for it; false when they have none with that id.
     func removePushSubscription(_ id: PushSubscriptionID, of owner: UserID) async throws -> Bool
@@ -23,4 +24,10 @@ public protocol PushStore: Sendable {
 
     /// False when the person has no account.
     func setPushPreferences(_ preferences: PushPreferences) async throws -> Bool
+}
+
+extension PushStore {
+    public func pushSubscription(_ id: PushSubscriptionID) async throws -> PushSubscription? {
+        try await pushSubscriptions(ids: [id]).first
+    }
 }

@@ -24,13 +24,21 @@ extension SQLRecordStore {
         })
     }
 
-    /// A device that is gone goes after the message is written back without its payload, so that its foreign
-    /// key takes away the other pushes waiting for the device and leaves this one's record.
-    public func settleOutbox(_ message: OutboxMessage, attempt: Int, removing gone: PushSubscriptionID?) async throws -> Bool {
-        try await write(.select(OutboxMessage.self, where: .equals("id", .text(message.id.rawValue)), lock: .forUpdate) { found in
-            guard let held = found.first, held.attempts == attempt, held.state == .pending else { return .done(false) }
-            let removal = gone.map { [PushSubscription.delete(where: .equals("id", .text($0.rawValue)))] } ?? []
-            return .writing([OutboxMessage.update(message)] + removal, result: true)
+    /// The messages are read under their locks, in one transaction with their writes. A device that is gone
+    /// goes after the messages are written back without their payloads, so that its foreign key takes away the
+    /// other pushes waiting for the device and leaves these records.
+    public func settleOutbox(_ settlements: [OutboxSettlement]) async throws -> [Bool] {
+        guard !settlements.isEmpty else { return [] }
+        let ids = Set(settlements.map(\.message.id.rawValue)).sorted().map(SQLValue.text)
+        return try await write(.select(OutboxMessage.self, where: .among("id", ids), order: [.ascending("id")], lock: .forUpdate) { found in
+            let held = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let counted = settlements.map { settlement in
+                guard let message = held[settlement.message.id] else { return false }
+                return message.attempts == settlement.attempt && message.state == .pending
+            }
+            let written = zip(settlements, counted).filter(\.1).map(\.0)
+            let removals = Set(written.compactMap(\.gone)).sorted().map { PushSubscription.delete(where: .equals("id", .text($0.rawValue))) }
+            return .writing(written.map { OutboxMessage.update($0.message) } + removals, result: counted)
         })
     }
 

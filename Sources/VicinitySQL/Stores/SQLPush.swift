@@ -34,8 +34,9 @@ extension SQLRecordStore {
             .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
-    public func pushSubscription(_ id: PushSubscriptionID) async throws -> PushSubscription? {
-        try await records(PushSubscription.self, where: .equals("id", .text(id.rawValue))).first
+    public func pushSubscriptions(ids: [PushSubscriptionID]) async throws -> [PushSubscription] {
+        guard !ids.isEmpty else { return [] }
+        return try await records(PushSubscription.self, where: .among("id", Set(ids).sorted().map { .text($0.rawValue) }))
     }
 
     public func removePushSubscription(_ id: PushSubscriptionID, of owner: UserID) async throws -> Bool {
