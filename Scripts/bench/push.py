@@ -168,4 +168,11 @@ first = sorted(min(times) for times in arrivals.values())
 span = first[-1] - first[0] if len(first) > 1 else 0
 print(f"{len(arrivals)} of {expected} pushes arrived ({len(events)} events), {twice} twice; "
       f"at {len(first) / span if span else 0:.0f} a second")
-print(f"event to push: p50 {percentile(0.5):.0f} ms, p99 {percentile(0.99):.0f} ms, max {latencies[-1]:.0f} ms")
+print(f"event to push: p50 {percentile(0.5):.0f} ms, p90 {percentile(0.9):.0f} ms, p99 {percentile(0.99):.0f} ms, "
+      f"max {latencies[-1]:.0f} ms")
+# By second of the run: a slow start, a stall or a queue that grows shows here.
+by_second = {}
+for (event, _), times in arrivals.items():
+    by_second.setdefault(int(min(times) - first[0]), []).append(min(times) * 1000 - made_at[event])
+print("by second of arrival (p50/max ms): " + ", ".join(
+    f"{second}: {sorted(values)[len(values) // 2]:.0f}/{max(values):.0f}" for second, values in sorted(by_second.items())))

@@ -104,3 +104,20 @@ struct PushRuleTests {
         #expect(throws: ServiceError.self) { try APNsAddress(token: String(repeating: "a", count: 64), topic: "edu csulb") }
     }
 }
+
+@Suite("Base64URL")
+struct Base64URLTests {
+    @Test("every length from 0 to 70 bytes round-trips and matches Foundation's base64 with the URL alphabet and no padding; non-canonical text is refused")
+    func matchesFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == expected)
+            #expect(Base64URL.decode(expected) == bytes)
+        }
+        for bad in ["A", "AB==", "AB+/", "AB/c", "AB c", "AR", "AAB", "ä"] { #expect(Base64URL.decode(bad) == nil, "\(bad)") }
+        #expect(Base64URL.decode("AQ") == [1] && Base64URL.decode("AAE") == [0, 1] && Base64URL.decode("") == [])
+    }
+}

@@ -140,7 +140,7 @@ public struct OutboxRules: Hashable, Sendable {
     /// day; a code, its own lifetime.
     public static let standard = OutboxRules(
         firstRetry: .seconds(10), longestRetry: .seconds(60), claim: .seconds(300), deliveryDeadline: .seconds(60),
-        lifetime: .seconds(24 * 3600), keepDone: .seconds(24 * 3600), batch: 20, pollInterval: .seconds(1))
+        lifetime: .seconds(24 * 3600), keepDone: .seconds(24 * 3600), batch: 64, pollInterval: .seconds(1))
 
     public init(
         firstRetry: Duration, longestRetry: Duration, claim: Duration, deliveryDeadline: Duration, lifetime: Duration,

@@ -20,7 +20,7 @@ public final class OutboxSender<S: Stores>: Sendable {
     private let pruning = Pruning(every: .seconds(60))
 
     /// Messages tried at once by one pass: enough that one slow relay answer does not hold the others back.
-    static var concurrency: Int { 8 }
+    static var concurrency: Int { 16 }
 
     public init(
         stores: S, accounts: AccountService<S>, mail: (any MailTransport)?, push: (any PushTransport)? = nil, clock: any WallClock,

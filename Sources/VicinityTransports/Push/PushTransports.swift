@@ -53,13 +53,23 @@ public struct PushTransports: PushTransport {
 enum PushMessage {
     /// What the page's service worker reads (`event.data.json()`): the notice's words, where to open, and the
     /// event's number, for the page to find the event among those it reads over the API.
+    struct WebPushBody: Encodable {
+        var type: String
+        var title: String
+        var body: String
+        var url: String
+        var tag: String?
+        var event: Int64
+    }
+
     static func webPushBody(_ notice: PushNotice) -> [UInt8] {
-        var object: [String: Any] = [
-            "type": notice.type.rawValue, "title": notice.title, "body": notice.body, "url": notice.url, "event": notice.event.rawValue,
-        ]
-        if let tag = notice.tag { object["tag"] = tag }
+        let message = WebPushBody(
+            type: notice.type.rawValue, title: notice.title, body: notice.body, url: notice.url, tag: notice.tag,
+            event: notice.event.rawValue)
+        let encoder = JSONEncoder()
         // Keys sorted, so that every try of one message is the same bytes before encryption.
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map(Array.init) ?? []
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(message)).map(Array.init) ?? []
     }
 
     /// Kept by the push service until the push is no use; normal urgency (RFC 8030 §5.3: what a chat message

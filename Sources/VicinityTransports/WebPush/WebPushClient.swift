@@ -16,6 +16,8 @@ public struct WebPushClient: Sendable {
     private let http: HTTPClient
     private let now: @Sendable () -> Date
     private let logger: Logger
+    /// Shared by every copy of this client.
+    private let tokens = VAPIDTokenCache()
 
     /// The start of a refusal's body kept for the words of the outcome: push services put their reason there.
     static let detailLength = 200
@@ -59,7 +61,7 @@ public struct WebPushClient: Sendable {
         }
         let authorization: String
         do throws(WebPushProblem) {
-            authorization = try VAPIDToken.authorization(
+            authorization = try tokens.authorization(
                 audience: subscription.origin, subject: configuration.subject, key: configuration.key, now: now())
         } catch {
             return .misconfigured(reason: error.description)

@@ -151,4 +151,17 @@ final class WebPushVAPIDTests: Sendable {
         let claims = try #require(Base64URL.decode(String(token.split(separator: ".")[1])))
         #expect(String(decoding: claims, as: UTF8.self) == #"{"aud":"https://push.example.net","exp":1,"sub":"https://vicinity.example/contact"}"#)
     }
+
+    @Test("a push service's token is signed once and reused while more than half its 12 hours remain; each origin has its own")
+    func tokensAreReused() throws {
+        let cache = VAPIDTokenCache(), key = VAPIDKey.generate(), subject = try VAPIDSubject("mailto:push@vicinity.example")
+        let start = Date(timeIntervalSince1970: 1_764_230_400)
+        let first = try cache.authorization(audience: "https://fcm.googleapis.com", subject: subject, key: key, now: start)
+        #expect(try cache.authorization(audience: "https://fcm.googleapis.com", subject: subject, key: key, now: start + 6 * 3600 - 1) == first)
+        let other = try cache.authorization(audience: "https://updates.push.services.mozilla.com", subject: subject, key: key, now: start)
+        #expect(other != first && other.contains("k=\(key.publicKeyBase64URL)"))
+        let renewed = try cache.authorization(audience: "https://fcm.googleapis.com", subject: subject, key: key, now: start + 6 * 3600)
+        #expect(renewed != first, "half its life gone: signed anew, with a later expiry")
+    }
 }
+
