@@ -73,6 +73,7 @@ started = time.time()
 with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
     ids = list(pool.map(register, range(len(tokens))))
 print(f"{len(ids)} people registered {devices} browsers each in {time.time() - started:.1f} s")
+time.sleep(float(os.environ.get("PUSH_BENCH_PAUSE", "0")))
 
 # The events: friend requests between random pairs, paced per thread so that the pushes they make (one per
 # device of the recipient) come to `rate` a second.

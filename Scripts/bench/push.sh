@@ -9,6 +9,7 @@
 # pushes (p50, p99, max), and that each came once. The push service answers at once and keeps each body;
 # the bodies are decrypted with the browser's key after the run (checking each as it came would make the
 # Python service the slowest part on a small machine; the tests check VAPID and the encryption push by push).
+# PUSH_BENCH_PAUSE=SECONDS waits that long between the registrations and the load.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rate="${1:-1000}"
