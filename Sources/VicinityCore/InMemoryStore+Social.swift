@@ -233,7 +233,11 @@ extension InMemoryStore: AccountStore {
             if let email = stored.account.email { state.social.emails[email.key] = nil }
             state.social.endSessions { _, session in session.userID == id }
             state.social.codes = state.social.codes.filter { $0.key.account != id }
-            state.social.outbox = state.social.outbox.filter { $0.value.account != id }
+            state.social.outbox = state.social.outbox.filter { _, message in
+                guard message.account != id else { return false }
+                if case .push(let delivery)? = message.payload, delivery.notice.about == id { return false }
+                return true
+            }
             state.social.devices = state.social.devices.filter { $0.value.device.owner != id }
             state.social.removePushDevices { $0.owner == id }
             state.social.pushPreferences[id] = nil

@@ -427,7 +427,8 @@ enum Schema {
             -- Browsers and the iOS app registered for pushes, each held by one person (a device registered again
             -- by someone else moves to them) and gone with the session that registered it, so that a shared
             -- device tells the next person nothing of the last; the kinds of event each person mutes; and the
-            -- waiting pushes' device, so that removing a device takes its pushes with it.
+            -- waiting pushes' device, so that removing a device takes its pushes with it, and the person each names,
+            -- so that deleting their account takes the pushes about them.
             CREATE TABLE push_subscription (
                 id text PRIMARY KEY CHECK (length(id) = 20),
                 account_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
@@ -451,6 +452,8 @@ enum Schema {
             );
             ALTER TABLE outbox ADD COLUMN push_subscription_id text REFERENCES push_subscription (id) ON DELETE CASCADE;
             CREATE INDEX outbox_push_subscription ON outbox (push_subscription_id) WHERE push_subscription_id IS NOT NULL;
+            ALTER TABLE outbox ADD COLUMN about_id text;
+            CREATE INDEX outbox_about ON outbox (about_id) WHERE about_id IS NOT NULL;
             """),
     ]
 }

@@ -170,5 +170,25 @@ struct PushContractTests {
         #expect(try await store.settleOutbox(settlements) == [false, false, true], "only the settle under the latest claim counts")
         #expect(try await store.pendingOutboxCount() == 2)
     }
+
+    @Test("deleting an account deletes the pushes waiting to tell others of it, as it deletes the events about it, and its own devices and choices",
+          arguments: StoreKind.available)
+    func deletion(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let (ana, anaSession) = try await signedIn(store, "ana")
+        let (ben, benSession) = try await signedIn(store, "ben")
+        _ = try #require(try await store.addPushSubscription(
+            PushSubscription(owner: ana.id, target: browser(1), session: anaSession, createdAt: epoch), limit: 10))
+        let bens = try #require(try await store.addPushSubscription(
+            PushSubscription(owner: ben.id, target: browser(2), session: benSession, createdAt: epoch), limit: 10))
+        #expect(try await store.setPushPreferences(PushPreferences(owner: ben.id, muted: [.voteResult])))
+        _ = try await store.appendEvents([try poke(to: ana.id, number: 1, from: ben), try poke(to: ben.id, number: 2, from: ana)])
+        #expect(try await store.pendingOutboxCount() == 2)
+        #expect(try await store.deleteAccount(ben.id, at: epoch, cancel: { _ in false }, announcements: { _, _ in [] }))
+        #expect(try await store.pendingOutboxCount() == 0, "Ben's poke of Ana goes with him, and so does Ana's of him")
+        #expect(try await store.pushSubscription(bens.id) == nil)
+        #expect(try await store.pushPreferences(of: ben.id).muted.isEmpty)
+    }
 }
 

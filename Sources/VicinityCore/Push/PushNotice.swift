@@ -10,17 +10,26 @@ public struct PushNotice: Hashable, Sendable {
     public var url: String
     /// Notices with one tag replace each other on the device (a vote's conflict, then its result).
     public var tag: String?
+    /// The person it names (who poked, asked or accepted): deleting their account deletes it, as it deletes
+    /// the event (`EventPayload.about`).
+    public var about: UserID?
 
-    public init(event: EventID, type: EventType, title: String, body: String, url: String, tag: String?) {
+    public init(event: EventID, type: EventType, title: String, body: String, url: String, tag: String?, about: UserID? = nil) {
         self.event = event
         self.type = type
         self.title = title
         self.body = body
         self.url = url
         self.tag = tag
+        self.about = about
     }
 
     public init(_ event: Event) {
+        self.init(words: event)
+        about = event.payload.about
+    }
+
+    private init(words event: Event) {
         switch event.payload {
         case .poke(let from):
             self.init(

@@ -21,6 +21,10 @@ extension OutboxMessage: SQLRecord {
             SQLField("push_subscription_id", .text, .fixedRule) {
                 if case .push(let delivery)? = $0.payload { .text(delivery.device.rawValue) } else { .null }
             },
+            // The person a waiting push names, so that deleting their account deletes it.
+            SQLField("about_id", .text, .fixedRule) {
+                if case .push(let delivery)? = $0.payload { .optionalText(delivery.notice.about?.rawValue) } else { .null }
+            },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
@@ -56,6 +60,7 @@ enum StoredOutboxPayload {
                 "event": .number(Double(delivery.notice.event.rawValue)), "type": .string(delivery.notice.type.rawValue),
                 "title": .string(delivery.notice.title), "body": .string(delivery.notice.body), "url": .string(delivery.notice.url),
                 "tag": delivery.notice.tag.map(JSONValue.string) ?? .null,
+                "about": delivery.notice.about.map { JSONValue.string($0.rawValue) } ?? .null,
             ])]
         }
         return String(decoding: JSONValue.object(object).jsonBytes, as: UTF8.self)
@@ -82,9 +87,10 @@ enum StoredOutboxPayload {
                 case .number(let event)? = push["event"], let number = Int64(exactly: event)
             else { throw .corrupt("\(what) is a push of no kind this version sends") }
             let tag: String? = if case .string(let tag)? = push["tag"] { tag } else { nil }
+            let about: UserID? = if case .string(let about)? = push["about"] { try UserID.stored(about) } else { nil }
             let notice = PushNotice(
                 event: EventID(number), type: type, title: try field(push, "title"), body: try field(push, "body"),
-                url: try field(push, "url"), tag: tag)
+                url: try field(push, "url"), tag: tag, about: about)
             return .push(PushDelivery(device: try PushSubscriptionID.stored(device), kind: kind, notice: notice))
         }
         throw .corrupt("\(what) is of no kind this version sends")

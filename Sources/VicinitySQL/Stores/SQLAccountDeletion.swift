@@ -24,7 +24,7 @@ extension SQLRecordStore {
                         FriendshipSide.delete(where: .or([.equals("account_id", person), .equals("friend_id", person)])),
                         FriendRequest.delete(where: .or([.equals("from_id", person), .equals("to_id", person)])),
                         StoredCode.delete(where: .equals("account_id", person)),
-                        OutboxMessage.delete(where: .equals("account_id", person)),
+                        OutboxMessage.delete(where: .or([.equals("account_id", person), .equals("about_id", person)])),
                         StoredDevice.delete(where: .equals("account_id", person)),
                         PushSubscription.delete(where: .equals("account_id", person)),
                         PushPreferences.delete(where: .equals("account_id", person)),
