@@ -35,7 +35,7 @@ for _ in $(seq 1 100); do [ -s "$push_dir/ready.json" ] && break; sleep 0.2; don
 [ -s "$push_dir/ready.json" ] || { echo "the push service did not start; its log:" >&2; cat "$work/push-service.log" >&2; exit 1; }
 
 "$vicinity" push keygen "$work/vapid.pem" >/dev/null
-serve_options+=(--vapid-key "$work/vapid.pem" --vapid-subject "$subject" --push-allow-http)
+serve_options+=(--vapid-key "$work/vapid.pem" --vapid-subject "$subject" --push-allow-http true)
 start_server "$port" "$shipped_db"
 # The server and the push service go with the script, whatever stops it.
 trap 'kill "$push_service" "$server" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -62,12 +62,11 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.requireEmail) var requireEmail: String?
     @Option(Self.options.vapidKey) var vapidKey: String?
     @Option(Self.options.vapidSubject) var vapidSubject: String?
+    @Option(Self.options.pushAllowHTTP) var pushAllowHTTP: String?
     @Option(Self.options.apnsKey) var apnsKey: String?
     @Option(Self.options.apnsKeyID) var apnsKeyID: String?
     @Option(Self.options.apnsTeamID) var apnsTeamID: String?
     @Option(Self.options.apnsEnvironment) var apnsEnvironment: String?
-    @Flag(help: "Take Web Push endpoints over plain http, for a push service started by tests on loopback; never in production.")
-    var pushAllowHTTP = false
     @Option(Self.options.accessLog) var accessLog: String?
     @Option(Self.options.logLevel) var logLevel: String?
 
@@ -183,9 +182,10 @@ struct Serve: AsyncParsableCommand {
         }
         services.accounts.mail = MailSettings(relayConfigured: mail != nil, requireEmail: requireEmail)
         services.votes.verifiedOnlyByDefault = requireEmail
-        let webPush = try webPushSettings(environment: environment)
+        let allowHTTP = try value(table.pushAllowHTTP, pushAllowHTTP)
+        let webPush = try webPushSettings(allowHTTP: allowHTTP, environment: environment)
         let apns = try apnsSettings(environment: environment)
-        services.push.allowHTTP = pushAllowHTTP
+        services.push.allowHTTP = allowHTTP
 
         var limitKeys: LimitKeys?
         if let file = try value(table.limitsKeyFile, limitsKeyFile) {
@@ -229,7 +229,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// The key and subject, both given, the key read and checked; nil when neither is given.
-    private func webPushSettings(environment: [String: String]) throws -> WebPushConfiguration? {
+    private func webPushSettings(allowHTTP: Bool, environment: [String: String]) throws -> WebPushConfiguration? {
         let table = Self.options
         let file = try table.vapidKey.resolve(given: vapidKey, environment: environment)
         let subject = try table.vapidSubject.resolve(given: vapidSubject, environment: environment)
@@ -239,7 +239,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard let subject else { throw table.vapidKey.name.refusal(.predicate("needs \(table.vapidSubject.name.long), which is not given")) }
         do throws(WebPushProblem) {
-            return WebPushConfiguration(key: try VAPIDKey(file: file), subject: subject, allowHTTP: pushAllowHTTP)
+            return WebPushConfiguration(key: try VAPIDKey(file: file), subject: subject, allowHTTP: allowHTTP)
         } catch {
             throw table.vapidKey.name.refusal(.predicate(error.description))
         }

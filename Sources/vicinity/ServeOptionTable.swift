@@ -258,6 +258,19 @@ struct ServeOptionTable: Sendable {
         do throws(WebPushProblem) { return try VAPIDSubject(text) } catch { throw .predicate(error.description) }
     }
 
+    /// For a push service that tests start on loopback, which has no certificate.
+    let pushAllowHTTP = EnvironmentOption<Bool>(
+        "push-allow-http", variable: "VICINITY_PUSH_ALLOW_HTTP", valueName: "true|false",
+        abstract: "Take Web Push endpoints over plain http: for a push service on loopback in tests, never in production.",
+        standard: false, shown: "false: endpoints must be https"
+    ) { text throws(OptionRefusal) in
+        switch text.lowercased() {
+        case "true", "yes", "1": return true
+        case "false", "no", "0": return false
+        default: throw .predicate("must be true or false, not \"\(text)\"")
+        }
+    }
+
     /// Token-based provider authentication (Apple, "Establishing a token-based connection to APNs"): the key
     /// from the developer account, its id and the team's.
     let apnsKey = EnvironmentOption<String?>(
