@@ -5,7 +5,7 @@ extension InMemoryStore: PushStore {
     public func addPushSubscription(_ subscription: PushSubscription, limit: Int) async throws -> PushSubscription? {
         state.withLock { state in
             let owner = subscription.owner
-            guard state.social.accounts[owner] != nil, state.social.sessions[subscription.session] != nil else { return nil }
+            guard state.social.accounts[owner] != nil, state.social.sessions[subscription.session]?.userID == owner else { return nil }
             let same = state.social.pushDevices.values.first { $0.target.key == subscription.target.key }
             if let same, same.owner == owner {
                 var updated = subscription

@@ -275,15 +275,18 @@ extension InMemoryStore: OutboxStore {
 
     public func settleOutbox(_ settlements: [OutboxSettlement]) async throws -> [Bool] {
         state.withLock { state in
-            settlements.map { settlement in
+            let counted = settlements.map { settlement in
                 let message = settlement.message
                 guard let held = state.social.outbox[message.id], held.attempts == settlement.attempt, held.state == .pending else {
                     return false
                 }
                 state.social.record(message)
-                if let gone = settlement.gone { state.social.removePushDevices { $0.id == gone } }
                 return true
             }
+            // After every message is written back, as the SQL stores remove them.
+            let gone = Set(zip(settlements, counted).compactMap { $0.1 ? $0.0.gone : nil })
+            if !gone.isEmpty { state.social.removePushDevices { gone.contains($0.id) } }
+            return counted
         }
     }
 

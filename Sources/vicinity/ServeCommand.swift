@@ -213,7 +213,8 @@ struct Serve: AsyncParsableCommand {
         let teamID = try table.apnsTeamID.resolve(given: apnsTeamID, environment: environment)
         let apnsWhere = try table.apnsEnvironment.resolve(given: apnsEnvironment, environment: environment)
         guard let file else {
-            if let stray = [(keyID != nil, table.apnsKeyID.name), (teamID != nil, table.apnsTeamID.name), (apnsEnvironment != nil, table.apnsEnvironment.name)]
+            let environmentGiven = apnsEnvironment != nil || environment[table.apnsEnvironment.name.variable] != nil
+            if let stray = [(keyID != nil, table.apnsKeyID.name), (teamID != nil, table.apnsTeamID.name), (environmentGiven, table.apnsEnvironment.name)]
                 .first(where: \.0)?.1 {
                 throw stray.refusal(.predicate("goes with \(table.apnsKey.name.long), which is not given"))
             }

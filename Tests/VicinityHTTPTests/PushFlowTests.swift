@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import MailTestSupport
 import Testing
 import VicinityCore
@@ -26,20 +27,23 @@ private struct PushedFront {
 
     /// Plain-http endpoints allowed (the test service has no TLS); retries quick, so that a push service coming
     /// back is used within the test's patience.
-    static func settings(claim: Duration = .seconds(300)) -> ServiceSettings {
+    static func settings() -> ServiceSettings {
         var settings = ServiceSettings.standard
         settings.push.allowHTTP = true
         settings.outbox.firstRetry = .milliseconds(200)
         settings.outbox.longestRetry = .milliseconds(400)
         settings.outbox.pollInterval = .milliseconds(100)
-        settings.outbox.claim = claim
-        settings.outbox.deliveryDeadline = min(claim, .seconds(60))
         settings.following.behindAfter = .seconds(600)
         return settings
     }
 
-    func services<S: Stores>(_ stores: S, settings: ServiceSettings = Self.settings(), limitKeys: LimitKeys = .random()) -> Services<S> {
-        Services(stores: stores, clock: SystemClock(), hasher: testHasher, push: transport, settings: settings, limitKeys: limitKeys)
+    func services<S: Stores>(
+        _ stores: S, settings: ServiceSettings = Self.settings(), limitKeys: LimitKeys = .random(),
+        observe: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
+    ) -> Services<S> {
+        Services(
+            stores: stores, clock: SystemClock(), hasher: testHasher, push: transport, settings: settings, limitKeys: limitKeys,
+            observeOutbox: observe)
     }
 }
 
@@ -102,7 +106,8 @@ struct PushFlowTests {
                 for hidden in ["33.7", "-118.1", "distance", "bearing", "lat", "lon"] { #expect(!text.contains(hidden), "\(hidden) in \(text)") }
                 #expect(push.headers["urgency"] == "normal" && Int(push.headers["ttl"] ?? "") ?? 0 > 0)
             }
-            #expect(received.last?.headers["topic"] == "poke-\(alice.id)", "a later poke from Alice replaces one not yet shown")
+            let topic = try #require(received.last?.headers["topic"], "a later poke from Alice replaces one not yet shown")
+            #expect(topic.count == 32 && !topic.contains(alice.id), "the push service cannot read who poked: \(topic)")
 
             // Pokes muted: the next poke writes no push; a request from Carol still comes, and nothing more.
             let muted = try await client.call(
@@ -135,7 +140,9 @@ struct PushFlowTests {
         let down = try await TestPushService(subject: PushedFront.subject)
         down.stop()
         let front = try PushedFront()
-        let app = buildApplication(services: front.services(InMemoryStore()), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
+        let outcomes = Mutex<[OutboxOutcome]>([])
+        let services = front.services(InMemoryStore()) { outcome in outcomes.withLock { $0.append(outcome) } }
+        let app = buildApplication(services: services, port: 0, metrics: sharedRegistry, logger: LogRecorder().logger)
         try await app.test(.live) { client in
             let alice = try await client.person("alice"), bob = try await client.person("bob"), carol = try await client.person("carol")
             #expect(try await client.call(.post, "/v1/me/push-subscriptions", as: bob, json: subscriptionJSON(gone)).status == .created)
@@ -157,8 +164,13 @@ struct PushFlowTests {
 
             try await client.befriend(alice, carol)
             #expect(try await client.call(.post, "/v1/friends/\(carol.id)/pokes", as: alice).status == .created)
-            // Carol's push service was down through the friend request and the poke; both arrive once it is back.
-            try await Task.sleep(for: .seconds(1))
+            // Carol's push service was down through the friend request and the poke: tried, refused at the
+            // connection, and kept; both arrive once it is back.
+            let triedWhileDown = { outcomes.withLock { $0.contains { if case .retried(_, .webPush) = $0 { true } else { false } } } }
+            let patience = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < patience, !triedWhileDown() { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(triedWhileDown(), "tried while down")
+            #expect(try down.received().isEmpty)
             try await down.start()
             let received = try await pushes(down, atLeast: 2)
             try await Task.sleep(for: .seconds(1))
@@ -242,8 +254,7 @@ struct TwoFrontPushTests {
         let front = try PushedFront()
         let url = try #require(postgresURL)
         let configuration = try testPostGISConfiguration(url, schemaPrefix: "push", maximumConnections: 4)
-        // Claims lapse after 2 s, so that the dead front's is taken over within the test.
-        let settings = PushedFront.settings(claim: .seconds(2))
+        let settings = PushedFront.settings()
         try await PostGISStore.withStore(configuration, logger: Logger(label: "front a")) { first in
             try await PostGISStore.withStore(configuration, logger: Logger(label: "front b")) { second in
                 let keys = try await first.sharedLimitKeys()
@@ -272,7 +283,10 @@ struct TwoFrontPushTests {
                     id: .random(), username: try Username("carol"), firstName: try PersonName("Carol", field: "first_name"),
                     lastName: try PersonName("Test", field: "last_name"))
                 _ = try await first.appendEvents([.poke(to: try #require(UserID(bobID)), from: carol, at: SystemClock().now)])
-                let claimed = try await first.claimOutbox(at: SystemClock().now, limit: 10, rules: settings.outbox)
+                // The dead front's claim lapses after 2 s, so that it is taken over within the test.
+                var dying = settings.outbox
+                dying.claim = .seconds(2)
+                let claimed = try await first.claimOutbox(at: SystemClock().now, limit: 10, rules: dying)
                 #expect(claimed.count == 1)
                 try await b.test(.live) { _ in
                     let received = try await pushes(service, atLeast: 9)

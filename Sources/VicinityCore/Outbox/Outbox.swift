@@ -127,8 +127,11 @@ public struct OutboxRules: Hashable, Sendable {
     public var lifetime: Duration
     /// How long a sent or dropped message's row stays (without its payload) before it is pruned.
     public var keepDone: Duration
-    /// Messages claimed at a time by one sender.
+    /// Messages claimed at a time by one sender: its outcomes are written together when the last is done, so
+    /// `claim` must outlast `batch / concurrency` deliveries one after another (`coversAPass`).
     public var batch: Int
+    /// Messages tried at once by one pass: enough that one slow answer does not hold the others back.
+    public var concurrency: Int = 16
     /// How often a sender looks for due messages when nothing wakes it: retries come due, and other fronts
     /// record messages this one hears nothing of.
     public var pollInterval: Duration
@@ -136,8 +139,9 @@ public struct OutboxRules: Hashable, Sendable {
     /// A message meeting a relay that is down is tried again 10 s later, then 20 s, 40 s, then every minute: a
     /// code (it works 15 minutes) is never more than a minute behind the relay's return, and the first message
     /// through hurries the rest (`OutboxStore.hurryOutbox`). A delivery over SMTP takes at most a minute
-    /// (connect, then each reply within 30 s, the transport's own limits); claims hold five. A mail is worth a
-    /// day; a code, its own lifetime.
+    /// (connect, then each reply within 30 s, the transport's own limits); claims hold five, longer than the
+    /// four rounds of 16 deliveries that a pass of 64 may take at worst. A mail is worth a day; a code, its own
+    /// lifetime.
     public static let standard = OutboxRules(
         firstRetry: .seconds(10), longestRetry: .seconds(60), claim: .seconds(300), deliveryDeadline: .seconds(60),
         lifetime: .seconds(24 * 3600), keepDone: .seconds(24 * 3600), batch: 64, pollInterval: .seconds(1))
@@ -154,6 +158,13 @@ public struct OutboxRules: Hashable, Sendable {
         self.keepDone = keepDone
         self.batch = batch
         self.pollInterval = pollInterval
+    }
+
+    /// Whether a claim outlasts a whole pass of deliveries that each take their deadline, `concurrency` at a
+    /// time: else a message could be taken over, and sent again, while its first sender is still busy.
+    public var coversAPass: Bool {
+        let rounds = (batch + concurrency - 1) / max(1, concurrency)
+        return claim > deliveryDeadline * rounds
     }
 
     /// The wait before the next try after `attempts` tries.

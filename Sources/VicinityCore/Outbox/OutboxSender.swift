@@ -19,9 +19,6 @@ public final class OutboxSender<S: Stores>: Sendable {
     public let signal: ChangeSignal
     private let pruning = Pruning(every: .seconds(60))
 
-    /// Messages tried at once by one pass: enough that one slow relay answer does not hold the others back.
-    static var concurrency: Int { 16 }
-
     public init(
         stores: S, accounts: AccountService<S>, mail: (any MailTransport)?, push: (any PushTransport)? = nil, clock: any WallClock,
         rules: OutboxRules, signal: ChangeSignal, observe: @escaping @Sendable (OutboxOutcome) -> Void = { _ in }
@@ -42,7 +39,12 @@ public final class OutboxSender<S: Stores>: Sendable {
         while !Task.isCancelled {
             do {
                 while try await sendDue() == rules.batch {}
-                if pruning.due(at: clock.now) { _ = try await stores.outbox.pruneOutbox(settledBefore: clock.now - rules.keepDone) }
+                if pruning.due(at: clock.now) {
+                    _ = try await stores.outbox.pruneOutbox(settledBefore: clock.now - rules.keepDone)
+                    // Sessions that ended take their push devices with them: a shared browser is told nothing of
+                    // the person whose session expired there, though nobody signed in since to sweep it.
+                    _ = try await stores.accounts.deleteSessions(expiredBefore: clock.now)
+                }
             } catch {
                 if Task.isCancelled { return }
                 report(error)
@@ -60,28 +62,29 @@ public final class OutboxSender<S: Stores>: Sendable {
     public func sendDue() async throws -> Int {
         let claimed = try await stores.outbox.claimOutbox(at: clock.now, limit: rules.batch, rules: rules)
         guard !claimed.isEmpty else { return 0 }
-        // Read now, not when the events were recorded: a device removed meanwhile gets nothing.
+        // Read at each pass, not when the events were recorded: a device removed meanwhile gets nothing.
         let pushed = claimed.compactMap { message -> PushSubscriptionID? in
             if case .push(let delivery)? = message.payload { delivery.device } else { nil }
         }
         let devices = Dictionary(
             try await stores.push.pushSubscriptions(ids: pushed).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let tries = try await withThrowingTaskGroup(of: Try.self) { group in
+        let tries = await withTaskGroup(of: Try.self) { group in
             var tries: [Try] = []
             for (index, message) in claimed.enumerated() {
-                if index >= Self.concurrency, let done = try await group.next() { tries.append(done) }
-                group.addTask { try await self.attempt(message, devices: devices) }
+                if index >= rules.concurrency, let done = await group.next() { tries.append(done) }
+                group.addTask { await self.attemptRecorded(message, devices: devices) }
             }
-            for try await done in group { tries.append(done) }
+            for await done in group { tries.append(done) }
             return tries
         }
         let settled = try await stores.outbox.settleOutbox(tries.map(\.settlement))
         // Another sender took a message over after this claim lapsed: its outcome stands.
         for (done, counted) in zip(tries, settled) { observe(counted ? done.outcome : .overtaken) }
-        // A channel that delivers again is up: what waits for it after failed tries (on any front) need not
-        // wait out its backoff.
-        for channel in Set(zip(tries, settled).compactMap { $0.1 ? $0.0.delivered : nil }) {
-            _ = try await stores.outbox.hurryOutbox(channel, at: clock.now)
+        // A relay that delivers again is up: what waits for it after failed tries (on any front) need not wait
+        // out its backoff. Not so for pushes: one channel reaches many push services, each with its own
+        // `Retry-After`, and one service taking a push says nothing of another.
+        if zip(tries, settled).contains(where: { $0.1 && $0.0.delivered == .mail }) {
+            _ = try await stores.outbox.hurryOutbox(.mail, at: clock.now)
         }
         return claimed.count
     }
@@ -92,6 +95,25 @@ public final class OutboxSender<S: Stores>: Sendable {
         var outcome: OutboxOutcome
         /// The channel it went out on, when it was delivered.
         var delivered: OutboxChannel?
+    }
+
+    /// One try whose failure to prepare (a store that did not answer) is its own outcome, a retry, so that the
+    /// pass records what the others came to.
+    private func attemptRecorded(_ claimed: OutboxMessage, devices: [PushSubscriptionID: PushSubscription]) async -> Try {
+        do {
+            return try await attempt(claimed, devices: devices)
+        } catch {
+            var message = claimed
+            let reason = "could not be prepared: \(error)"
+            message.settle(.retry(after: nil, reason: reason), at: clock.now, rules: rules)
+            let channel = claimed.payload?.channel ?? .mail
+            let outcome: OutboxOutcome = if case .dropped(_, let why) = message.state {
+                .dropped(reason: why, channel: channel)
+            } else {
+                .retried(reason: reason, channel: channel)
+            }
+            return Try(settlement: OutboxSettlement(message, attempt: claimed.attempts), outcome: outcome, delivered: nil)
+        }
     }
 
     /// One try of one claimed message, against this claim.
@@ -122,7 +144,8 @@ public final class OutboxSender<S: Stores>: Sendable {
             (channel, gone) = (delivery.kind.channel, device.id)
             if let transport = push, transport.kinds.contains(delivery.kind) {
                 let outgoing = OutgoingPush(
-                    id: message.id, notice: delivery.notice, target: device.target, createdAt: message.createdAt, expiresAt: message.expiresAt)
+                    id: message.id, notice: delivery.notice, device: device.id, target: device.target, createdAt: message.createdAt,
+                    expiresAt: message.expiresAt)
                 outcome = await Self.within(rules.deliveryDeadline) { await transport.deliver(outgoing) }
             } else {
                 outcome = .misconfigured(reason: "no \(delivery.kind == .webPush ? "VAPID key (vicinity serve --vapid-key)" : "APNs key (vicinity serve --apns-key)") is configured")

@@ -18,12 +18,12 @@ public enum PushFanOut {
     }
 
     /// When a push is no longer worth showing: a poke is a nudge for now, so an hour; a name conflict, when its
-    /// settling ends and the result comes out anyway; the rest, a day, as long as the event itself is kept
-    /// (`EventRules.standard.retention`) for an app that reconnects.
+    /// settling ends and the result comes out anyway (and no sooner than one delivery may take, so that a settling cut short still has its push tried); the rest, a day, as long as
+    /// the event itself is kept (`EventRules.standard.retention`) for an app that reconnects.
     public static func expiry(of event: Event) -> Timestamp {
         switch event.payload {
         case .poke: event.createdAt + .seconds(3600)
-        case .voteConflict(let notice): max(notice.settlingUntil, event.createdAt + .seconds(60))
+        case .voteConflict(let notice): max(notice.settlingUntil, event.createdAt + OutboxRules.standard.deliveryDeadline)
         case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled: event.createdAt + EventRules.standard.retention
         }
     }

@@ -79,14 +79,17 @@ public struct PushDelivery: Hashable, Sendable {
 public struct OutgoingPush: Hashable, Sendable {
     public let id: OutboxID
     public let notice: PushNotice
+    /// The device's id, which only this service knows: what makes a tag unreadable to the push service.
+    public let device: PushSubscriptionID
     public let target: PushTarget
     public let createdAt: Timestamp
     /// No use after this: push services are told to keep it no longer.
     public let expiresAt: Timestamp
 
-    public init(id: OutboxID, notice: PushNotice, target: PushTarget, createdAt: Timestamp, expiresAt: Timestamp) {
+    public init(id: OutboxID, notice: PushNotice, device: PushSubscriptionID, target: PushTarget, createdAt: Timestamp, expiresAt: Timestamp) {
         self.id = id
         self.notice = notice
+        self.device = device
         self.target = target
         self.createdAt = createdAt
         self.expiresAt = expiresAt

@@ -40,7 +40,8 @@ public struct PushService<S: Stores>: Sendable {
         guard kinds.contains(target.kind) else { throw ServiceError.pushUnavailable(target.kind) }
         let subscription = PushSubscription(owner: identity.userID, target: target, session: identity.session, createdAt: clock.now)
         guard let stored = try await stores.push.addPushSubscription(subscription, limit: rules.maximumPerPerson) else {
-            guard try await stores.accounts.account(id: identity.userID) != nil else { throw ServiceError.unauthenticated }
+            // Signed out (or deleted) while registering reads as any ended session does.
+            guard try await stores.accounts.session(identity.session)?.userID == identity.userID else { throw ServiceError.unauthenticated }
             throw ServiceError.conflict(.tooManyPushDevices(limit: rules.maximumPerPerson))
         }
         return stored
@@ -51,7 +52,7 @@ public struct PushService<S: Stores>: Sendable {
     }
 
     /// Takes effect at once on every front: pushes waiting for the device go with it, and senders read the
-    /// device from the store before each push.
+    /// devices of their pushes from the store at the start of each pass.
     public func remove(_ id: PushSubscriptionID, of identity: Identity) async throws {
         guard try await stores.push.removePushSubscription(id, of: identity.userID) else { throw ServiceError.notFound(.pushDevice) }
     }

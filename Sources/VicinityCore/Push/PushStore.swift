@@ -6,8 +6,8 @@
 public protocol PushStore: Sendable {
     /// Adds the device, or, when the same device (`PushTarget.key`) is registered already, updates it: its id
     /// stays when its owner registers it again, and it moves to `subscription.owner` when another person held
-    /// it (their pushes waiting for it go). Nil, changing nothing, when the owner holds `limit` other devices
-    /// or has no account.
+    /// it (their pushes waiting for it go). Nil, changing nothing, when the owner holds `limit` other devices,
+    /// or the session is not (or no longer) one of the owner's.
     func addPushSubscription(_ subscription: PushSubscription, limit: Int) async throws -> PushSubscription?
 
     /// The person's devices, oldest first.

@@ -34,10 +34,20 @@ public struct WebPushAddress: Hashable, Sendable {
     public static let maximumEndpointLength = 2048
 
     public init(endpoint: String, p256dh: String, auth: String, allowHTTP: Bool) throws(ServiceError) {
-        guard endpoint.utf8.count <= Self.maximumEndpointLength, let url = URL(string: endpoint), let host = url.host, !host.isEmpty,
-            let scheme = url.scheme?.lowercased(), scheme == "https" || (allowHTTP && scheme == "http")
+        guard endpoint.utf8.count <= Self.maximumEndpointLength, let url = URLComponents(string: endpoint),
+            let scheme = url.scheme?.lowercased(), scheme == "https" || (allowHTTP && scheme == "http"),
+            let host = url.host, !host.isEmpty
         else {
             throw .invalid("endpoint", allowHTTP ? "must be an http or https URL" : "must be an https URL")
+        }
+        // What the push transport refuses, refused here too: a device is never accepted and then found unusable.
+        guard url.user == nil, url.password == nil, url.fragment == nil else {
+            throw .invalid("endpoint", "must carry no user, password or fragment")
+        }
+        // The server posts to the endpoint: a push service is a public host, never one of the server's own
+        // network (`--push-allow-http`, for tests on loopback, allows those too).
+        guard allowHTTP || Self.isPublicName(host) else {
+            throw .invalid("endpoint", "must name a push service by its public host name, not an address or a local name")
         }
         // RFC 8291 §3.1: an uncompressed P-256 point (65 bytes, 0x04 first); §3.2: a 16-byte secret.
         guard let key = Base64URL.decode(p256dh), key.count == 65, key.first == 0x04,
@@ -49,6 +59,19 @@ public struct WebPushAddress: Hashable, Sendable {
         self.endpoint = endpoint
         self.p256dh = p256dh
         self.auth = auth
+    }
+
+    /// A host name with a dot that is not an IP address, nor a name reserved for local networks (RFC 6761 §6.3
+    /// `localhost`, RFC 6762 `local`, RFC 8375 `home.arpa`, and the private-use `internal` and `lan`).
+    static func isPublicName(_ host: String) -> Bool {
+        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        let labels = name.split(separator: ".")
+        guard labels.count >= 2, !name.contains(":"), !name.hasPrefix("[") else { return false }
+        // An IPv4 address in any of its spellings ends in a label of decimal digits or 0x-hex, which no top-level
+        // domain is.
+        guard let last = labels.last, !last.allSatisfy(\.isNumber), !last.hasPrefix("0x") else { return false }
+        let local = ["localhost", "local", "internal", "lan", "home.arpa"]
+        return !local.contains { name == $0 || name.hasSuffix("." + $0) }
     }
 
     /// As stored: checked when it was registered.

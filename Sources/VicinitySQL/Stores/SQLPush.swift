@@ -65,7 +65,9 @@ extension SQLPlan {
     static func pushing(_ events: [Event], _ next: @escaping @Sendable () throws -> SQLPlan) throws -> SQLPlan {
         let recipients = Set(events.map(\.recipient.rawValue)).sorted().map(SQLValue.text)
         guard !recipients.isEmpty else { return try next() }
-        return .select(PushSubscription.self, where: .among("account_id", recipients)) { devices in
+        // Under their locks: a device deleted meanwhile (signed out, removed, taken over) is either waited for and
+        // then not seen, or deleted after this commits, with the pushes written here going by its foreign key.
+        return .select(PushSubscription.self, where: .among("account_id", recipients), lock: .forUpdate) { devices in
             guard !devices.isEmpty else { return try next() }
             return .select(PushPreferences.self, where: .among("account_id", recipients)) { preferences in
                 let messages = PushFanOut.messages(for: events, devices: devices, preferences: preferences)

@@ -15,10 +15,11 @@ public struct APNsConfiguration: Sendable {
     }
     /// Where requests go: the environment's host unless told otherwise.
     public var server: URL
-    /// The longest one request may take, connecting included: shorter than the outbox's delivery deadline
-    /// (`OutboxRules.deliveryDeadline`, a minute), so that an APNs that stalls is a retry the transport names
-    /// rather than a try the outbox abandons.
-    public var requestTimeout: Duration = .seconds(30)
+    /// The longest one request may take, connecting included: 10 s, well under the outbox's delivery deadline
+    /// (`OutboxRules.deliveryDeadline`, a minute), so that an APNs that stalls is a retry the transport names rather
+    /// than a try the outbox abandons; and short, since the outbox records a pass's outcomes together and a
+    /// device whose push service never answers (any host a registration names) holds its pass that long.
+    public var requestTimeout: Duration = .seconds(10)
 
     public init(key: APNsSigningKey, keyID: APNsKeyID, teamID: APNsTeamID, environment: APNsEnvironment = .production) {
         self.key = key

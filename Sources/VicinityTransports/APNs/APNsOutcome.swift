@@ -44,8 +44,12 @@ public enum APNsOutcome: Hashable, Sendable {
             return .gone(reason: "device token no longer valid for this app (\(said))")
         case (403, _):
             return .misconfigured(reason: "APNs refused the key, its key or team ID, or the environment (\(said))")
-        case (400, "BadTopic"), (400, "TopicDisallowed"), (400, "MissingTopic"):
-            return .misconfigured(reason: "APNs refused the topic; check the app's bundle ID (\(said))")
+        // The topic is the one the device registered with: a topic this key may not push to is that device's
+        // mistake (or a stranger's), never to be tried again, and no reason to alarm the operator.
+        case (400, "BadTopic"), (400, "TopicDisallowed"):
+            return .gone(reason: "the device's app is not one this key pushes to (\(said))")
+        case (400, "MissingTopic"):
+            return .misconfigured(reason: "APNs found no topic in the request (\(said))")
         // 404 BadPath and 405 MethodNotAllowed: the server is not APNs, or not where the configuration says.
         case (404, _), (405, _):
             return .misconfigured(reason: "the server is not APNs or not at the configured address (\(said))")

@@ -31,9 +31,11 @@ public struct PushTransports: PushTransport {
             } catch {
                 return .gone(reason: "the subscription can no longer be used: \(error.description)")
             }
-            return await webPush.send(
-                PushMessage.webPushBody(push.notice), to: subscription, options: PushMessage.webPushOptions(push, at: clock.now)
-            ).deliveryOutcome
+            let body: [UInt8]
+            do { body = try PushMessage.webPushBody(push.notice) } catch {
+                return .failed(reason: "the message could not be written: \(error)")
+            }
+            return await webPush.send(body, to: subscription, options: PushMessage.webPushOptions(push, at: clock.now)).deliveryOutcome
         case .apns(let address):
             guard let apns else { return .misconfigured(reason: "no APNs key is configured (vicinity serve --apns-key)") }
             let token: APNsDeviceToken, topic: APNsTopic
@@ -62,31 +64,31 @@ enum PushMessage {
         var event: Int64
     }
 
-    static func webPushBody(_ notice: PushNotice) -> [UInt8] {
+    static func webPushBody(_ notice: PushNotice) throws -> [UInt8] {
         let message = WebPushBody(
             type: notice.type.rawValue, title: notice.title, body: notice.body, url: notice.url, tag: notice.tag,
             event: notice.event.rawValue)
         let encoder = JSONEncoder()
         // Keys sorted, so that every try of one message is the same bytes before encryption.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(message)).map(Array.init) ?? []
+        return Array(try encoder.encode(message))
     }
 
     /// Kept by the push service until the push is no use; normal urgency (RFC 8030 §5.3: what a chat message
     /// is); the tag as the `Topic`, so that a push not yet delivered is replaced by the next of the same tag.
     static func webPushOptions(_ push: OutgoingPush, at now: Timestamp) -> WebPushOptions {
         let left = max(Duration.zero, push.expiresAt - now)
-        let topic = push.notice.tag.flatMap { try? WebPushTopic(topicText($0)) }
+        let topic = collapseKey(push).flatMap { try? WebPushTopic($0) }
         return WebPushOptions(timeToLive: left, urgency: .normal, topic: topic)
     }
 
     /// The alert, and the notice's kind, page and event beside `aps` for the app; kept by APNs until the push is
-    /// no use, and replacing an alert of the same tag.
+    /// no use, and replacing an alert of the same tag (`collapseKey`).
     static func apnsNotification(_ push: OutgoingPush) -> APNsNotification {
         APNsNotification(
             title: push.notice.title, body: push.notice.body,
             data: ["type": push.notice.type.rawValue, "url": push.notice.url, "event": String(push.notice.event.rawValue)],
-            expiration: push.expiresAt.date, collapseID: push.notice.tag, threadID: PushCategory(push.notice.type).rawValue)
+            expiration: push.expiresAt.date, collapseID: collapseKey(push), threadID: PushCategory(push.notice.type).rawValue)
     }
 
     /// The outbox message's id as the UUID `apns-id` takes, the same for every try of it: the first 16 bytes of
@@ -100,11 +102,14 @@ enum PushMessage {
             bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
-    /// A tag as a `Topic` takes it: the URL-safe base64 alphabet, at most 32 characters (RFC 8030 §5.4).
-    static func topicText(_ tag: String) -> String {
-        String(tag.unicodeScalars.map { scalar -> Character in
-            let allowed = CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII || scalar == "-" || scalar == "_"
-            return allowed ? Character(scalar) : "_"
-        }.prefix(WebPushTopic.maximumLength))
+    /// The notice's tag as the push service and Apple see it: the `Topic` and `apns-collapse-id` are not
+    /// encrypted, and a tag names who poked or which vote, so the key is a digest of the tag under the device's
+    /// id, which only this service knows: pushes of one tag to one device still replace each other, and no one
+    /// else can tell whose they are or link two devices' pushes. 32 characters of base64url, as a `Topic`
+    /// takes (RFC 8030 §5.4).
+    static func collapseKey(_ push: OutgoingPush) -> String? {
+        guard let tag = push.notice.tag else { return nil }
+        let digest = SHA256.hash(data: Array((push.device.rawValue + "\n" + tag).utf8))
+        return String(Base64URL.encode(Array(digest)).prefix(WebPushTopic.maximumLength))
     }
 }

@@ -9,10 +9,11 @@ public struct WebPushConfiguration: Sendable {
     public let subject: VAPIDSubject
     /// Whether an `http` endpoint is sent to; a real push service is only ever https (RFC 8030 §8).
     public var allowHTTP: Bool
-    /// The longest one request may take, connecting included: shorter than the outbox's delivery deadline
-    /// (`OutboxRules.deliveryDeadline`, a minute), so that a push service that stalls is a retry the transport
-    /// names rather than a try the outbox abandons.
-    public var requestTimeout: Duration = .seconds(30)
+    /// The longest one request may take, connecting included: 10 s, well under the outbox's delivery deadline
+    /// (`OutboxRules.deliveryDeadline`, a minute), so that a push service that stalls is a retry the transport names rather
+    /// than a try the outbox abandons; and short, since the outbox records a pass's outcomes together and a
+    /// device whose push service never answers (any host a registration names) holds its pass that long.
+    public var requestTimeout: Duration = .seconds(10)
 
     public init(key: VAPIDKey, subject: VAPIDSubject, allowHTTP: Bool = false) {
         self.key = key

@@ -23,7 +23,7 @@ struct APNsAnswerTests {
         #expect(answer(410, "Unregistered").deliveryOutcome == .gone(reason: "device token no longer valid for this app (APNs answered 410 Unregistered)"))
     }
 
-    @Test("every 403, a refused topic and a server that is not APNs are misconfigurations; other 400s and 413 fail; 429, 5xx and IdleTimeout are retried")
+    @Test("every 403, a missing topic and a server that is not APNs are misconfigurations; a topic the key may not push to removes the device; other 400s and 413 fail; 429, 5xx and IdleTimeout are retried")
     func misconfiguredFailedRetried() {
         for reason in ["InvalidProviderToken", "ExpiredProviderToken", "MissingProviderToken", "BadCertificateEnvironment", "Forbidden"] {
             guard case .misconfigured(let words) = answer(403, reason) else {
@@ -32,9 +32,10 @@ struct APNsAnswerTests {
             }
             #expect(words.hasSuffix("(APNs answered 403 \(reason))"))
         }
-        for reason in ["BadTopic", "TopicDisallowed", "MissingTopic"] {
-            #expect(answer(400, reason) == .misconfigured(reason: "APNs refused the topic; check the app's bundle ID (APNs answered 400 \(reason))"))
+        for reason in ["BadTopic", "TopicDisallowed"] {
+            #expect(answer(400, reason) == .gone(reason: "the device's app is not one this key pushes to (APNs answered 400 \(reason))"))
         }
+        #expect(answer(400, "MissingTopic") == .misconfigured(reason: "APNs found no topic in the request (APNs answered 400 MissingTopic)"))
         #expect(answer(404, "BadPath") == .misconfigured(reason: "the server is not APNs or not at the configured address (APNs answered 404 BadPath)"))
         #expect(answer(405, "MethodNotAllowed").deliveryOutcome == .misconfigured(
             reason: "the server is not APNs or not at the configured address (APNs answered 405 MethodNotAllowed)"))

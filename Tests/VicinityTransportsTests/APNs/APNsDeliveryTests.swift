@@ -183,7 +183,7 @@ struct APNsDeliveryTests {
                 outcomes.append(try await send(client))
                 return outcomes
             }
-            #expect(outcomes[0] == .misconfigured(reason: "APNs refused the topic; check the app's bundle ID (APNs answered 400 BadTopic)"))
+            #expect(outcomes[0] == .gone(reason: "the device's app is not one this key pushes to (APNs answered 400 BadTopic)"))
             #expect(outcomes[1] == .misconfigured(
                 reason: "APNs refused the key, its key or team ID, or the environment (APNs answered 403 ExpiredProviderToken)"))
             #expect(Self.kind(outcomes[2]) == "delivered")
@@ -222,7 +222,7 @@ struct APNsDeliveryTests {
             (.refuse(400, reason: "DeviceTokenNotForTopic"), "gone", "400 DeviceTokenNotForTopic"),
             (.refuse(403, reason: "InvalidProviderToken"), "misconfigured", "403 InvalidProviderToken"),
             (.refuse(403, reason: "MissingProviderToken"), "misconfigured", "403 MissingProviderToken"),
-            (.refuse(400, reason: "TopicDisallowed"), "misconfigured", "400 TopicDisallowed"),
+            (.refuse(400, reason: "TopicDisallowed"), "gone", "400 TopicDisallowed"),
             (.refuse(400, reason: "BadCollapseId"), "failed", "400 BadCollapseId"),
             (.refuse(413, reason: "PayloadTooLarge"), "failed", "413 PayloadTooLarge"),
             (.refuse(429, reason: "TooManyRequests", headers: ["retry-after": "7"]), "retry after 7 s", "429 TooManyRequests"),

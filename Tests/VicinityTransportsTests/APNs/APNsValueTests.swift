@@ -99,7 +99,7 @@ struct APNsValueTests {
         var configuration = APNsConfiguration(key: .generate(), keyID: try APNsKeyID("ABC123DEFG"), teamID: try APNsTeamID("TEAM456XYZ"))
         #expect(configuration.environment == .production)
         #expect(configuration.server == APNsEnvironment.production.server)
-        #expect(configuration.requestTimeout == .seconds(30))
+        #expect(configuration.requestTimeout == .seconds(10))
         configuration.environment = .sandbox
         #expect(configuration.server == APNsEnvironment.sandbox.server)
         configuration.server = try #require(URL(string: "https://127.0.0.1:8443"))

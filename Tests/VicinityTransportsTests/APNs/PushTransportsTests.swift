@@ -4,7 +4,7 @@ import NIOSSL
 import Testing
 import TLSTestSupport
 import VicinityCore
-import VicinityTransports
+@testable import VicinityTransports
 
 /// The outbox's way to devices (`PushTransports`) with an APNs on loopback: what a notice becomes on an iPhone.
 @Suite("Pushes to iOS through the outbox's transport", .enabled(if: TestAuthority.available, "no openssl: run Scripts/setup.sh"), .timeLimit(.minutes(2)))
@@ -18,7 +18,7 @@ struct PushTransportsTests {
             event: EventID(77), type: .voteFinished, title: "Where to meet", body: "The result of “Where to meet” is out.",
             url: "/#votes/K7M3QX", tag: "vote-K7M3QX")
         let push = OutgoingPush(
-            id: .random(), notice: notice,
+            id: .random(), notice: notice, device: .random(),
             target: .apns(APNsAddress(stored: String(repeating: "0f1e2d3c", count: 8), topic: "edu.csulb.vicinity")),
             createdAt: created, expiresAt: created + .seconds(86_400))
         try await TestAPNs.run(account: account, answers: [.refuse(503, reason: "ServiceUnavailable"), .accept]) { apns, port, authority in
@@ -42,7 +42,14 @@ struct PushTransportsTests {
             #expect(received[0].headers["apns-id"] == received[1].headers["apns-id"], "one notification to APNs however often tried")
             let delivered = received[1]
             #expect(delivered.problems == [])
-            #expect(delivered.headers["apns-collapse-id"] == "vote-K7M3QX")
+            let collapse = try #require(delivered.headers["apns-collapse-id"])
+            #expect(collapse.count == 32 && !collapse.contains("K7M3QX"), "the tag, unreadable to Apple: \(collapse)")
+            let again = OutgoingPush(
+                id: .random(), notice: notice, device: push.device, target: push.target, createdAt: created, expiresAt: push.expiresAt)
+            let elsewhere = OutgoingPush(
+                id: .random(), notice: notice, device: .random(), target: push.target, createdAt: created, expiresAt: push.expiresAt)
+            #expect(PushMessage.collapseKey(again) == collapse, "the same tag to the same device collapses")
+            #expect(PushMessage.collapseKey(elsewhere) != collapse, "another device's key tells nothing of this one's")
             #expect(delivered.headers["apns-expiration"] == "1800086400")
             let payload = try delivered.payloadObject()
             let aps = try #require(payload["aps"] as? [String: Any])

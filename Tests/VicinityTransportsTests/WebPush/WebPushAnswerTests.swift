@@ -26,19 +26,15 @@ struct WebPushAnswerTests {
         }
     }
 
-    @Test("429, 408 and 5xx are retried, after the Retry-After when given; 401 and 403 are a VAPID misconfiguration; 400, 413 and other answers fail")
+    @Test("429, 408 and 5xx are retried, after the Retry-After when given; 401 is a VAPID misconfiguration, 403 a subscription made with another key; 400, 413 and other answers fail")
     func retriedRefusedFailed() {
         #expect(answer(429, retryAfter: "7") == .retry(after: .seconds(7), reason: "the push service answered 429"))
         #expect(answer(503) == .retry(after: nil, reason: "the push service answered 503"))
         #expect(answer(500, retryAfter: "soon") == .retry(after: nil, reason: "the push service answered 500"))
         #expect(answer(408) == .retry(after: nil, reason: "the push service answered 408"))
-        for status in [401, 403] {
-            guard case .misconfigured(let reason) = answer(status) else {
-                Issue.record("\(status) is not misconfigured")
-                continue
-            }
-            #expect(reason.contains("VAPID"))
-        }
+        #expect(answer(401) == .misconfigured(reason: "the push service refused the VAPID token (the push service answered 401)"))
+        #expect(answer(403) == .gone(reason: "subscription made with another VAPID key (the push service answered 403)"))
+        #expect(answer(403).deliveryOutcome == .gone(reason: "subscription made with another VAPID key (the push service answered 403)"))
         for status in [400, 413, 301, 422] {
             guard case .failed = answer(status) else {
                 Issue.record("\(status) does not fail")

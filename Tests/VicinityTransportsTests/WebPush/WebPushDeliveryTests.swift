@@ -161,12 +161,16 @@ struct WebPushDeliveryTests {
         #expect(reason.contains("503"))
     }
 
-    @Test("403 is a VAPID key the push service refuses: misconfigured, so the message is kept")
+    @Test("403 is a subscription made with another VAPID key: gone, so the device goes; 401 is a token refused: misconfigured, so the message is kept")
     func forbidden() async throws {
-        let service = try await TestPushService(answer: .status(403))
-        let outcome = try await push(to: service)
-        guard case .misconfigured = outcome else {
+        let outcome = try await push(to: try await TestPushService(answer: .status(403)))
+        guard case .gone = outcome else {
             Issue.record("403 gave \(outcome)")
+            return
+        }
+        let refused = try await push(to: try await TestPushService(answer: .status(401)))
+        guard case .misconfigured = refused else {
+            Issue.record("401 gave \(refused)")
             return
         }
     }
