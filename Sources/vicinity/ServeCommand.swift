@@ -36,6 +36,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(Self.options.templeCategories) var templeCategories: String?
     @Option(Self.options.bcryptCost) var bcryptCost: String?
+    @Option(Self.options.positionCurrentFor) var positionCurrentFor: String?
     @Option(Self.options.positionMaxAge) var positionMaxAge: String?
     @Option(Self.options.sessionLifetime) var sessionLifetime: String?
     @Option(Self.options.voteSettlingTime) var voteSettlingTime: String?
@@ -127,7 +128,12 @@ struct Serve: AsyncParsableCommand {
         let tls = try tlsSettings(port: port, environment: environment)
         var services = ServiceSettings(temples: try value(table.templeCategories, templeCategories))
         let bcryptCost = try value(table.bcryptCost, bcryptCost)
+        services.friends.positions.currentFor = try value(table.positionCurrentFor, positionCurrentFor)
         services.friends.positions.maximumAge = try value(table.positionMaxAge, positionMaxAge)
+        guard services.friends.positions.currentFor <= services.friends.positions.maximumAge else {
+            throw table.positionCurrentFor.name.refusal(.predicate(
+                "must not be longer than \(table.positionMaxAge.name.long) (\(OptionDuration.text(services.friends.positions.maximumAge))), after which a position is gone"))
+        }
         services.accounts.sessionLifetime = try value(table.sessionLifetime, sessionLifetime)
         services.votes.settlingTime = try value(table.voteSettlingTime, voteSettlingTime)
         let proxies = try table.trustedProxies.resolve(given: trustedProxies, environment: environment)

@@ -70,9 +70,14 @@ struct ServeOptionTable: Sendable {
         do throws(ValidationError) { return try BcryptCost(Int(text) ?? -1) } catch { throw .predicate("\(error.message), not \"\(text)\"") }
     }
 
+    let positionCurrentFor = EnvironmentOption.duration(
+        "position-current-for", variable: "VICINITY_POSITION_CURRENT_FOR", valueName: "age",
+        abstract: "Age up to which a shared position is current (where someone is now; nearby lists and live moves), after which it is last seen: a number with s, m, h or d.",
+        standard: ServiceSettings.standard.friends.positions.currentFor)
+
     let positionMaxAge = EnvironmentOption.duration(
         "position-max-age", variable: "VICINITY_POSITION_MAX_AGE", valueName: "age",
-        abstract: "Age after which a shared position is last seen rather than current: a number with s, m, h or d.",
+        abstract: "Age after which a shared position is shown to nobody, as if none were shared: a number with s, m, h or d.",
         standard: ServiceSettings.standard.friends.positions.maximumAge)
 
     let sessionLifetime = EnvironmentOption.duration(

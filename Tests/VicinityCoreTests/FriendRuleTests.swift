@@ -55,7 +55,9 @@ struct PrivacyRuleTests {
             userID: .random(), coordinate: Spot.library, accuracy: nil, status: nil, label: "Around Library", onCampus: nil,
             closestPlace: nil, updatedAt: now - .seconds(60))
         var old = fresh
-        old.updatedAt = now - rules.maximumAge - .milliseconds(1)
+        old.updatedAt = now - rules.currentFor - .milliseconds(1)
+        var gone = fresh
+        gone.updatedAt = now - rules.maximumAge - .milliseconds(1)
 
         func seen(_ position: SharedPosition?, privacy: Bool, _ relation: Relation) -> Presence {
             let result = PrivacyRule.visible(position, ownerPrivacyMode: privacy, relation: relation, at: now, rules: rules)
@@ -64,6 +66,8 @@ struct PrivacyRuleTests {
         }
         #expect(seen(fresh, privacy: false, .owner) == .current)
         #expect(seen(old, privacy: false, .owner) == .lastSeen)
+        #expect(seen(gone, privacy: false, .owner) == .none, "past its age a position is gone, also to its owner")
+        #expect(seen(gone, privacy: false, .friend(sharedWith: true)) == .none)
         #expect(seen(fresh, privacy: true, .owner) == .current, "privacy mode hides from friends, not from oneself")
         #expect(seen(nil, privacy: false, .owner) == .none)
         #expect(seen(fresh, privacy: false, .friend(sharedWith: true)) == .current)
@@ -77,16 +81,21 @@ struct PrivacyRuleTests {
         }
     }
 
-    @Test("a position older than the configured age is last seen, never current; exactly that age is still current")
+    @Test("a position is current up to its window, exactly that age included, then last seen up to its maximum age, then gone; by default 15 minutes and a day")
     func staleness() {
         let now = Timestamp(millisecondsSince1970: 1_795_338_000_000)
         var position = SharedPosition(
             userID: .random(), coordinate: Spot.library, accuracy: nil, status: nil, label: "", onCampus: nil,
-            closestPlace: nil, updatedAt: now - .seconds(3600))
-        let hour = PositionRules(maximumAge: .seconds(3600))
-        #expect(hour.isCurrent(position, at: now))
+            closestPlace: nil, updatedAt: now - .seconds(900))
+        let rules = PositionRules.standard
+        #expect(rules.currentFor == .seconds(900) && rules.maximumAge == .seconds(86_400))
+        #expect(rules.isCurrent(position, at: now))
         position.updatedAt = position.updatedAt - .milliseconds(1)
-        #expect(!hour.isCurrent(position, at: now))
+        #expect(!rules.isCurrent(position, at: now) && rules.isKept(position, at: now))
+        position.updatedAt = now - .seconds(86_400)
+        #expect(rules.isKept(position, at: now))
+        position.updatedAt = position.updatedAt - .milliseconds(1)
+        #expect(!rules.isKept(position, at: now))
     }
 }
 
@@ -103,7 +112,7 @@ struct FriendServiceTests {
         for friend in [near, hider, ghost, stale] { try await world.befriend(me, friend) }
 
         _ = try await world.services.friends.sharePosition(stale, at: Spot.pyramid, accuracy: nil, status: nil)
-        world.clock.advance(by: .seconds(24 * 3600 + 1))
+        world.clock.advance(by: PositionRules.standard.currentFor + .seconds(1))
         _ = try await world.services.friends.sharePosition(me, at: Spot.hallOfScience, accuracy: nil, status: nil)
         let status = try StatusText("In the library")
         _ = try await world.services.friends.sharePosition(near, at: Spot.library, accuracy: try Accuracy(meters: 8), status: status)
@@ -142,6 +151,14 @@ struct FriendServiceTests {
         let toStale = try await world.services.friends.direction(to: stale.userID, of: me, from: nil)
         #expect(toStale.presence == .lastSeen)
         #expect(toStale.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.pyramid))
+
+        // A day on, the stale position is gone: nothing tells it from no position at all.
+        world.clock.advance(by: PositionRules.standard.maximumAge)
+        let later = try await world.services.friends.friends(of: me)
+        #expect(later.first { $0.friend.username.rawValue == "stale" }?.presence == Presence.none)
+        await #expect(throws: ServiceError.notFound(.friendPosition)) {
+            try await world.services.friends.direction(to: stale.userID, of: me, from: Spot.hallOfScience)
+        }
     }
 
     @Test("a move is told to the listening friends who may see it, as their friend list shows it, and to nobody else")
@@ -180,11 +197,12 @@ struct FriendServiceTests {
         _ = try await world.services.friends.sharePosition(mover, at: Spot.pyramid, accuracy: nil, status: nil)
         #expect(try await friends.moved(mover.userID) { $0.intersection(everyone) }.isEmpty)
 
-        // A position past its age is where the mover was: still shown, as the list shows it.
+        // A position past its window is where the mover was, not is: lists show it as last seen, and no
+        // notice tells of it as a move.
         _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: false), from: ClientAddress(nil))
-        world.clock.advance(by: .seconds(24 * 3600 + 1))
-        let stale = try await friends.moved(mover.userID) { $0.intersection(everyone) }
-        #expect(stale.map(\.view.presence) == [.lastSeen, .lastSeen])
+        world.clock.advance(by: PositionRules.standard.currentFor + .seconds(1))
+        #expect(try await friends.friend(mover.userID, of: friend).presence == .lastSeen)
+        #expect(try await friends.moved(mover.userID) { $0.intersection(everyone) }.isEmpty)
     }
 
     @Test("without a current position of my own, distances are absent and nearby needs a centre")
@@ -203,7 +221,7 @@ struct FriendServiceTests {
         #expect(around.map(\.friend.id) == [friend.userID])
         // A position of mine that has gone stale is no "current position" either.
         _ = try await world.services.friends.sharePosition(me, at: Spot.hallOfScience, accuracy: nil, status: nil)
-        world.clock.advance(by: .seconds(24 * 3600 + 1))
+        world.clock.advance(by: PositionRules.standard.currentFor + .seconds(1))
         await #expect(throws: ServiceError.conflict(.noCurrentPosition)) {
             try await world.services.friends.direction(to: friend.userID, of: me, from: nil)
         }

@@ -207,19 +207,29 @@ struct FriendFinderFlowTests {
         }
     }
 
-    @Test("the owner sees their own position as current, then last seen once it is older than the set age")
+    @Test("the owner sees their own position as current, then last seen once older than its window, then nothing once older than the set age")
     func ownPosition() async throws {
         let clock = ManualClock()
         var settings = ServiceSettings()
-        settings.friends.positions.maximumAge = .seconds(3600)
+        settings.friends.positions = PositionRules(currentFor: .seconds(600), maximumAge: .seconds(3600))
         try await withApp(try await store(csulbRows), clock: clock, settings: settings) { client in
-            let alice = try await client.person("alice")
+            let alice = try await client.person("alice"), bob = try await client.person("bob")
+            try await client.befriend(alice, bob)
             try await client.share(alice, hall.lat, hall.lon, status: "here")
             let current = try await client.call(.get, "/v1/me/position", as: alice)
             #expect(current.object?["presence"] as? String == "current")
             #expect(current.object?["status"] as? String == "here")
-            clock.advance(by: .seconds(3601))
+            clock.advance(by: .seconds(601))
             #expect(try await client.call(.get, "/v1/me/position", as: alice).object?["presence"] as? String == "last_seen")
+            let friends = try await client.call(.get, "/v1/friends", as: bob)
+            let seen = try #require((friends.object?["friends"] as? [[String: Any]])?.first)
+            #expect(seen["presence"] as? String == "last_seen" && seen["updated_at"] is String, "\(friends.text)")
+            let nearby = try await client.call(.get, "/v1/friends/nearby?lat=\(library.lat)&lon=\(library.lon)", as: bob)
+            #expect((nearby.object?["friends"] as? [[String: Any]])?.isEmpty == true, "nearby lists take current positions only: \(nearby.text)")
+            clock.advance(by: .seconds(3000))
+            #expect(try await client.call(.get, "/v1/me/position", as: alice).status == .notFound, "gone, also to its owner")
+            let later = try await client.call(.get, "/v1/friends", as: bob)
+            #expect((later.object?["friends"] as? [[String: Any]])?.first?["presence"] as? String == "none")
             // A new position without a status clears the status: location and status travel together.
             try await client.share(alice, hall.lat, hall.lon)
             #expect(try await client.call(.get, "/v1/me/position", as: alice).object?["status"] is NSNull)

@@ -26,11 +26,13 @@ struct PrivacyTests {
         var privacyMode: Person
         var privacyModeNoPosition: Person
         var stale: Person
+        /// Shared a position older than it is kept: gone, read as none.
+        var expired: Person
         var stranger: Person
         var requestedByViewer: Person
         var requestingViewer: Person
 
-        var hiddenOrAbsent: [Person] { [noPosition, hiddenFromViewer] }
+        var hiddenOrAbsent: [Person] { [noPosition, hiddenFromViewer, expired] }
         var notFriends: [Person] { [stranger, requestedByViewer, requestingViewer] }
     }
 
@@ -44,17 +46,20 @@ struct PrivacyTests {
             privacyMode: try await client.person("privacy"),
             privacyModeNoPosition: try await client.person("privacynopos"),
             stale: try await client.person("stale"),
+            expired: try await client.person("expired"),
             stranger: try await client.person("stranger"),
             requestedByViewer: try await client.person("requested"),
             requestingViewer: try await client.person("requesting"))
-        for friend in [matrix.shared, matrix.noPosition, matrix.hiddenFromViewer, matrix.privacyMode, matrix.privacyModeNoPosition, matrix.stale] {
+        for friend in [matrix.shared, matrix.noPosition, matrix.hiddenFromViewer, matrix.privacyMode, matrix.privacyModeNoPosition, matrix.stale, matrix.expired] {
             try await client.befriend(friend, viewer)
         }
         _ = try await client.call(.post, "/v1/friend-requests", as: viewer, json: #"{"to":"\#(matrix.requestedByViewer.id)"}"#)
         _ = try await client.call(.post, "/v1/friend-requests", as: matrix.requestingViewer, json: #"{"to":"\#(viewer.id)"}"#)
 
-        try await client.share(matrix.stale, hall.lat, hall.lon, status: "yesterday")
-        clock.advance(by: .seconds(24 * 3600 + 1))
+        try await client.share(matrix.expired, hall.lat, hall.lon, status: "last week")
+        clock.advance(by: PositionRules.standard.maximumAge)
+        try await client.share(matrix.stale, hall.lat, hall.lon, status: "earlier")
+        clock.advance(by: PositionRules.standard.currentFor + .seconds(1))
         for person in [viewer, matrix.shared, matrix.hiddenFromViewer, matrix.privacyMode, matrix.stranger, matrix.requestedByViewer, matrix.requestingViewer] {
             try await client.share(person, hall.lat, hall.lon, status: "here")
         }
@@ -72,10 +77,12 @@ struct PrivacyTests {
             let m = try await makeMatrix(client, clock: clock)
             let list = try await client.call(.get, "/v1/friends", as: m.viewer).list("friends")
             let byID = Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0) })
-            #expect(Set(byID.keys) == Set([m.shared, m.noPosition, m.hiddenFromViewer, m.privacyMode, m.privacyModeNoPosition, m.stale].map(\.id)))
+            #expect(Set(byID.keys) == Set([m.shared, m.noPosition, m.hiddenFromViewer, m.privacyMode, m.privacyModeNoPosition, m.stale, m.expired].map(\.id)))
 
-            // Hidden from the viewer alone reads exactly as no position at all, in the list and one by one.
+            // Hidden from the viewer alone, and a position older than it is kept, read exactly as no position at
+            // all, in the list and one by one.
             #expect(withoutIdentity(byID[m.hiddenFromViewer.id]) == withoutIdentity(byID[m.noPosition.id]))
+            #expect(withoutIdentity(byID[m.expired.id]) == withoutIdentity(byID[m.noPosition.id]))
             #expect(byID[m.noPosition.id]?["presence"] as? String == "none")
             let one = try await client.call(.get, "/v1/friends/\(m.hiddenFromViewer.id)", as: m.viewer)
             let other = try await client.call(.get, "/v1/friends/\(m.noPosition.id)", as: m.viewer)
@@ -91,7 +98,7 @@ struct PrivacyTests {
             }
             #expect(byID[m.shared.id]?["presence"] as? String == "current")
             #expect(byID[m.stale.id]?["presence"] as? String == "last_seen")
-            #expect(byID[m.stale.id]?["status"] as? String == "yesterday")
+            #expect(byID[m.stale.id]?["status"] as? String == "earlier")
 
             let pins = try await client.call(.get, "/v1/friends", as: m.viewer, headers: [.accept: "application/geo+json"])
             let pinned = (pins.object?["features"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }

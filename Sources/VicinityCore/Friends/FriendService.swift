@@ -267,7 +267,7 @@ public struct FriendService<S: Stores>: Sendable {
     }
 
     /// How `mover`'s friends among those `listening` picks see them now, for each who may see where they are
-    /// (current or last seen): what a `friend_moved` notice carries. A friend the mover hides from, or who
+    /// now (a current position): what a `friend_moved` notice carries. A friend the mover hides from, or who
     /// sees them hidden, gets nothing, exactly as when the mover has not moved.
     public func moved(
         _ mover: UserID, seenBy listening: (Set<UserID>) -> Set<UserID>
@@ -286,7 +286,8 @@ public struct FriendService<S: Stores>: Sendable {
                 friend: mover, since: side.since, sharesWithFriend: side.friendSharesWithMe, friendSharesWithMe: side.sharesWithFriend)
             let origin = positions[side.friend].flatMap { rules.positions.isCurrent($0, at: now) ? $0.coordinate : nil }
             let view = view(of: viewerSide, account: account, position: positions[mover], origin: origin, at: now)
-            guard view.presence == .current || view.presence == .lastSeen else { return nil }
+            // Current only: a notice says where a friend is now.
+            guard view.presence == .current else { return nil }
             return (side.friend, view)
         }
     }

@@ -68,30 +68,42 @@ public struct SharedPosition: Hashable, Sendable {
     }
 }
 
-/// How old a position may be and still be where someone is.
+/// How old a position may be and still say where someone is, or was.
 public struct PositionRules: Hashable, Sendable {
-    /// Older positions are reported as last seen, never as current.
+    /// Younger positions are current: where someone is now, what nearby lists, `friend_moved` and the phone
+    /// apps show. Older ones are last seen, shown with their time.
+    public var currentFor: Duration
+    /// Older positions are gone: shown to nobody, the owner included, as if none had been shared.
     public var maximumAge: Duration
 
-    /// 24 hours: a position from yesterday says where someone was, not where they are.
-    public static let standard = PositionRules(maximumAge: .seconds(24 * 3600))
+    /// Current for 15 minutes: phone apps report every few minutes while someone moves (OwnTracks' move mode,
+    /// Traccar Client's default interval of 5 minutes), so a position older than three missed reports no longer
+    /// says where someone is. Kept for a day: a position from yesterday says nothing worth keeping.
+    public static let standard = PositionRules(currentFor: .seconds(15 * 60), maximumAge: .seconds(24 * 3600))
 
-    public init(maximumAge: Duration) { self.maximumAge = maximumAge }
+    public init(currentFor: Duration, maximumAge: Duration) {
+        self.currentFor = currentFor
+        self.maximumAge = maximumAge
+    }
 
     public func isCurrent(_ position: SharedPosition, at now: Timestamp) -> Bool {
+        now - position.updatedAt <= currentFor
+    }
+
+    public func isKept(_ position: SharedPosition, at now: Timestamp) -> Bool {
         now - position.updatedAt <= maximumAge
     }
 }
 
 /// What a viewer learns of someone's whereabouts.
 public enum Presence: String, Hashable, Sendable, CaseIterable {
-    /// A position younger than `PositionRules.maximumAge`.
+    /// A position younger than `PositionRules.currentFor`.
     case current
-    /// An older position: where they were, at `updated_at`.
+    /// An older position, younger than `PositionRules.maximumAge`: where they were, at `updated_at`.
     case lastSeen = "last_seen"
     /// Privacy mode is on: nothing located, whether or not a position exists behind it.
     case hidden
-    /// Nothing to show: no position, or one not shared with this viewer; the two read the same.
+    /// Nothing to show: no position, one too old to keep, or one not shared with this viewer; all read the same.
     case none
 }
 
@@ -122,7 +134,7 @@ public enum PrivacyRule {
         case .owner:
             break
         }
-        guard let position else { return (.none, nil) }
+        guard let position, rules.isKept(position, at: now) else { return (.none, nil) }
         return (rules.isCurrent(position, at: now) ? .current : .lastSeen, position)
     }
 }
