@@ -13,8 +13,8 @@ export function showError(error) {
     box.append(el('p', { text: `Something went wrong: ${error?.message ?? error}` }));
     return;
   }
-  let detail = problem.detail ?? 'The request failed.';
-  if (problem.retryAfterSeconds) detail += ` Try again in ${problem.retryAfterSeconds} s.`;
+  // The server's words already say when to try again (429 and 503 name the wait): said once.
+  const detail = problem.detail ?? 'The request failed.';
   box.append(el('p', { class: 'detail', text: detail }));
   if (Array.isArray(problem.errors) && problem.errors.length > 0) {
     box.append(el('ul', { class: 'field-errors' },
