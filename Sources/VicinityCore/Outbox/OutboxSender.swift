@@ -104,7 +104,8 @@ public final class OutboxSender<S: Stores>: Sendable {
             return try await attempt(claimed, devices: devices)
         } catch {
             var message = claimed
-            let reason = "could not be prepared: \(error)"
+            // The kind of error only: its words could hold what the message holds (an address), which no log says.
+            let reason = "could not be prepared (\(type(of: error)))"
             message.settle(.retry(after: nil, reason: reason), at: clock.now, rules: rules)
             let channel = claimed.payload?.channel ?? .mail
             let outcome: OutboxOutcome = if case .dropped(_, let why) = message.state {
