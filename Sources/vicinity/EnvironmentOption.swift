@@ -156,6 +156,15 @@ enum OptionText {
         return port
     }
 
+    /// Yes or no: `true`, `yes` or `1`, `false`, `no` or `0`, in any case.
+    static func truth(_ text: String) throws(OptionRefusal) -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "1": return true
+        case "false", "no", "0": return false
+        default: throw .predicate("must be true or false, not \"\(text)\"")
+        }
+    }
+
     /// The text as given, for options whose meaning is checked where it is used (folders, URLs).
     static func verbatim(_ text: String) -> String { text }
 }

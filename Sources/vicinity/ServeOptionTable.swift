@@ -239,14 +239,7 @@ struct ServeOptionTable: Sendable {
     let requireEmail = EnvironmentOption<Bool?>(
         "require-email", variable: "VICINITY_REQUIRE_EMAIL", valueName: "true|false",
         abstract: "Whether sign-up needs an e-mail address, confirmed with a code, and new votes take verified voters only unless they say otherwise.",
-        standard: nil, shown: "true when --smtp-url is given, else false"
-    ) { text throws(OptionRefusal) in
-        switch text.lowercased() {
-        case "true", "yes", "1": return true
-        case "false", "no", "0": return false
-        default: throw .predicate("must be true or false, not \"\(text)\"")
-        }
-    }
+        standard: nil, shown: "true when --smtp-url is given, else false", read: OptionText.truth)
 
     /// The key every Web Push is signed with (RFC 8292): browsers subscribe with its public half, so it stays
     /// the same for as long as their subscriptions should work.
@@ -267,14 +260,7 @@ struct ServeOptionTable: Sendable {
     let pushAllowHTTP = EnvironmentOption<Bool>(
         "push-allow-http", variable: "VICINITY_PUSH_ALLOW_HTTP", valueName: "true|false",
         abstract: "Take Web Push endpoints over plain http: for a push service on loopback in tests, never in production.",
-        standard: false, shown: "false: endpoints must be https"
-    ) { text throws(OptionRefusal) in
-        switch text.lowercased() {
-        case "true", "yes", "1": return true
-        case "false", "no", "0": return false
-        default: throw .predicate("must be true or false, not \"\(text)\"")
-        }
-    }
+        standard: false, shown: "false: endpoints must be https", read: OptionText.truth)
 
     /// Token-based provider authentication (Apple, "Establishing a token-based connection to APNs"): the key
     /// from the developer account, its id and the team's.
