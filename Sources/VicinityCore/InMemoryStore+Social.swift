@@ -18,6 +18,8 @@ struct SocialState {
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
     var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
     var requests: [FriendRequestID: FriendRequest] = [:]
+    /// Each blocker's blocks, by the person blocked.
+    var blocks: [UserID: [UserID: Block]] = [:]
     var events: [Event] = []
     var lastEventID: Int64 = 0
 
@@ -70,14 +72,33 @@ struct SocialState {
         requests.values.first { $0.from == from && $0.to == to }
     }
 
-    mutating func befriend(_ a: UserID, _ b: UserID, since: Timestamp) {
-        friendships[a, default: [:]][b] = (since, true)
-        friendships[b, default: [:]][a] = (since, true)
-    }
-
     func friendship(of user: UserID, with friend: UserID) -> Friendship? {
         guard let mine = friendships[user]?[friend], let theirs = friendships[friend]?[user] else { return nil }
         return Friendship(friend: friend, since: mine.since, sharesWithFriend: mine.shares, friendSharesWithMe: theirs.shares)
+    }
+
+    /// Everything between two people, as the SQL stores read it under the pair's lock.
+    func pair(_ a: UserID, _ b: UserID) -> FriendPair {
+        let sides = [(a, b), (b, a)].compactMap { user, friend in
+            friendships[user]?[friend].map { FriendshipSide(user: user, friend: friend, since: $0.since, sharesPosition: $0.shares) }
+        }
+        return FriendPair(
+            a, b, sides: sides,
+            requests: requests.values.filter { Set([$0.from, $0.to]) == Set([a, b]) },
+            blocks: [blocks[a]?[b], blocks[b]?[a]].compactMap { $0 })
+    }
+
+    /// Writes a pair back as `FriendPair`'s rule left it.
+    mutating func store(_ pair: FriendPair) {
+        let (a, b) = (pair.first, pair.second)
+        friendships[a]?[b] = nil
+        friendships[b]?[a] = nil
+        for side in pair.sides { friendships[side.user, default: [:]][side.friend] = (side.since, side.sharesPosition) }
+        requests = requests.filter { Set([$0.value.from, $0.value.to]) != Set([a, b]) }
+        for request in pair.requests { requests[request.id] = request }
+        blocks[a]?[b] = nil
+        blocks[b]?[a] = nil
+        for block in pair.blocks { blocks[block.blocker, default: [:]][block.blocked] = block }
     }
 }
 
@@ -245,6 +266,8 @@ extension InMemoryStore: AccountStore {
             state.social.friendships[id] = nil
             for friend in state.social.friendships.keys { state.social.friendships[friend]?[id] = nil }
             state.social.requests = state.social.requests.filter { $0.value.from != id && $0.value.to != id }
+            state.social.blocks[id] = nil
+            for blocker in state.social.blocks.keys { state.social.blocks[blocker]?[id] = nil }
             state.social.events.removeAll { $0.recipient == id || $0.payload.about == id }
             let events = state.social.append(drafts)
             return (true, changes + events.map { .event($0.id, recipient: $0.recipient) })
@@ -348,56 +371,42 @@ extension InMemoryStore: PositionStore {
 }
 
 extension InMemoryStore: FriendStore {
+    /// Lets `rule` change the pair between `a` and `b` and keeps what it left, with the events `announcing`
+    /// makes of the result, all in one hold of the lock. The result and its events are worked out on a copy
+    /// first, so that a failure changes nothing.
+    private func changingPair<Result>(
+        _ a: UserID, _ b: UserID, announcing: (Result) throws -> [EventDraft] = { _ in [] },
+        _ rule: (inout FriendPair) throws -> Result
+    ) throws -> Result {
+        try changing { state in
+            var pair = state.social.pair(a, b)
+            let result = try rule(&pair)
+            let drafts = try announcing(result)
+            state.social.store(pair)
+            let events = state.social.append(drafts)
+            return (result, events.map { .event($0.id, recipient: $0.recipient) })
+        }
+    }
+
     public func sendFriendRequest(
         _ request: FriendRequest, announcing: @escaping @Sendable (FriendRequestOutcome) throws -> [EventDraft]
     ) async throws -> FriendRequestOutcome {
-        // The outcome and its events are worked out before anything changes, so that a failure changes nothing.
-        try changing { state in
-            let outcome: FriendRequestOutcome
-            if state.social.isFriend(request.from, request.to) {
-                outcome = .alreadyFriends
-            } else if let theirs = state.social.pendingRequest(from: request.to, to: request.from) {
-                outcome = .becameFriends(accepted: theirs, since: request.createdAt)
-            } else if let mine = state.social.pendingRequest(from: request.from, to: request.to) {
-                outcome = .alreadyRequested(mine)
-            } else {
-                outcome = .sent(request)
-            }
-            let drafts = try announcing(outcome)
-            switch outcome {
-            case .becameFriends(let theirs, _):
-                state.social.requests[theirs.id] = nil
-                state.social.befriend(request.from, request.to, since: request.createdAt)
-            case .sent:
-                state.social.requests[request.id] = request
-            case .alreadyFriends, .alreadyRequested:
-                break
-            }
-            let events = state.social.append(drafts)
-            return (outcome, events.map { .event($0.id, recipient: $0.recipient) })
-        }
+        try changingPair(request.from, request.to, announcing: announcing) { $0.send(request) }
     }
 
     public func acceptFriendRequest(
         _ id: FriendRequestID, recipient: UserID, at time: Timestamp,
         announcing: @escaping @Sendable (FriendRequest) throws -> [EventDraft]
     ) async throws -> FriendRequest? {
-        try changing { state in
-            guard let request = state.social.requests[id], request.to == recipient else { return (nil, []) }
-            let drafts = try announcing(request)
-            state.social.requests[id] = nil
-            state.social.befriend(request.from, request.to, since: time)
-            let events = state.social.append(drafts)
-            return (request, events.map { .event($0.id, recipient: $0.recipient) })
+        guard let request = state.withLock({ $0.social.requests[id] }), request.to == recipient else { return nil }
+        return try changingPair(request.from, request.to, announcing: { try $0.map(announcing) ?? [] }) {
+            $0.accept(id, recipient: recipient, at: time)
         }
     }
 
     public func deleteFriendRequest(_ id: FriendRequestID, participant: UserID) async throws -> FriendRequest? {
-        state.withLock { state in
-            guard let request = state.social.requests[id], request.from == participant || request.to == participant else { return nil }
-            state.social.requests[id] = nil
-            return request
-        }
+        guard let request = state.withLock({ $0.social.requests[id] }) else { return nil }
+        return try changingPair(request.from, request.to) { $0.withdraw(id, participant: participant) }
     }
 
     public func friendRequests(of user: UserID) async throws -> [FriendRequest] {
@@ -418,19 +427,24 @@ extension InMemoryStore: FriendStore {
     }
 
     public func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship? {
-        state.withLock { state in
-            guard state.social.friendship(of: user, with: friend) != nil else { return nil }
-            state.social.friendships[user]?[friend]?.shares = shares
-            return state.social.friendship(of: user, with: friend)
-        }
+        try changingPair(user, friend) { $0.setSharing(shares, from: user) }
     }
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {
+        try changingPair(user, friend) { $0.end() }
+    }
+
+    public func block(_ blocked: UserID, by blocker: UserID, at time: Timestamp) async throws -> BlockOutcome {
+        try changingPair(blocker, blocked) { $0.block(by: blocker, at: time) }
+    }
+
+    public func unblock(_ blocked: UserID, by blocker: UserID) async throws -> Bool {
+        try changingPair(blocker, blocked) { $0.unblock(by: blocker) }
+    }
+
+    public func blocks(involving user: UserID) async throws -> [Block] {
         state.withLock { state in
-            guard state.social.isFriend(user, friend) else { return false }
-            state.social.friendships[user]?[friend] = nil
-            state.social.friendships[friend]?[user] = nil
-            return true
+            Array((state.social.blocks[user] ?? [:]).values) + state.social.blocks.values.compactMap { $0[user] }
         }
     }
 

@@ -36,6 +36,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case ballot
         case device
         case pushDevice
+        /// A block of the caller's on this user.
+        case block
         /// The VAPID key browsers subscribe with: none without Web Push.
         case applicationServerKey
     }
@@ -48,6 +50,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case noEmailToVerify
         case alreadyFriends
         case alreadyRequested
+        /// The caller blocked the person they ask to be friends.
+        case blockedByYou
         /// The caller's own current position is needed (for distances) and there is none.
         case noCurrentPosition
         /// Voting has ended (every participant has voted, its time is up or its initiator closed it): no more
@@ -91,6 +95,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case signInsFromAddress
         case signUpsFromAddress
         case pokes
+        /// Friend requests from one person to another: how asking again after a decline is limited.
+        case friendRequests
         case votePasswordAttempts
         case votePasswordsFromAddress
         case voteCreations
@@ -128,6 +134,7 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .ballot: "No ballot of this vote has this id."
             case .device: "No device of yours has this id."
             case .pushDevice: "No device of yours registered for notifications has this id."
+            case .block: "You have not blocked this user."
             case .applicationServerKey:
                 "This service sends no Web Push notifications: its operator has configured no VAPID key (vicinity serve --vapid-key)."
             }
@@ -138,6 +145,7 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .noEmailToVerify: "No e-mail address of yours waits for a code: give one first (PATCH /v1/me with email)."
             case .alreadyFriends: "You are already friends."
             case .alreadyRequested: "A friend request to this user is already pending."
+            case .blockedByYou: "You have blocked this user: unblock them first (DELETE /v1/blocks/{id})."
             case .noCurrentPosition:
                 "Your current position is not known: share it with PUT /v1/me/position, or pass lat and lon."
             case .voteFinished: "Voting in this vote has ended: it takes no more ballots, and its question and time no longer change."
@@ -174,6 +182,8 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .signUpsFromAddress:
                 "Too many sign-ups from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .pokes: "You have poked this friend enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .friendRequests:
+                "You have asked this person to be friends enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .votePasswordAttempts:
                 "Too many wrong passwords for this vote; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .votePasswordsFromAddress:

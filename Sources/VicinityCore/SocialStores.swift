@@ -140,6 +140,16 @@ public protocol FriendStore: Sendable {
 
     /// How `user` stands to each of `others` (friend, request either way); absent means none.
     func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship]
+
+    /// `blocker` blocks `blocked` (`FriendPair.block`: a friendship ends, the blocker's requests go), in one
+    /// step with every other change to the pair.
+    func block(_ blocked: UserID, by blocker: UserID, at time: Timestamp) async throws -> BlockOutcome
+
+    /// Lifts `blocker`'s block on `blocked`; false when there was none.
+    func unblock(_ blocked: UserID, by blocker: UserID) async throws -> Bool
+
+    /// The blocks `user` placed and those placed on them, in no particular order.
+    func blocks(involving user: UserID) async throws -> [Block]
 }
 
 extension FriendStore {

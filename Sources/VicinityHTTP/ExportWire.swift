@@ -20,6 +20,7 @@ extension Wire {
                 return .object(fields)
             }),
             "friend_requests": .array(export.requests.map { .object(friendRequest($0, state: "pending")) }),
+            "blocks": .array(export.blocks.map(block)),
             "devices": .array(export.devices.map(device)),
             "push_subscriptions": .array(export.pushDevices.map(pushDevice)),
             "push_preferences": pushPreferences(export.pushPreferences),

@@ -48,8 +48,16 @@ extension Wire {
         case .requestReceived(let id):
             fields["relationship"] = .string("request_received")
             fields["request_id"] = .string(id.rawValue)
+        case .blocked:
+            fields["relationship"] = .string("blocked")
+            fields["request_id"] = .null
         }
         return .object(fields)
+    }
+
+    /// Someone the caller blocked: who, and since when.
+    static func block(_ view: BlockView) -> JSONValue {
+        .object(["user": summary(view.person), "since": .string(view.since.rfc3339)])
     }
 
     /// A friend request; `state` is `pending`, or `accepted` when sending it made the two friends.

@@ -125,6 +125,7 @@ public func routeTable<S: Stores>(
         PlaceRoutes<S>(places: services.places),
         AccountRoutes(accounts: services.accounts, options: options),
         FriendRoutes(friends: services.friends, options: options),
+        BlockRoutes(friends: services.friends, options: options),
         EventRoutes(events: services.events, options: options),
         VoteRoutes(votes: services.votes, options: options),
         DeviceRoutes(devices: services.devices, options: options),

@@ -455,5 +455,23 @@ enum Schema {
             ALTER TABLE outbox ADD COLUMN about_id text;
             CREATE INDEX outbox_about ON outbox (about_id) WHERE about_id IS NOT NULL;
             """),
+        Migration(name: "v12 blocks", sql: """
+            -- As SpatiaLite's "v13 blocks": people blocking others, one row per blocker and blocked person, gone
+            -- with either account, read by the blocked person's id too; and the window limit on requests to one
+            -- person, which keeps someone who was declined from asking again and again.
+            CREATE TABLE account_block (
+                blocker_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                blocked_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                created_at bigint NOT NULL,
+                PRIMARY KEY (blocker_id, blocked_id),
+                CHECK (blocker_id <> blocked_id)
+            );
+            CREATE INDEX account_block_blocked ON account_block (blocked_id);
+            ALTER TABLE window_limit
+                DROP CONSTRAINT window_limit_scope_check,
+                ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
+                    'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports',
+                    'friend-requests'));
+            """),
     ]
 }

@@ -37,6 +37,7 @@ extension RecordStore {
                             .select(SharedPosition.self) { positions in
                                 .select(FriendshipSide.self) { friendships in
                                     .select(FriendRequest.self) { requests in
+                                     .select(Block.self) { blocks in
                                         .select(Event.self, order: [.ascending("id")]) { events in
                                             .lastNumber(Event.table) { lastGiven in
                                                 .select(StoredVote.self) { votes in
@@ -48,6 +49,7 @@ extension RecordStore {
                                                             places: places, campuses: campuses, accounts: accounts,
                                                             sessions: sessions, positions: positions,
                                                             friendships: friendships, friendRequests: requests,
+                                                            blocks: blocks,
                                                             events: events,
                                                             nextEventNumber: max(lastGiven, events.last?.id.rawValue ?? 0) + 1,
                                                             votes: votes, ballots: ballots, devices: devices,
@@ -55,6 +57,7 @@ extension RecordStore {
                                                         }
                                                        }
                                                       }
+                                                     }
                                                     }
                                                 }
                                             }
@@ -95,6 +98,7 @@ public struct RecordContents: Hashable, Sendable {
     /// One row per direction of each friendship.
     public var friendships: [FriendshipSide] = []
     public var friendRequests: [FriendRequest] = []
+    public var blocks: [Block] = []
     public var events: [Event] = []
     /// The number the next event is given at least: above every number ever given, also to events already
     /// removed, so that a client's `Last-Event-ID` from before the move still means "after this one".
@@ -110,7 +114,7 @@ public struct RecordContents: Hashable, Sendable {
     public init(
         places: [Place] = [], campuses: [Campus] = [], accounts: [StoredAccount] = [], sessions: [Session] = [],
         positions: [SharedPosition] = [], friendships: [FriendshipSide] = [], friendRequests: [FriendRequest] = [],
-        events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
+        blocks: [Block] = [], events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
         devices: [StoredDevice] = [], pushDevices: [PushSubscription] = [], pushPreferences: [PushPreferences] = []
     ) {
         self.places = places
@@ -120,6 +124,7 @@ public struct RecordContents: Hashable, Sendable {
         self.positions = positions
         self.friendships = friendships
         self.friendRequests = friendRequests
+        self.blocks = blocks
         self.events = events
         self.nextEventNumber = nextEventNumber
         self.votes = votes
@@ -146,7 +151,7 @@ public struct RecordContents: Hashable, Sendable {
     static let tables: [Table] = [
         Table("places", \.places), Table("campuses", \.campuses), Table("accounts", \.accounts),
         Table("sessions", \.sessions), Table("positions", \.positions), Table("friendships", \.friendships),
-        Table("friend requests", \.friendRequests), Table("events", \.events), Table("votes", \.votes),
+        Table("friend requests", \.friendRequests), Table("blocks", \.blocks), Table("events", \.events), Table("votes", \.votes),
         Table("ballots", \.ballots), Table("devices", \.devices), Table("push devices", \.pushDevices),
         Table("push preferences", \.pushPreferences),
     ]

@@ -429,6 +429,21 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v13 blocks") { db in
+            // People blocking others, one row per blocker and blocked person, gone with either account; read by
+            // the blocked person's id too, when people search leaves out those who blocked the searcher.
+            try db.execute(sql: """
+                CREATE TABLE account_block (
+                    blocker_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    blocked_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (blocker_id, blocked_id),
+                    CHECK (blocker_id <> blocked_id)
+                );
+                CREATE INDEX account_block_blocked ON account_block(blocked_id);
+                """)
+        }
+
         return migrator
     }
 

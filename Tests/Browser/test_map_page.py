@@ -347,6 +347,37 @@ class StudentsTest(PageTest):
         self.assertGreater(notice.size["width"], 0)
         poked.assert_not_reloaded()
 
+    def test_a_student_blocks_a_friend_who_can_then_no_longer_find_her_and_unblocks_him_from_search(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        nok.befriend_through_api(pim)
+        page = self.browser()
+        page.open("/")
+        page.sign_in(nok)
+        page.tab("friends")
+        block = page.visible(page.friend_item(pim) + " button.block-person", "Nok's list has a Block button for Pim")
+        page.click(block)
+        page.wait(lambda driver: "Click again" in block.text, "the Block button asks once more, in place")
+        self.assertEqual(page.find_all("#blocks-list li[data-user-id]"), [], "one click blocks nobody")
+        page.click(block)
+        page.wait(lambda driver: not page.find_all(page.friend_item(pim)), "Pim leaves Nok's friends list")
+        blocked = page.visible(f"#blocks-list li[data-user-id='{pim.id}']", "Nok's blocked list shows Pim")
+        self.assertIn("Pim Chaiyo", blocked.text)
+        self.assertIn("You blocked Pim Chaiyo", page.message())
+        # Pim, told nothing, no longer finds Nok.
+        self.assertEqual(api("GET", f"/v1/users?{query(q=nok.username)}", pim.token)["users"], [])
+
+        # Nok finds Pim marked as blocked and unblocks him there.
+        page.fill("#people-search", pim.username)
+        page.submit("#people-form")
+        found = page.visible(f"#people-results li[data-user-id='{pim.id}']", "Nok's search lists Pim")
+        self.assertIn("Blocked", found.text)
+        page.click(found.find_element(By.CSS_SELECTOR, "button.unblock-person"))
+        page.wait(lambda driver: not page.find_all("#blocks-list li[data-user-id]"), "the blocked list empties")
+        self.assertEqual([user["id"] for user in api("GET", f"/v1/users?{query(q=nok.username)}", pim.token)["users"]],
+                         [nok.id], "Pim finds Nok again")
+        page.assert_not_reloaded()
+
 
 class TeacherTest(PageTest):
     """The initiator's controls: settling ballots cast under the same name, closing, extending, editing and

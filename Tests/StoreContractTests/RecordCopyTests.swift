@@ -18,7 +18,7 @@ enum CopyTarget: String, CaseIterable, CustomTestStringConvertible, Sendable {
 @Suite("Copying a whole record between stores")
 struct RecordCopyTests {
     /// A record with a row in every table and the awkward cases: a footprint with a hole, one-sided sharing, a
-    /// pending request, removed events above the highest kept, a voided ballot, an announced finish.
+    /// pending request, a block, removed events above the highest kept, a voided ballot, an announced finish.
     static func fill(_ store: SpatiaLiteStore) async throws -> (token: String, pim: Account, lastEventGiven: EventID) {
         let hall = hallOfScience
         func square(_ halfSide: Double) -> [Coordinate] {
@@ -62,6 +62,10 @@ struct RecordCopyTests {
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: pim.id, to: nok.id, createdAt: epoch + .seconds(5)))
         _ = try await store.setSharing(false, from: pim.id, to: nok.id)
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ana.id, to: pim.id, createdAt: epoch))
+        // Ana blocks Pim, which withdraws her request to him; his request to her then waits, held.
+        _ = try await store.block(pim.id, by: ana.id, at: epoch + .seconds(6))
+        let held = FriendRequest(id: .random(), from: pim.id, to: ana.id, createdAt: epoch + .seconds(7))
+        #expect(try await store.sendFriendRequest(held) == .held(held))
         try await store.setPosition(SharedPosition(
             userID: pim.id, coordinate: hall, accuracy: try Accuracy(meters: 12.5), status: try StatusText("Chem lab till 5"),
             label: "Around Hall of Science", onCampus: true, closestPlace: PlaceID("csulb-hsci"), updatedAt: epoch))

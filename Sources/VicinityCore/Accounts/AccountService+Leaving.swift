@@ -38,14 +38,16 @@ extension AccountService {
     }
 
     /// Everything the service holds about the caller, as one document: the account, their position, their
-    /// friends and requests, the votes they opened, their own ballots with their choices, and the events kept
+    /// friends, requests and blocks, the votes they opened, their own ballots with their choices, and the events kept
     /// for them.
     public func export(_ identity: Identity) async throws -> AccountExport {
         let id = identity.userID
         let account = try await me(identity)
         let friendships = try await stores.friends.friendships(of: id)
         let requests = try await stores.friends.friendRequests(of: id)
-        let people = try await stores.accounts.summaries(of: friendships.map(\.friend) + requests.flatMap { [$0.from, $0.to] })
+        let blocks = try await stores.friends.blocks(involving: id).filter { $0.blocker == id }
+        let people = try await stores.accounts.summaries(
+            of: friendships.map(\.friend) + requests.flatMap { [$0.from, $0.to] } + blocks.map(\.blocked))
         let ballots = try await stores.votes.ballots(by: id)
         var votes: [VoteID: Vote] = [:]
         for vote in try await stores.votes.votes(of: id, role: .initiated, limit: Int.max) { votes[vote.id] = vote }
@@ -56,6 +58,9 @@ extension AccountService {
             requests: requests.compactMap { request in
                 guard let from = people[request.from], let to = people[request.to] else { return nil }
                 return FriendRequestView(request: request, from: from, to: to)
+            },
+            blocks: blocks.sorted { $0.createdAt < $1.createdAt }.compactMap { block in
+                people[block.blocked].map { BlockView(person: $0, since: block.createdAt) }
             },
             votesStarted: votes.values.filter { $0.initiator == id }.sorted { $0.createdAt < $1.createdAt },
             ballots: ballots.compactMap { ballot in votes[ballot.vote].map { (ballot, $0) } },
@@ -104,6 +109,8 @@ public struct AccountExport: Sendable {
     public var position: SharedPosition?
     public var friends: [(friendship: Friendship, person: UserSummary)]
     public var requests: [FriendRequestView]
+    /// The people they blocked (never who blocked them: that stays untold).
+    public var blocks: [BlockView]
     public var votesStarted: [Vote]
     /// Their own ballots, with their choices, each with its vote.
     public var ballots: [(ballot: Ballot, vote: Vote)]

@@ -11,6 +11,7 @@ public enum WindowScope: String, Hashable, Sendable, CaseIterable {
     case codesToAddress = "codes-to-address"
     case codesFromClient = "codes-from-client"
     case deviceReports = "device-reports"
+    case friendRequests = "friend-requests"
 }
 
 /// What a ledger holds for one key of a window limit: the events within the window, in milliseconds since

@@ -1,7 +1,8 @@
-/// Everything between two people that friend requests and friendships change: the friendship's two sides (or
-/// none) and the requests pending between them. Stores read it whole under the pair's lock, let one of the
-/// rules below change it and write back what changed, so that however requests race, a pair ends with one
-/// friendship at most, and the rules are written once.
+/// Everything between two people that friend requests, friendships and blocks change: the friendship's two
+/// sides (or none), the requests pending between them and the blocks either placed. Stores read it whole under
+/// the pair's lock, let one of the rules below change it and write back what changed, so that however requests
+/// and blocks race, a pair ends with one friendship at most, never beside a block, and the rules are written
+/// once.
 public struct FriendPair: Hashable, Sendable {
     public let first: UserID
     public let second: UserID
@@ -9,15 +10,25 @@ public struct FriendPair: Hashable, Sendable {
     public private(set) var sides: [FriendshipSide]
     /// Requests pending between the two, either way.
     public private(set) var requests: [FriendRequest]
+    /// Blocks either of the two placed on the other.
+    public private(set) var blocks: [Block]
 
-    public init(_ first: UserID, _ second: UserID, sides: [FriendshipSide], requests: [FriendRequest]) {
+    public init(_ first: UserID, _ second: UserID, sides: [FriendshipSide], requests: [FriendRequest], blocks: [Block]) {
         self.first = first
         self.second = second
         self.sides = sides
         self.requests = requests
+        self.blocks = blocks
     }
 
     public var areFriends: Bool { !sides.isEmpty }
+
+    /// Whether `blocker` has blocked `blocked`.
+    public func blocks(_ blocker: UserID, _ blocked: UserID) -> Bool {
+        blocks.contains { $0.blocker == blocker && $0.blocked == blocked }
+    }
+
+    private var eitherBlocks: Bool { !blocks.isEmpty }
 
     /// The friendship as `user` sees it; nil when the two are not friends.
     public func friendship(of user: UserID) -> Friendship? {
@@ -40,9 +51,13 @@ public struct FriendPair: Hashable, Sendable {
     }
 
     /// A request from one to the other: nothing changes between friends or when the sender asked already; if
-    /// the recipient had asked the sender, their request becomes the friendship.
+    /// the recipient had asked the sender, their request becomes the friendship. A sender who blocked the
+    /// recipient is refused (they unblock first); a request to someone who blocked the sender is kept, and held:
+    /// it waits as an unanswered request does, and nobody is told of it.
     public mutating func send(_ request: FriendRequest) -> FriendRequestOutcome {
         if areFriends { return .alreadyFriends }
+        // Before the recipient's own request: it may wait, held, from before the sender blocked them.
+        if blocks(request.from, request.to) { return .senderBlocks }
         if let theirs = pending(from: request.to, to: request.from) {
             requests.removeAll { $0.id == theirs.id }
             befriend(since: request.createdAt)
@@ -50,12 +65,13 @@ public struct FriendPair: Hashable, Sendable {
         }
         if let mine = pending(from: request.from, to: request.to) { return .alreadyRequested(mine) }
         requests.append(request)
-        return .sent(request)
+        return blocks(request.to, request.from) ? .held(request) : .sent(request)
     }
 
-    /// Accepts the request `id` when it is pending and addressed to `recipient`; nil otherwise.
+    /// Accepts the request `id` when it is pending and addressed to `recipient`; nil otherwise, and while
+    /// either has blocked the other: the blocker unblocks first.
     public mutating func accept(_ id: FriendRequestID, recipient: UserID, at time: Timestamp) -> FriendRequest? {
-        guard let request = requests.first(where: { $0.id == id && $0.to == recipient }) else { return nil }
+        guard !eitherBlocks, let request = requests.first(where: { $0.id == id && $0.to == recipient }) else { return nil }
         requests.removeAll { $0.id == id }
         befriend(since: time)
         return request
@@ -82,6 +98,28 @@ public struct FriendPair: Hashable, Sendable {
         guard areFriends else { return false }
         sides = []
         return true
+    }
+
+    /// `blocker` blocks the other: a friendship ends and the blocker's requests to them are withdrawn; the
+    /// other's request to the blocker stays, held, so that nothing they see changes. Blocking again keeps the
+    /// first block.
+    public mutating func block(by blocker: UserID, at time: Timestamp) -> BlockOutcome {
+        let blocked = blocker == first ? second : first
+        if let existing = blocks.first(where: { $0.blocker == blocker && $0.blocked == blocked }) {
+            return BlockOutcome(block: existing, isNew: false, endedFriendship: false)
+        }
+        let block = Block(blocker: blocker, blocked: blocked, createdAt: time)
+        blocks.append(block)
+        requests.removeAll { $0.from == blocker }
+        return BlockOutcome(block: block, isNew: true, endedFriendship: end())
+    }
+
+    /// Lifts `blocker`'s block on the other; false when there was none. A request they sent meanwhile is
+    /// then an ordinary pending request.
+    public mutating func unblock(by blocker: UserID) -> Bool {
+        let count = blocks.count
+        blocks.removeAll { $0.blocker == blocker }
+        return blocks.count != count
     }
 }
 

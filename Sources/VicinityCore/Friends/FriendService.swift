@@ -6,14 +6,22 @@ public struct FriendRules: Hashable, Sendable {
     /// Pokes from one user to the same friend. Three in ten minutes: enough to get attention, too few to
     /// flood a phone with notifications.
     public var pokes: RateLimit
+    /// Friend requests from one user to the same person, however each ended. Three a week: a request sent by
+    /// mistake and cancelled, or asked again after a change of mind, fits; asking someone who keeps declining
+    /// day after day does not.
+    public var requestsToOne: RateLimit
 
-    public static let standard = FriendRules(positions: .standard, pokes: RateLimit(limit: 3, window: .seconds(600)))
+    public static let standard = FriendRules(
+        positions: .standard, pokes: RateLimit(limit: 3, window: .seconds(600)),
+        requestsToOne: RateLimit(limit: 3, window: .seconds(7 * 24 * 3600)))
 
-    public init(positions: PositionRules, pokes: RateLimit) {
+    public init(positions: PositionRules, pokes: RateLimit, requestsToOne: RateLimit) {
         self.positions = positions
         self.pokes = pokes
+        self.requestsToOne = requestsToOne
     }
 }
+
 
 /// A friend as the viewer may see them: the privacy rule already applied.
 public struct FriendView: Hashable, Sendable {
@@ -69,6 +77,7 @@ public struct FriendService<S: Stores>: Sendable {
     let events: EventService<S>
     public let rules: FriendRules
     private let pokes: WindowLimit<S.KeyedLimits>
+    private let requestsToOne: WindowLimit<S.KeyedLimits>
 
     public init(
         stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
@@ -80,6 +89,8 @@ public struct FriendService<S: Stores>: Sendable {
         self.events = events
         self.rules = rules
         pokes = WindowLimit(rules.pokes, scope: .pokes, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
+        requestsToOne = WindowLimit(
+            rules.requestsToOne, scope: .friendRequests, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
     }
 
     // MARK: My position
@@ -187,17 +198,22 @@ public struct FriendService<S: Stores>: Sendable {
         let people = try await stores.accounts.summaries(of: [identity.userID, recipient])
         guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
         guard let them = people[recipient] else { throw ServiceError.notFound(.user) }
+        // Counted whatever comes of it, the same whether or not the recipient blocked the sender.
+        if let wait = try await requestsToOne.acquire(identity.userID.rawValue + " " + recipient.rawValue) {
+            throw ServiceError.rateLimited(retryAfter: wait, .friendRequests)
+        }
         let request = FriendRequest(id: .random(), from: identity.userID, to: recipient, createdAt: clock.now)
         // The request (or the friendship) and its event are one transaction: neither stands without the other.
         let outcome = try await stores.friends.sendFriendRequest(request) { outcome in
             switch outcome {
             case .sent(let sent): [.friendRequest(sent, from: me)]
             case .becameFriends(_, let since): [.friendAccepted(to: recipient, friend: me, at: since)]
-            case .alreadyFriends, .alreadyRequested: []
+            case .alreadyFriends, .alreadyRequested, .held, .senderBlocks: []
             }
         }
         switch outcome {
-        case .sent(let sent):
+        case .sent(let sent), .held(let sent):
+            // A held request reads as any pending one: the sender is not told they are blocked.
             return .pending(FriendRequestView(request: sent, from: me, to: them))
         case .becameFriends(let accepted, _):
             return .accepted(FriendRequestView(request: accepted, from: them, to: me), friend: try await friend(recipient, of: identity))
@@ -205,12 +221,16 @@ public struct FriendService<S: Stores>: Sendable {
             throw ServiceError.conflict(.alreadyFriends)
         case .alreadyRequested:
             throw ServiceError.conflict(.alreadyRequested)
+        case .senderBlocks:
+            throw ServiceError.conflict(.blockedByYou)
         }
     }
 
-    /// The caller's pending requests: those they received and those they sent, each oldest first.
+    /// The caller's pending requests: those they received and those they sent, each oldest first. Requests
+    /// from people the caller blocked are left out: held, they wait unseen.
     public func requests(of identity: Identity) async throws -> (incoming: [FriendRequestView], outgoing: [FriendRequestView]) {
-        let requests = try await stores.friends.friendRequests(of: identity.userID)
+        let blocked = Set(try await stores.friends.blocks(involving: identity.userID).filter { $0.blocker == identity.userID }.map(\.blocked))
+        let requests = try await stores.friends.friendRequests(of: identity.userID).filter { !blocked.contains($0.from) }
         let people = try await stores.accounts.summaries(of: requests.flatMap { [$0.from, $0.to] })
         let views = requests.compactMap { request -> FriendRequestView? in
             guard let from = people[request.from], let to = people[request.to] else { return nil }
@@ -241,14 +261,46 @@ public struct FriendService<S: Stores>: Sendable {
 
     // MARK: People and pokes
 
-    /// People whose username or name matches, the caller left out, each marked with how the caller stands to
-    /// them. Never located: search shows who someone is, not where.
+    /// People whose username or name matches, the caller and those who blocked them left out, each marked
+    /// with how the caller stands to them. Never located: search shows who someone is, not where.
     public func people(matching text: String, for identity: Identity, limit: ResultLimit) async throws -> [PersonView] {
+        let blocks = try await stores.friends.blocks(involving: identity.userID)
+        let blockedMe = Set(blocks.filter { $0.blocked == identity.userID }.map(\.blocker))
+        let iBlocked = Set(blocks.filter { $0.blocker == identity.userID }.map(\.blocked))
         let candidates = try await stores.accounts.accountsMatching(PeopleMatch.folded(text))
-            .filter { $0.id != identity.userID }
+            .filter { $0.id != identity.userID && !blockedMe.contains($0.id) }
         let found = PeopleMatch.best(candidates, matching: text, limit: limit.value)
         let relationships = try await stores.friends.relationships(of: identity.userID, with: found.map(\.id))
-        return found.map { PersonView(person: $0.summary, relationship: relationships[$0.id] ?? .none) }
+        return found.map { person in
+            PersonView(person: person.summary, relationship: iBlocked.contains(person.id) ? .blocked : relationships[person.id] ?? .none)
+        }
+    }
+
+    // MARK: Blocking
+
+    /// Blocks someone: a friendship with them ends, the caller's requests to them go, and from now on they
+    /// cannot find the caller in people search, poke them, or reach them with a request (theirs wait unseen).
+    /// They are not told. Blocking again changes nothing (`isNew` false).
+    public func block(_ userID: UserID, by identity: Identity) async throws -> (view: BlockView, isNew: Bool) {
+        guard userID != identity.userID else { throw ServiceError.invalid("user", "cannot be yourself") }
+        guard let person = try await stores.accounts.summaries(of: [userID])[userID] else { throw ServiceError.notFound(.user) }
+        let outcome = try await stores.friends.block(userID, by: identity.userID, at: clock.now)
+        return (BlockView(person: person, since: outcome.block.createdAt), outcome.isNew)
+    }
+
+    /// Lifts the caller's block on someone; a request of theirs that waited is then pending as any other.
+    public func unblock(_ userID: UserID, by identity: Identity) async throws {
+        guard try await stores.friends.unblock(userID, by: identity.userID) else { throw ServiceError.notFound(.block) }
+    }
+
+    /// The people the caller blocked, by display name then id.
+    public func blocks(of identity: Identity) async throws -> [BlockView] {
+        let blocks = try await stores.friends.blocks(involving: identity.userID).filter { $0.blocker == identity.userID }
+        let people = try await stores.accounts.summaries(of: blocks.map(\.blocked))
+        return blocks.compactMap { block in people[block.blocked].map { BlockView(person: $0, since: block.createdAt) } }
+            .sorted { a, b in
+                a.person.displayName != b.person.displayName ? a.person.displayName < b.person.displayName : a.person.id < b.person.id
+            }
     }
 
     /// Pokes a friend, who receives it live; a few per friend per window (`FriendRules.pokes`).

@@ -163,6 +163,11 @@ public enum FriendRequestOutcome: Hashable, Sendable {
     case alreadyFriends
     /// A request between the two is pending already, in the same direction.
     case alreadyRequested(FriendRequest)
+    /// The recipient has blocked the sender: the request is kept and waits, unseen and unannounced, as an
+    /// unanswered request does; nothing the sender sees tells it from `sent`.
+    case held(FriendRequest)
+    /// The sender has blocked the recipient; nothing changes.
+    case senderBlocks
 }
 
 /// One side of a friendship as the store keeps it.
@@ -190,4 +195,6 @@ public enum Relationship: Hashable, Sendable {
     case requestSent(FriendRequestID)
     /// They asked the user.
     case requestReceived(FriendRequestID)
+    /// The user has blocked them. Being blocked is never shown: the blocked person sees no relationship.
+    case blocked
 }

@@ -33,3 +33,19 @@ extension FriendRequest: SQLRecord {
             to: try UserID.stored(try row.text("to_id")), createdAt: try row.time("created_at"))
     }
 }
+
+extension Block: SQLRecord {
+    public static let schema = RecordSchema<Block>(
+        "account_block", key: ["blocker_id", "blocked_id"],
+        fields: [
+            SQLField("blocker_id", .text) { .text($0.blocker.rawValue) },
+            SQLField("blocked_id", .text) { .text($0.blocked.rawValue) },
+            SQLField("created_at", .integer) { .time($0.createdAt) },
+        ])
+
+    public init(row: some SQLRow) throws(StoreError) {
+        self.init(
+            blocker: try UserID.stored(try row.text("blocker_id")), blocked: try UserID.stored(try row.text("blocked_id")),
+            createdAt: try row.time("created_at"))
+    }
+}

@@ -13,7 +13,12 @@ extension SQLPlan {
                 .select(FriendRequest.self, where: .or([
                     .and([.equals("from_id", x), .equals("to_id", y)]), .and([.equals("from_id", y), .equals("to_id", x)]),
                 ]), lock: .forUpdate) { requests in
-                    try next(FriendPair(a, b, sides: sides, requests: requests))
+                    .select(Block.self, where: .or([
+                        .and([.equals("blocker_id", x), .equals("blocked_id", y)]),
+                        .and([.equals("blocker_id", y), .equals("blocked_id", x)]),
+                    ]), lock: .forUpdate) { blocks in
+                        try next(FriendPair(a, b, sides: sides, requests: requests, blocks: blocks))
+                    }
                 }
             })
     }
@@ -28,6 +33,7 @@ extension SQLPlan {
             var after = before
             let result = try rule(&after)
             let writes = SQLWrite.changes(from: before.sides, to: after.sides) + SQLWrite.changes(from: before.requests, to: after.requests)
+                + SQLWrite.changes(from: before.blocks, to: after.blocks)
             let drafts = try announcing(result)
             if drafts.isEmpty { return .writing(writes, result: result) }
             return .writing(writes) { _ in .appending(drafts) { _ in .done(result) } }
@@ -95,7 +101,7 @@ extension SQLRecordStore {
         return try await read(.select(FriendshipSide.self, where: .or([
             .and([.equals("account_id", x), .equals("friend_id", y)]), .and([.equals("account_id", y), .equals("friend_id", x)]),
         ])) { sides in
-            .done(FriendPair(user, friend, sides: sides, requests: []).friendship(of: user))
+            .done(FriendPair(user, friend, sides: sides, requests: [], blocks: []).friendship(of: user))
         })
     }
 
@@ -105,6 +111,19 @@ extension SQLRecordStore {
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {
         try await write(.changing(user, friend) { $0.end() })
+    }
+
+    public func block(_ blocked: UserID, by blocker: UserID, at time: Timestamp) async throws -> BlockOutcome {
+        try await write(.changing(blocker, blocked) { $0.block(by: blocker, at: time) })
+    }
+
+    public func unblock(_ blocked: UserID, by blocker: UserID) async throws -> Bool {
+        try await write(.changing(blocker, blocked) { $0.unblock(by: blocker) })
+    }
+
+    public func blocks(involving user: UserID) async throws -> [Block] {
+        let id = SQLValue.text(user.rawValue)
+        return try await records(Block.self, where: .or([.equals("blocker_id", id), .equals("blocked_id", id)]))
     }
 
     public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {

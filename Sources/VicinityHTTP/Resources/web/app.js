@@ -2,6 +2,7 @@
 // words when it is not), wires every panel, signs in again with a token kept in this tab, and opens the
 // panel the address names (/#friends).
 import { get } from './api.js';
+import { initBlocks } from './blocks.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
 import { initCodeSignIn } from './codesignin.js';
@@ -66,6 +67,7 @@ async function boot() {
   initPush();
   initPosition();
   initPeople();
+  initBlocks();
   initRequests();
   initFriends();
   initDirection();

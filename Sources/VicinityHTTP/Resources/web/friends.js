@@ -1,9 +1,10 @@
 // The friends list and the friends' pins: where each is in words, how far and which way, their status,
-// poking, per-friend hiding, and live moves from the event stream (friend_moved) without reloading.
+// poking, per-friend hiding, blocking, and live moves from the event stream (friend_moved) without reloading.
 import { get, patch, post } from './api.js';
 import { emit, on } from './bus.js';
 import { byId, el, emptyItem } from './dom.js';
-import { formatDistanceBearing, formatTime, fullName } from './format.js';
+import { blockButton } from './blocks.js';
+import { formatAge, formatDistanceBearing, fullName } from './format.js';
 import { showDirection } from './direction.js';
 import { layerGroup, makeMarker, moveMarker, relabelMarker } from './map.js';
 import { reporting, showError, showOk } from './messages.js';
@@ -110,7 +111,7 @@ function build(friend) {
     el('div', { class: 'friend-head' }, parts.name, parts.distance),
     el('div', { class: 'friend-where' }, parts.label, parts.seen),
     parts.status,
-    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'check' }, share, parts.shareLabel)));
+    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'check' }, share, parts.shareLabel), blockButton(friend)));
   const entry = { friend, item, parts, share, marker: null };
   poke.addEventListener('click', reporting(() => pokeFriend(entry)));
   direction.addEventListener('click', reporting(() => showDirection(entry.friend)));
@@ -125,7 +126,7 @@ function update(entry, friend) {
   parts.name.textContent = fullName(friend);
   parts.label.textContent = located ? friend.label
     : friend.presence === 'hidden' ? 'Hidden (privacy mode)' : 'No position shared with you';
-  parts.seen.textContent = friend.presence === 'last_seen' ? `last seen ${formatTime(friend.updated_at)}` : '';
+  parts.seen.textContent = friend.presence === 'last_seen' ? `last seen ${formatAge(friend.updated_at)} ago` : '';
   parts.status.textContent = located && friend.status ? friend.status : '';
   parts.distance.textContent = located && friend.distance_m !== null
     ? formatDistanceBearing(friend.distance_m, friend.bearing_deg)

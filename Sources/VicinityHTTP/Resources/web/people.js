@@ -1,5 +1,6 @@
 // People search, to ask someone to be friends; it never says where anyone is.
 import { get, post } from './api.js';
+import { unblock } from './blocks.js';
 import { emit, on } from './bus.js';
 import { byId, clear, el, emptyItem } from './dom.js';
 import { fullName, nameWithUsername } from './format.js';
@@ -10,6 +11,7 @@ const RELATIONSHIP_TEXT = {
   friend: 'Friend',
   request_sent: 'Request sent',
   request_received: 'Asked you',
+  blocked: 'Blocked',
 };
 
 export function initPeople() {
@@ -37,6 +39,14 @@ function personItem(person) {
     const text = person.relationship === 'none' ? 'Ask to be friends' : 'Accept';
     const button = el('button', { class: 'send-request', text, attrs: { type: 'button' } });
     button.addEventListener('click', () => sendRequest(person, button, state));
+    item.append(button);
+  } else if (person.relationship === 'blocked') {
+    const button = el('button', { class: 'unblock-person', text: 'Unblock', attrs: { type: 'button' } });
+    button.addEventListener('click', reporting(async () => {
+      await unblock(person);
+      button.remove();
+      state.textContent = '';
+    }));
     item.append(button);
   }
   return item;

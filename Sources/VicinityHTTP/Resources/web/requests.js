@@ -1,5 +1,6 @@
-// Pending friend requests: those received, to accept or decline, and those sent, to cancel.
+// Pending friend requests: those received, to accept, decline or block their sender, and those sent, to cancel.
 import { del, get, post } from './api.js';
+import { blockButton } from './blocks.js';
 import { emit, on } from './bus.js';
 import { byId, clear, el, emptyItem } from './dom.js';
 import { fullName, nameWithUsername } from './format.js';
@@ -49,7 +50,7 @@ function incomingItem(request) {
   }));
   return el('li', { data: { requestId: request.id } },
     el('span', { class: 'request-from', text: `${nameWithUsername(request.from)} asks to be friends` }),
-    el('span', { class: 'actions' }, accept, decline));
+    el('span', { class: 'actions' }, accept, decline, blockButton(request.from)));
 }
 
 function outgoingItem(request) {
