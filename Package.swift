@@ -246,7 +246,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VicinityCoreTests",
-            dependencies: ["GeoCore", "VicinityBcrypt", "VicinityCore"],
+            dependencies: ["GeoCore", "GeoTestSupport", "VicinityBcrypt", "VicinityCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

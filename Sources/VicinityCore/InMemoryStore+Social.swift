@@ -16,7 +16,7 @@ struct SocialState {
     var pushPreferences: [UserID: PushPreferences] = [:]
     var positions: [UserID: SharedPosition] = [:]
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
-    var friendships: [UserID: [UserID: (since: Timestamp, shares: Bool)]] = [:]
+    var friendships: [UserID: [UserID: (since: Timestamp, share: ShareLevel)]] = [:]
     var requests: [FriendRequestID: FriendRequest] = [:]
     /// Each blocker's blocks, by the person blocked.
     var blocks: [UserID: [UserID: Block]] = [:]
@@ -74,18 +74,19 @@ struct SocialState {
 
     func friendship(of user: UserID, with friend: UserID) -> Friendship? {
         guard let mine = friendships[user]?[friend], let theirs = friendships[friend]?[user] else { return nil }
-        return Friendship(friend: friend, since: mine.since, sharesWithFriend: mine.shares, friendSharesWithMe: theirs.shares)
+        return Friendship(friend: friend, since: mine.since, shareWithFriend: mine.share, friendShareWithMe: theirs.share)
     }
 
     /// Everything between two people, as the SQL stores read it under the pair's lock.
     func pair(_ a: UserID, _ b: UserID) -> FriendPair {
         let sides = [(a, b), (b, a)].compactMap { user, friend in
-            friendships[user]?[friend].map { FriendshipSide(user: user, friend: friend, since: $0.since, sharesPosition: $0.shares) }
+            friendships[user]?[friend].map { FriendshipSide(user: user, friend: friend, since: $0.since, share: $0.share) }
         }
         return FriendPair(
             a, b, sides: sides,
             requests: requests.values.filter { Set([$0.from, $0.to]) == Set([a, b]) },
-            blocks: [blocks[a]?[b], blocks[b]?[a]].compactMap { $0 })
+            blocks: [blocks[a]?[b], blocks[b]?[a]].compactMap { $0 },
+            defaultShares: Dictionary([a, b].compactMap { id in accounts[id].map { (id, $0.account.defaultShare) } }) { first, _ in first })
     }
 
     /// Writes a pair back as `FriendPair`'s rule left it.
@@ -93,7 +94,7 @@ struct SocialState {
         let (a, b) = (pair.first, pair.second)
         friendships[a]?[b] = nil
         friendships[b]?[a] = nil
-        for side in pair.sides { friendships[side.user, default: [:]][side.friend] = (side.since, side.sharesPosition) }
+        for side in pair.sides { friendships[side.user, default: [:]][side.friend] = (side.since, side.share) }
         requests = requests.filter { Set([$0.value.from, $0.value.to]) != Set([a, b]) }
         for request in pair.requests { requests[request.id] = request }
         blocks[a]?[b] = nil
@@ -426,8 +427,8 @@ extension InMemoryStore: FriendStore {
         state.withLock { $0.social.friendship(of: user, with: friend) }
     }
 
-    public func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship? {
-        try changingPair(user, friend) { $0.setSharing(shares, from: user) }
+    public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try changingPair(user, friend) { $0.setSharing(share, from: user) }
     }
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {

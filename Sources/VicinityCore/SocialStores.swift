@@ -132,8 +132,8 @@ public protocol FriendStore: Sendable {
 
     func friendship(of user: UserID, with friend: UserID) async throws -> Friendship?
 
-    /// Whether `user` shares their position with `friend`; nil when they are not friends.
-    func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship?
+    /// How exactly `user` shares their position with `friend`; nil when they are not friends.
+    func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship?
 
     /// Ends the friendship for both; false when there was none.
     func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool

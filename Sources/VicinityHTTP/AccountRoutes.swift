@@ -132,6 +132,7 @@ struct AccountRoutes<S: Stores>: RouteGroup {
             do { changes.email = .some(try Email(text)) } catch { body.reject("email", error.message) }
         }
         changes.privacyMode = body.bool("privacy_mode", required: false, null: .refused)
+        changes.defaultShare = body.string("default_share", required: false, null: .refused) { try ShareLevel(wire: $0, field: "default_share") }
         changes.newPassword = body.string("password", required: false, null: .refused) { try Password($0) }
         changes.currentPassword = body.string("current_password", required: false, null: .refused)
         try body.finish()

@@ -16,7 +16,8 @@ extension Wire {
             "friends": .array(export.friends.map { friendship, person in
                 var fields = summaryFields(person)
                 fields["since"] = .string(friendship.since.rfc3339)
-                fields["sharing_my_position"] = .bool(friendship.sharesWithFriend)
+                fields["share"] = .string(friendship.shareWithFriend.rawValue)
+                fields["sharing_my_position"] = .bool(friendship.shareWithFriend != .none)
                 return .object(fields)
             }),
             "friend_requests": .array(export.requests.map { .object(friendRequest($0, state: "pending")) }),

@@ -134,14 +134,23 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         return WireEncoding.response(json: .object(Wire.friend(view)))
     }
 
-    /// `{"share_position": false}` hides the caller's position from this one friend; true shows it again.
+    /// `{"share": "exact" | "building" | "none"}`: how exactly this one friend sees the caller's position.
+    /// `{"share_position": false}` is `none` and true `exact`, as clients written before levels send it.
     func setSharing(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
         let id = try friendID(context)
         var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
-        let shares = body.bool("share_position")
+        let level = body.string("share", required: false) { try ShareLevel(wire: $0, field: "share") }
+        let shares = body.bool("share_position", required: false)
+        var share: ShareLevel?
+        switch (level, shares) {
+        case (let level?, nil): share = level
+        case (nil, let shares?): share = shares ? .exact : ShareLevel.none
+        case (.some, .some): body.reject("share", "give share or share_position, not both")
+        case (nil, nil): if body.isClean { body.reject("share", "is required: exact, building or none") }
+        }
         try body.finish()
-        let view = try await friends.setSharing(try body.checked(shares), with: id, of: try context.signedIn())
+        let view = try await friends.setSharing(try body.checked(share), with: id, of: try context.signedIn())
         return WireEncoding.response(json: .object(Wire.friend(view)))
     }
 

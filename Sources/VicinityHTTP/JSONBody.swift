@@ -212,6 +212,10 @@ struct JSONBody {
         return nil
     }
 
+    /// No reader has found anything wrong so far: a member missing for a rule that spans members is then the
+    /// problem to name, not one already named.
+    var isClean: Bool { errors.isEmpty }
+
     /// A rule that spans members (say, `current_password` only with `password`).
     mutating func reject(_ name: String, _ message: String) {
         errors.append(ValidationError(field: name, message: message))

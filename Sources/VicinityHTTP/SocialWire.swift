@@ -17,6 +17,7 @@ extension Wire {
             "email_verified": .bool(account.isVerified),
             "pending_email": account.pendingEmail.map { .string($0.rawValue) } ?? .null,
             "privacy_mode": .bool(account.privacyMode),
+            "default_share": .string(account.defaultShare.rawValue),
             "created_at": .string(account.createdAt.rfc3339),
         ])
     }
@@ -71,12 +72,14 @@ extension Wire {
         ]
     }
 
-    /// A friend as the privacy rule lets the caller see them. `position`, `status`, `label`, `on_campus` and
-    /// `updated_at` are null unless `presence` is `current` or `last_seen`.
+    /// A friend as the privacy rule lets the caller see them. `position`, `status`, `label`, `on_campus`,
+    /// `updated_at` and `precision` are null unless `presence` is `current` or `last_seen`.
     static func friend(_ view: FriendView) -> [String: JSONValue] {
         var fields = summaryFields(view.friend)
         fields["since"] = .string(view.since.rfc3339)
-        fields["sharing_my_position"] = .bool(view.sharingWithFriend)
+        fields["share"] = .string(view.shareWithFriend.rawValue)
+        fields["sharing_my_position"] = .bool(view.shareWithFriend != .none)
+        fields["precision"] = view.precision.map { .string($0.rawValue) } ?? .null
         fields["presence"] = .string(view.presence.rawValue)
         fields["position"] = view.position.map { coordinates($0) } ?? .null
         fields["status"] = view.position?.status.map { .string($0.rawValue) } ?? .null

@@ -473,5 +473,17 @@ enum Schema {
                     'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports',
                     'friend-requests'));
             """),
+        Migration(name: "v13 share levels", sql: """
+            -- As SpatiaLite's "v14 share levels": a friendship side shares the exact position, the closest
+            -- building only, or nothing (yes was exact); each person's level for new friends; and when a position
+            -- came into its building area.
+            ALTER TABLE friendship ADD COLUMN share text NOT NULL DEFAULT 'exact' CHECK (share IN ('exact', 'building', 'none'));
+            UPDATE friendship SET share = CASE WHEN share_position THEN 'exact' ELSE 'none' END;
+            ALTER TABLE friendship DROP COLUMN share_position;
+            ALTER TABLE account ADD COLUMN default_share text NOT NULL DEFAULT 'exact'
+                CHECK (default_share IN ('exact', 'building', 'none'));
+            ALTER TABLE user_position ADD COLUMN area_since bigint NOT NULL DEFAULT 0;
+            UPDATE user_position SET area_since = updated_at;
+            """),
     ]
 }

@@ -444,6 +444,22 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v14 share levels") { db in
+            // A friendship side shares the exact position, the closest building only, or nothing, instead of
+            // yes or no (yes was exact); each person's level for new friends; and when a position came into its
+            // building area, the time a friend who sees buildings only is shown (until now: the last fix).
+            try db.execute(sql: """
+                ALTER TABLE friendship ADD COLUMN share TEXT NOT NULL DEFAULT 'exact'
+                    CHECK (share IN ('exact', 'building', 'none'));
+                UPDATE friendship SET share = CASE share_position WHEN 1 THEN 'exact' ELSE 'none' END;
+                ALTER TABLE friendship DROP COLUMN share_position;
+                ALTER TABLE account ADD COLUMN default_share TEXT NOT NULL DEFAULT 'exact'
+                    CHECK (default_share IN ('exact', 'building', 'none'));
+                ALTER TABLE user_position ADD COLUMN area_since INTEGER NOT NULL DEFAULT 0;
+                UPDATE user_position SET area_since = updated_at;
+                """)
+        }
+
         return migrator
     }
 

@@ -21,7 +21,7 @@ import urllib.parse
 
 from selenium.webdriver.common.by import By
 
-from vicinity_browser import (BROWSER_LOG, ROOT, RUN, SERVER, WAIT, Account, ApiError, Browser, api, building,
+from vicinity_browser import (BROWSER_LOG, ROOT, RUN, SERVER, WAIT, Account, ApiError, Browser, Place, api, building,
                               distance_in_metres, png_size, query, temple_named)
 
 SCREENSHOTS = pathlib.Path(os.environ.get("VICINITY_BROWSER_SCREENSHOTS", ROOT / "docs" / "screenshots"))
@@ -377,6 +377,39 @@ class StudentsTest(PageTest):
         self.assertEqual([user["id"] for user in api("GET", f"/v1/users?{query(q=nok.username)}", pim.token)["users"]],
                          [nok.id], "Pim finds Nok again")
         page.assert_not_reloaded()
+
+    def test_a_student_shows_a_friend_only_her_building_and_the_friend_sees_the_building_pin(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        nok.befriend_through_api(pim)
+        # 0.0003 degrees of latitude (about 33 m) north of Hall of Science's own point: a pin at the exact
+        # position sits on no place's point. The building shown is whichever the service finds closest.
+        hall_of_science = building("csulb-hsci")
+        where = {"lat": hall_of_science.lat + 0.0003, "lon": hall_of_science.lon}
+        api("PUT", "/v1/me/position", nok.token, where)
+        closest = api("GET", f"/v1/places/closest?{query(**where)}")["place"]
+        shown = Place({"id": closest["id"], "name": closest["name"], "lat": str(closest["lat"]), "lon": str(closest["lon"])})
+        sharer = self.browser()
+        sharer.open("/")
+        sharer.sign_in(nok)
+        sharer.tab("friends")
+        sharer.select(sharer.friend_item(pim) + " select.share-with", "building")
+        sharer.wait(lambda driver: "now sees only the building" in sharer.message(),
+                    lambda: f"the page confirms the level (it says {sharer.message()!r})")
+        seen = api("GET", f"/v1/friends/{nok.id}", pim.token)
+        self.assertEqual((seen["precision"], seen["position"]["lat"], seen["position"]["lon"]),
+                         ("building", shown.lat, shown.lon))
+
+        # Pim's page shows Nok at the building's point, and says the list shows a building only.
+        friend = self.browser()
+        friend.open("/")
+        friend.sign_in(pim)
+        friend.tab("friends")
+        label = friend.friend_item(nok) + " .friend-label"
+        friend.wait(lambda driver: "(building only)" in friend.text(label),
+                    lambda: f"Pim's list says Nok is shown by building (it says {friend.text_of(label)!r})")
+        friend.wait(lambda driver: friend.pin_at("friend", nok.id, shown),
+                    lambda: f"Nok's pin is at {shown}, not at {friend.pin_coordinates('friend', nok.id)}")
 
 
 class TeacherTest(PageTest):

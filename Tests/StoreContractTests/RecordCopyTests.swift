@@ -60,7 +60,7 @@ struct RecordCopyTests {
         #expect(try await store.setPushPreferences(PushPreferences(owner: pim.id, muted: [.poke])))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: nok.id, to: pim.id, createdAt: epoch))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: pim.id, to: nok.id, createdAt: epoch + .seconds(5)))
-        _ = try await store.setSharing(false, from: pim.id, to: nok.id)
+        _ = try await store.setSharing(.building, from: pim.id, to: nok.id)
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ana.id, to: pim.id, createdAt: epoch))
         // Ana blocks Pim, which withdraws her request to him; his request to her then waits, held.
         _ = try await store.block(pim.id, by: ana.id, at: epoch + .seconds(6))

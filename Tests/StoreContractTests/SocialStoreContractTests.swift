@@ -207,7 +207,7 @@ struct SocialStoreContractTests {
         #expect(try await store.sendFriendRequest(crossed) == .becameFriends(accepted: ab, since: epoch + .seconds(2)))
         #expect(try await store.friendRequests(of: a.id).isEmpty)
         #expect(try await store.friendship(of: a.id, with: b.id)
-            == Friendship(friend: b.id, since: epoch + .seconds(2), sharesWithFriend: true, friendSharesWithMe: true))
+            == Friendship(friend: b.id, since: epoch + .seconds(2), shareWithFriend: .exact, friendShareWithMe: .exact))
         #expect(try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch)) == .alreadyFriends)
 
         let ca = FriendRequest(id: .random(), from: c.id, to: a.id, createdAt: epoch + .seconds(3))
@@ -277,18 +277,25 @@ struct SocialStoreContractTests {
         #expect(try await events(of: c.id).map(\.payload) == [.friendAccepted(friend: a.summary)])
     }
 
-    @Test("sharing is set per direction; ending a friendship ends both sides", arguments: StoreKind.available)
+    @Test("sharing starts at each one's default and is set per direction; ending a friendship ends both sides",
+          arguments: StoreKind.available)
     func sharingAndEnding(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
         defer { withExtendedLifetime(subject) {} }
-        let a = try account("anna"), b = try account("ben")
+        var a = try account("anna")
+        a.defaultShare = .building
+        let b = try account("ben")
         for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
-        #expect(try await store.setSharing(false, from: a.id, to: b.id) == nil, "not friends yet")
+        #expect(try await store.setSharing(.none, from: a.id, to: b.id) == nil, "not friends yet")
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
-        let hidden = try await store.setSharing(false, from: a.id, to: b.id)
-        #expect(hidden?.sharesWithFriend == false && hidden?.friendSharesWithMe == true)
-        #expect(try await store.friendship(of: b.id, with: a.id)?.friendSharesWithMe == false)
+        let started = try await store.friendship(of: a.id, with: b.id)
+        #expect(started?.shareWithFriend == .building && started?.friendShareWithMe == .exact)
+        let hidden = try await store.setSharing(.none, from: a.id, to: b.id)
+        #expect(hidden?.shareWithFriend == ShareLevel.none && hidden?.friendShareWithMe == .exact)
+        #expect(try await store.friendship(of: b.id, with: a.id)?.friendShareWithMe == ShareLevel.none)
+        #expect(try await store.setSharing(.building, from: a.id, to: b.id)?.shareWithFriend == .building)
+        #expect(try await store.friendship(of: b.id, with: a.id)?.friendShareWithMe == .building)
         #expect(try await store.endFriendship(of: b.id, with: a.id))
         #expect(try await store.friendship(of: a.id, with: b.id) == nil)
         #expect(try await store.friendships(of: b.id).isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import GeoTestSupport
 import Synchronization
 import Testing
 import VicinityCore
@@ -67,15 +68,15 @@ struct PrivacyRuleTests {
         #expect(seen(fresh, privacy: false, .owner) == .current)
         #expect(seen(old, privacy: false, .owner) == .lastSeen)
         #expect(seen(gone, privacy: false, .owner) == .none, "past its age a position is gone, also to its owner")
-        #expect(seen(gone, privacy: false, .friend(sharedWith: true)) == .none)
+        #expect(seen(gone, privacy: false, .friend(share: .exact)) == .none)
         #expect(seen(fresh, privacy: true, .owner) == .current, "privacy mode hides from friends, not from oneself")
         #expect(seen(nil, privacy: false, .owner) == .none)
-        #expect(seen(fresh, privacy: false, .friend(sharedWith: true)) == .current)
-        #expect(seen(old, privacy: false, .friend(sharedWith: true)) == .lastSeen)
-        #expect(seen(fresh, privacy: true, .friend(sharedWith: true)) == .hidden)
-        #expect(seen(nil, privacy: true, .friend(sharedWith: true)) == .hidden, "hidden says nothing of whether a position exists")
-        #expect(seen(fresh, privacy: false, .friend(sharedWith: false)) == .none)
-        #expect(seen(nil, privacy: false, .friend(sharedWith: true)) == .none)
+        #expect(seen(fresh, privacy: false, .friend(share: .exact)) == .current)
+        #expect(seen(old, privacy: false, .friend(share: .exact)) == .lastSeen)
+        #expect(seen(fresh, privacy: true, .friend(share: .exact)) == .hidden)
+        #expect(seen(nil, privacy: true, .friend(share: .exact)) == .hidden, "hidden says nothing of whether a position exists")
+        #expect(seen(fresh, privacy: false, .friend(share: .none)) == .none)
+        #expect(seen(nil, privacy: false, .friend(share: .exact)) == .none)
         for privacy in [false, true] {
             #expect(seen(fresh, privacy: privacy, .stranger) == .none)
         }
@@ -117,7 +118,7 @@ struct FriendServiceTests {
         let status = try StatusText("In the library")
         _ = try await world.services.friends.sharePosition(near, at: Spot.library, accuracy: try Accuracy(meters: 8), status: status)
         _ = try await world.services.friends.sharePosition(hider, at: Spot.studentUnion, accuracy: nil, status: nil)
-        _ = try await world.services.friends.setSharing(false, with: me.userID, of: hider)
+        _ = try await world.services.friends.setSharing(.none, with: me.userID, of: hider)
         _ = try await world.services.friends.sharePosition(ghost, at: Spot.studentUnion, accuracy: nil, status: nil)
         _ = try await world.services.accounts.update(ghost, AccountChanges(privacyMode: true), from: ClientAddress(nil))
 
@@ -171,9 +172,9 @@ struct FriendServiceTests {
         let stranger = try await world.person("stranger")
         let hider = try await world.person("hider")
         for other in [friend, hiddenFrom, away, hider] { try await world.befriend(mover, other) }
-        _ = try await world.services.friends.setSharing(false, with: hiddenFrom.userID, of: mover)
+        _ = try await world.services.friends.setSharing(.none, with: hiddenFrom.userID, of: mover)
         // Hiding one's own position from the mover hides nothing of the mover's.
-        _ = try await world.services.friends.setSharing(false, with: mover.userID, of: hider)
+        _ = try await world.services.friends.setSharing(.none, with: mover.userID, of: hider)
         _ = try await world.services.friends.sharePosition(friend, at: Spot.hallOfScience, accuracy: nil, status: nil)
         _ = try await world.services.friends.sharePosition(mover, at: Spot.library, accuracy: nil, status: try StatusText("Reading"))
         let everyone: Set<UserID> = [friend.userID, hiddenFrom.userID, hider.userID, stranger.userID]
@@ -203,6 +204,69 @@ struct FriendServiceTests {
         world.clock.advance(by: PositionRules.standard.currentFor + .seconds(1))
         #expect(try await friends.friend(mover.userID, of: friend).presence == .lastSeen)
         #expect(try await friends.moved(mover.userID) { $0.intersection(everyone) }.isEmpty)
+    }
+
+    @Test("a friend shown buildings only sees the building's point and label and the time the mover came there, and hears of a move only when it changes the area")
+    func buildingLevelSharing() async throws {
+        let world = try await World()
+        let mover = try await world.person("mover")
+        let coarse = try await world.person("coarse")
+        let exact = try await world.person("exact")
+        for other in [coarse, exact] { try await world.befriend(mover, other) }
+        let friends = world.services.friends
+        _ = try await friends.setSharing(.building, with: coarse.userID, of: mover)
+        _ = try await friends.sharePosition(coarse, at: Spot.hallOfScience, accuracy: nil, status: nil)
+        let listening: (Set<UserID>) -> Set<UserID> = { $0 }
+        func told() async throws -> [UserID: FriendView] {
+            Dictionary(uniqueKeysWithValues: try await friends.moved(mover.userID, seenBy: listening).map { ($0.viewer, $0.view) })
+        }
+
+        // 40 m east of the Library: around it. The coarse friend sees the Library's own point, measured from there.
+        let arrived = world.clock.now
+        let nearLibrary = destination(from: Spot.library, distance: 40, bearing: 90)
+        _ = try await friends.sharePosition(mover, at: nearLibrary, accuracy: try Accuracy(meters: 5), status: try StatusText("Reading"))
+        let seen = try await friends.friend(mover.userID, of: coarse)
+        #expect(seen.position?.coordinate == Spot.library)
+        #expect(seen.position?.label == "Around Library")
+        #expect(seen.position?.accuracy == nil)
+        #expect(seen.position?.status?.rawValue == "Reading")
+        #expect(seen.precision == .building)
+        #expect(seen.distance == haversineDistance(from: Spot.hallOfScience, to: Spot.library))
+        #expect(seen.bearing == initialBearing(from: Spot.hallOfScience, to: Spot.library))
+        #expect(try await friends.friend(mover.userID, of: exact).position?.coordinate == nearLibrary)
+        #expect(try await friends.friend(mover.userID, of: exact).precision == .exact)
+        var notices = try await told()
+        #expect(notices[coarse.userID] == seen, "coming into an area is told, as the list shows it")
+        #expect(notices[exact.userID]?.position?.coordinate == nearLibrary)
+
+        // A move within the area: the exact friend hears of it; the coarse friend is told nothing, and still
+        // reads the time the mover came, not the time of the fix.
+        world.clock.advance(by: .seconds(60))
+        _ = try await friends.sharePosition(mover, at: destination(from: Spot.library, distance: 30, bearing: 200), accuracy: nil, status: nil)
+        notices = try await told()
+        #expect(notices[coarse.userID] == nil)
+        #expect(notices[exact.userID] != nil)
+        let still = try await friends.friend(mover.userID, of: coarse)
+        #expect(still.position?.updatedAt == arrived)
+        #expect(still.position?.coordinate == Spot.library)
+        #expect(still.presence == .current)
+
+        // Another building: told, at its point.
+        world.clock.advance(by: .seconds(60))
+        _ = try await friends.sharePosition(mover, at: destination(from: Spot.hallOfScience, distance: 20, bearing: 0), accuracy: nil, status: nil)
+        notices = try await told()
+        #expect(notices[coarse.userID]?.position?.coordinate == Spot.hallOfScience)
+        #expect(notices[coarse.userID]?.position?.updatedAt == world.clock.now)
+
+        // Farther than any landmark: no building says where the mover is, so the coarse friend sees nothing,
+        // as of someone with no position.
+        _ = try await friends.sharePosition(mover, at: destination(from: Spot.library, distance: 5000, bearing: 0), accuracy: nil, status: nil)
+        let far = try await friends.friend(mover.userID, of: coarse)
+        #expect(far.presence == .none && far.position == nil && far.distance == nil && far.precision == nil)
+        #expect(try await friends.nearbyFriends(of: coarse, around: nil, radius: try SearchRadius(meters: 50_000), limit: .standard).isEmpty)
+        await #expect(throws: ServiceError.notFound(.friendPosition)) {
+            try await friends.direction(to: mover.userID, of: coarse, from: nil)
+        }
     }
 
     @Test("without a current position of my own, distances are absent and nearby needs a centre")

@@ -150,10 +150,13 @@ public struct Account: Hashable, Sendable {
     public var createdAt: Timestamp
     /// Set by an operator: the account cannot sign in and has no sessions.
     public var disabled: Bool
+    /// How this person shares their position with a new friend; each friendship keeps its own afterwards.
+    public var defaultShare: ShareLevel
 
     public init(
         id: UserID, username: Username, firstName: PersonName, lastName: PersonName, email: Email?,
-        pendingEmail: Email? = nil, privacyMode: Bool, createdAt: Timestamp, disabled: Bool = false
+        pendingEmail: Email? = nil, privacyMode: Bool, createdAt: Timestamp, disabled: Bool = false,
+        defaultShare: ShareLevel = .standard
     ) {
         self.id = id
         self.username = username
@@ -164,6 +167,7 @@ public struct Account: Hashable, Sendable {
         self.privacyMode = privacyMode
         self.createdAt = createdAt
         self.disabled = disabled
+        self.defaultShare = defaultShare
     }
 
     /// Whether the account holds a verified address.
@@ -231,18 +235,20 @@ public struct AccountChanges: Sendable {
     /// `.some(nil)` removes the address.
     public var email: Email??
     public var privacyMode: Bool?
+    public var defaultShare: ShareLevel?
     /// A new password, which needs the current one.
     public var newPassword: Password?
     public var currentPassword: String?
 
     public init(
         firstName: PersonName? = nil, lastName: PersonName? = nil, email: Email?? = nil, privacyMode: Bool? = nil,
-        newPassword: Password? = nil, currentPassword: String? = nil
+        defaultShare: ShareLevel? = nil, newPassword: Password? = nil, currentPassword: String? = nil
     ) {
         self.firstName = firstName
         self.lastName = lastName
         self.email = email
         self.privacyMode = privacyMode
+        self.defaultShare = defaultShare
         self.newPassword = newPassword
         self.currentPassword = currentPassword
     }

@@ -174,6 +174,7 @@ public struct AccountService<S: Stores>: Sendable {
         if let firstName = changes.firstName { stored.account.firstName = firstName }
         if let lastName = changes.lastName { stored.account.lastName = lastName }
         if let privacyMode = changes.privacyMode { stored.account.privacyMode = privacyMode }
+        if let defaultShare = changes.defaultShare { stored.account.defaultShare = defaultShare }
         var code: (StoredCode, OutboxMessage)?
         switch changes.email {
         case nil:

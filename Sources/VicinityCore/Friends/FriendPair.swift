@@ -12,13 +12,19 @@ public struct FriendPair: Hashable, Sendable {
     public private(set) var requests: [FriendRequest]
     /// Blocks either of the two placed on the other.
     public private(set) var blocks: [Block]
+    /// How each of the two shares with a new friend (`Account.defaultShare`), as it stood when the pair was read.
+    public let defaultShares: [UserID: ShareLevel]
 
-    public init(_ first: UserID, _ second: UserID, sides: [FriendshipSide], requests: [FriendRequest], blocks: [Block]) {
+    public init(
+        _ first: UserID, _ second: UserID, sides: [FriendshipSide], requests: [FriendRequest], blocks: [Block],
+        defaultShares: [UserID: ShareLevel] = [:]
+    ) {
         self.first = first
         self.second = second
         self.sides = sides
         self.requests = requests
         self.blocks = blocks
+        self.defaultShares = defaultShares
     }
 
     public var areFriends: Bool { !sides.isEmpty }
@@ -35,18 +41,18 @@ public struct FriendPair: Hashable, Sendable {
         guard let mine = sides.first(where: { $0.user == user }), let theirs = sides.first(where: { $0.friend == user }) else {
             return nil
         }
-        return Friendship(friend: mine.friend, since: mine.since, sharesWithFriend: mine.sharesPosition, friendSharesWithMe: theirs.sharesPosition)
+        return Friendship(friend: mine.friend, since: mine.since, shareWithFriend: mine.share, friendShareWithMe: theirs.share)
     }
 
     func pending(from: UserID, to: UserID) -> FriendRequest? {
         requests.first { $0.from == from && $0.to == to }
     }
 
-    /// Friends from `since`, each sharing their position with the other.
+    /// Friends from `since`, each sharing their position with the other as their default says.
     private mutating func befriend(since: Timestamp) {
         sides = [
-            FriendshipSide(user: first, friend: second, since: since, sharesPosition: true),
-            FriendshipSide(user: second, friend: first, since: since, sharesPosition: true),
+            FriendshipSide(user: first, friend: second, since: since, share: defaultShares[first] ?? .standard),
+            FriendshipSide(user: second, friend: first, since: since, share: defaultShares[second] ?? .standard),
         ]
     }
 
@@ -86,10 +92,10 @@ public struct FriendPair: Hashable, Sendable {
         return request
     }
 
-    /// Whether `user` shares their position with the other; nil when the two are not friends.
-    public mutating func setSharing(_ shares: Bool, from user: UserID) -> Friendship? {
+    /// How exactly `user` shares their position with the other; nil when the two are not friends.
+    public mutating func setSharing(_ share: ShareLevel, from user: UserID) -> Friendship? {
         guard areFriends, let index = sides.firstIndex(where: { $0.user == user }) else { return nil }
-        sides[index].sharesPosition = shares
+        sides[index].share = share
         return friendship(of: user)
     }
 
@@ -123,17 +129,17 @@ public struct FriendPair: Hashable, Sendable {
     }
 }
 
-/// One direction of a friendship: whether `user` shares their position with `friend`.
+/// One direction of a friendship: how exactly `user` shares their position with `friend`.
 public struct FriendshipSide: Hashable, Sendable {
     public var user: UserID
     public var friend: UserID
     public var since: Timestamp
-    public var sharesPosition: Bool
+    public var share: ShareLevel
 
-    public init(user: UserID, friend: UserID, since: Timestamp, sharesPosition: Bool) {
+    public init(user: UserID, friend: UserID, since: Timestamp, share: ShareLevel) {
         self.user = user
         self.friend = friend
         self.since = since
-        self.sharesPosition = sharesPosition
+        self.share = share
     }
 }

@@ -27,11 +27,14 @@ public struct FriendRules: Hashable, Sendable {
 public struct FriendView: Hashable, Sendable {
     public var friend: UserSummary
     public var since: Timestamp
-    /// Whether the viewer shares their own position with this friend.
-    public var sharingWithFriend: Bool
+    /// How exactly the viewer shares their own position with this friend.
+    public var shareWithFriend: ShareLevel
     public var presence: Presence
-    /// Present for `current` and `lastSeen` only, status included.
+    /// Present for `current` and `lastSeen` only, status included: at the building's point when the friend
+    /// shares buildings only with the viewer (`precision`).
     public var position: SharedPosition?
+    /// How exactly `position` says where the friend is: `exact`, or `building`; nil without a position.
+    public var precision: ShareLevel?
     /// From the viewer's current position to the friend's, when both are known.
     public var distance: Distance?
     public var bearing: Bearing?
@@ -97,15 +100,25 @@ public struct FriendService<S: Stores>: Sendable {
 
     /// Shares the caller's position and status (they travel together: a position without a status clears
     /// the status) and says where it is in words. `fixedAt` is when a phone took the fix, when it says so;
-    /// the position is as old as that, for freshness and for every viewer.
+    /// the position is as old as that, for freshness and for every viewer. A position in the same building
+    /// area as the one before keeps that one's `areaSince`.
     public func sharePosition(
         _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, fixedAt: Timestamp? = nil
     ) async throws -> PositionUpdate {
         let whereabouts = try await locator.whereabouts(of: coordinate)
+        let updatedAt = fixedAt ?? clock.now
+        let area = whereabouts.closest.flatMap { BuildingArea(closest: $0, rule: locator.labelRule) }
+        var areaSince = updatedAt
+        if let before = try await stores.positions.position(of: identity.userID), rules.positions.isKept(before, at: clock.now),
+            before.areaSince <= updatedAt
+        {
+            let previous = try await self.area(of: before)
+            if area?.isSameArea(as: previous) ?? (previous == nil) { areaSince = before.areaSince }
+        }
         let position = SharedPosition(
             userID: identity.userID, coordinate: coordinate, accuracy: accuracy, status: status,
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
-            updatedAt: fixedAt ?? clock.now)
+            updatedAt: updatedAt, areaSince: areaSince)
         try await stores.positions.setPosition(position)
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }
@@ -176,9 +189,9 @@ public struct FriendService<S: Stores>: Sendable {
         return view
     }
 
-    /// Shows or hides the caller's position from one friend.
-    public func setSharing(_ shares: Bool, with friendID: UserID, of identity: Identity) async throws -> FriendView {
-        guard try await stores.friends.setSharing(shares, from: identity.userID, to: friendID) != nil else {
+    /// How exactly one friend sees the caller's position: exactly, at building level, or not at all.
+    public func setSharing(_ share: ShareLevel, with friendID: UserID, of identity: Identity) async throws -> FriendView {
+        guard try await stores.friends.setSharing(share, from: identity.userID, to: friendID) != nil else {
             throw ServiceError.notFound(.friend)
         }
         return try await friend(friendID, of: identity)
@@ -320,7 +333,8 @@ public struct FriendService<S: Stores>: Sendable {
 
     /// How `mover`'s friends among those `listening` picks see them now, for each who may see where they are
     /// now (a current position): what a `friend_moved` notice carries. A friend the mover hides from, or who
-    /// sees them hidden, gets nothing, exactly as when the mover has not moved.
+    /// sees them hidden, gets nothing, exactly as when the mover has not moved; a friend shown buildings only
+    /// gets a notice when this move took the mover into another area, and nothing for a move within one.
     public func moved(
         _ mover: UserID, seenBy listening: (Set<UserID>) -> Set<UserID>
     ) async throws -> [(viewer: UserID, view: FriendView)] {
@@ -332,12 +346,16 @@ public struct FriendService<S: Stores>: Sendable {
         let positions = Dictionary(
             try await stores.positions.positions(of: [mover] + sides.map(\.friend)).map { ($0.userID, $0) }) { first, _ in first }
         let now = clock.now
+        var area: BuildingArea?
+        if let position = positions[mover] { area = try await self.area(of: position) }
+        let enteredArea = positions[mover].map { $0.areaSince == $0.updatedAt } ?? false
         return sides.compactMap { side in
             // The same friendship from the viewer's side: what the mover shares is what the viewer is shared.
             let viewerSide = Friendship(
-                friend: mover, since: side.since, sharesWithFriend: side.friendSharesWithMe, friendSharesWithMe: side.sharesWithFriend)
+                friend: mover, since: side.since, shareWithFriend: side.friendShareWithMe, friendShareWithMe: side.shareWithFriend)
+            if viewerSide.friendShareWithMe == .building, !enteredArea { return nil }
             let origin = positions[side.friend].flatMap { rules.positions.isCurrent($0, at: now) ? $0.coordinate : nil }
-            let view = view(of: viewerSide, account: account, position: positions[mover], origin: origin, at: now)
+            let view = view(of: viewerSide, account: account, position: positions[mover], area: area, origin: origin, at: now)
             // Current only: a notice says where a friend is now.
             guard view.presence == .current else { return nil }
             return (side.friend, view)
@@ -360,29 +378,44 @@ public struct FriendService<S: Stores>: Sendable {
         return position.coordinate
     }
 
+    /// The building area a position is in, from its closest place as it is now; nil when the place is gone or
+    /// too far to be a landmark.
+    private func area(of position: SharedPosition) async throws -> BuildingArea? {
+        guard let id = position.closestPlace, let place = try await locator.place(id: id) else { return nil }
+        return BuildingArea(closest: PlaceHit(place: place, from: position.coordinate), rule: locator.labelRule)
+    }
+
     /// Applies the privacy rule to each friend and measures from `origin`.
     private func views(_ friendships: [Friendship], origin: Coordinate?) async throws -> [FriendView] {
         guard !friendships.isEmpty else { return [] }
         let ids = friendships.map(\.friend)
         let accounts = Dictionary(try await stores.accounts.accounts(ids: ids).map { ($0.id, $0) }) { first, _ in first }
         let positions = Dictionary(try await stores.positions.positions(of: ids).map { ($0.userID, $0) }) { first, _ in first }
+        // Areas only for friends who show the viewer buildings only: a place lookup each.
+        var areas: [UserID: BuildingArea] = [:]
+        for friendship in friendships where friendship.friendShareWithMe == .building {
+            if let position = positions[friendship.friend] { areas[friendship.friend] = try await area(of: position) }
+        }
         let now = clock.now
         return friendships.compactMap { friendship in
             guard let account = accounts[friendship.friend] else { return nil }
-            return view(of: friendship, account: account, position: positions[friendship.friend], origin: origin, at: now)
+            return view(
+                of: friendship, account: account, position: positions[friendship.friend], area: areas[friendship.friend],
+                origin: origin, at: now)
         }
     }
 
     /// One friend with the privacy rule applied, measured from `origin`.
     private func view(
-        of friendship: Friendship, account: Account, position: SharedPosition?, origin: Coordinate?, at now: Timestamp
+        of friendship: Friendship, account: Account, position: SharedPosition?, area: BuildingArea?, origin: Coordinate?,
+        at now: Timestamp
     ) -> FriendView {
         let seen = PrivacyRule.visible(
             position, ownerPrivacyMode: account.privacyMode,
-            relation: .friend(sharedWith: friendship.friendSharesWithMe), at: now, rules: rules.positions)
+            relation: .friend(share: friendship.friendShareWithMe), at: now, rules: rules.positions, area: area)
         var view = FriendView(
-            friend: account.summary, since: friendship.since, sharingWithFriend: friendship.sharesWithFriend,
-            presence: seen.presence, position: seen.position)
+            friend: account.summary, since: friendship.since, shareWithFriend: friendship.shareWithFriend,
+            presence: seen.presence, position: seen.position, precision: seen.position.map { _ in friendship.friendShareWithMe })
         if let origin, let position = seen.position {
             view.distance = haversineDistance(from: origin, to: position.coordinate)
             view.bearing = initialBearing(from: origin, to: position.coordinate)

@@ -52,10 +52,13 @@ public struct SharedPosition: Hashable, Sendable {
     public var onCampus: Bool?
     public var closestPlace: PlaceID?
     public var updatedAt: Timestamp
+    /// When the position came into its `BuildingArea` (or out of every area): what a friend who sees buildings
+    /// only is shown as its time, and how a live move tells whether such a friend has anything new to learn.
+    public var areaSince: Timestamp
 
     public init(
         userID: UserID, coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, label: String,
-        onCampus: Bool?, closestPlace: PlaceID?, updatedAt: Timestamp
+        onCampus: Bool?, closestPlace: PlaceID?, updatedAt: Timestamp, areaSince: Timestamp? = nil
     ) {
         self.userID = userID
         self.coordinate = coordinate
@@ -65,6 +68,7 @@ public struct SharedPosition: Hashable, Sendable {
         self.onCampus = onCampus
         self.closestPlace = closestPlace
         self.updatedAt = updatedAt
+        self.areaSince = areaSince ?? updatedAt
     }
 }
 
@@ -110,8 +114,8 @@ public enum Presence: String, Hashable, Sendable, CaseIterable {
 /// How the viewer stands to the owner of a position.
 public enum Relation: Hashable, Sendable {
     case owner
-    /// A friend, and whether the owner shares their position with this friend.
-    case friend(sharedWith: Bool)
+    /// A friend, and how exactly the owner shares their position with this friend.
+    case friend(share: ShareLevel)
     /// A guest or someone who is not a friend.
     case stranger
 }
@@ -120,22 +124,33 @@ public enum Relation: Hashable, Sendable {
 ///
 /// A position is shown only to its owner and to friends it is shared with; never to guests or strangers;
 /// never while privacy mode is on (friends then see `hidden`). A friend the owner hides from sees exactly what
-/// they would see of someone with no position: nothing tells them apart.
+/// they would see of someone with no position: nothing tells them apart. A friend shown buildings only sees
+/// the position as its `BuildingArea` shows it (`area`, worked out by the caller from the position's closest
+/// place), and nothing when it is in none.
 public enum PrivacyRule {
     public static func visible(
-        _ position: SharedPosition?, ownerPrivacyMode: Bool, relation: Relation, at now: Timestamp, rules: PositionRules
+        _ position: SharedPosition?, ownerPrivacyMode: Bool, relation: Relation, at now: Timestamp, rules: PositionRules,
+        area: BuildingArea? = nil
     ) -> (presence: Presence, position: SharedPosition?) {
+        var coarse = false
         switch relation {
         case .stranger:
             return (.none, nil)
-        case .friend(let sharedWith):
+        case .friend(let share):
             if ownerPrivacyMode { return (.hidden, nil) }
-            guard sharedWith else { return (.none, nil) }
+            switch share {
+            case .none: return (.none, nil)
+            case .building: coarse = true
+            case .exact: break
+            }
         case .owner:
             break
         }
         guard let position, rules.isKept(position, at: now) else { return (.none, nil) }
-        return (rules.isCurrent(position, at: now) ? .current : .lastSeen, position)
+        let presence: Presence = rules.isCurrent(position, at: now) ? .current : .lastSeen
+        guard coarse else { return (presence, position) }
+        guard let area, area.place == position.closestPlace else { return (.none, nil) }
+        return (presence, area.coarsened(position))
     }
 }
 
@@ -174,16 +189,16 @@ public enum FriendRequestOutcome: Hashable, Sendable {
 public struct Friendship: Hashable, Sendable {
     public var friend: UserID
     public var since: Timestamp
-    /// Whether the user shares their position with this friend.
-    public var sharesWithFriend: Bool
-    /// Whether this friend shares their position with the user.
-    public var friendSharesWithMe: Bool
+    /// How exactly the user shares their position with this friend.
+    public var shareWithFriend: ShareLevel
+    /// How exactly this friend shares their position with the user.
+    public var friendShareWithMe: ShareLevel
 
-    public init(friend: UserID, since: Timestamp, sharesWithFriend: Bool, friendSharesWithMe: Bool) {
+    public init(friend: UserID, since: Timestamp, shareWithFriend: ShareLevel, friendShareWithMe: ShareLevel) {
         self.friend = friend
         self.since = since
-        self.sharesWithFriend = sharesWithFriend
-        self.friendSharesWithMe = friendSharesWithMe
+        self.shareWithFriend = shareWithFriend
+        self.friendShareWithMe = friendShareWithMe
     }
 }
 

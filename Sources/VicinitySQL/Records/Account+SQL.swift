@@ -18,6 +18,7 @@ extension StoredAccount: SQLRecord {
             SQLField("privacy_mode", .boolean) { .bool($0.account.privacyMode) },
             SQLField("created_at", .integer) { .time($0.account.createdAt) },
             SQLField("disabled", .boolean) { .bool($0.account.disabled) },
+            SQLField("default_share", .text) { .text($0.account.defaultShare.rawValue) },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
@@ -26,13 +27,15 @@ extension StoredAccount: SQLRecord {
         let email = try row.optionalText("email"), pending = try row.optionalText("pending_email")
         let privacyMode = try row.bool("privacy_mode"), disabled = try row.bool("disabled")
         let createdAt = try row.time("created_at"), hash = try row.optionalText("password_hash")
+        let shareText = try row.text("default_share")
+        guard let defaultShare = ShareLevel(rawValue: shareText) else { throw .corrupt("account \(id) shares by default \(shareText)") }
         self = try readingStored("account \(id)") {
             StoredAccount(
                 account: Account(
                     id: try UserID.stored(id), username: try Username(username),
                     firstName: try PersonName(firstName, field: "first_name"), lastName: try PersonName(lastName, field: "last_name"),
                     email: try email.map { try Email($0) }, pendingEmail: try pending.map { try Email($0) },
-                    privacyMode: privacyMode, createdAt: createdAt, disabled: disabled),
+                    privacyMode: privacyMode, createdAt: createdAt, disabled: disabled, defaultShare: defaultShare),
                 passwordHash: hash.map(PasswordHash.init(encoded:)))
         }
     }

@@ -7,13 +7,13 @@ extension FriendshipSide: SQLRecord {
             SQLField("account_id", .text) { .text($0.user.rawValue) },
             SQLField("friend_id", .text) { .text($0.friend.rawValue) },
             SQLField("since", .integer) { .time($0.since) },
-            SQLField("share_position", .boolean) { .bool($0.sharesPosition) },
+            SQLField("share", .text) { .text($0.share.rawValue) },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
-        self.init(
-            user: try UserID.stored(try row.text("account_id")), friend: try UserID.stored(try row.text("friend_id")),
-            since: try row.time("since"), sharesPosition: try row.bool("share_position"))
+        let user = try UserID.stored(try row.text("account_id")), shareText = try row.text("share")
+        guard let share = ShareLevel(rawValue: shareText) else { throw .corrupt("a friendship of \(user) shares \(shareText)") }
+        self.init(user: user, friend: try UserID.stored(try row.text("friend_id")), since: try row.time("since"), share: share)
     }
 }
 

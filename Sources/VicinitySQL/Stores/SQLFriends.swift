@@ -17,7 +17,12 @@ extension SQLPlan {
                         .and([.equals("blocker_id", x), .equals("blocked_id", y)]),
                         .and([.equals("blocker_id", y), .equals("blocked_id", x)]),
                     ]), lock: .forUpdate) { blocks in
-                        try next(FriendPair(a, b, sides: sides, requests: requests, blocks: blocks))
+                        // Read only for a friendship that begins now: its sides start at each one's default.
+                        .select(StoredAccount.self, where: .among("id", [x, y])) { accounts in
+                            try next(FriendPair(
+                                a, b, sides: sides, requests: requests, blocks: blocks,
+                                defaultShares: Dictionary(accounts.map { ($0.account.id, $0.account.defaultShare) }) { first, _ in first }))
+                        }
                     }
                 }
             })
@@ -86,10 +91,10 @@ extension SQLRecordStore {
         let id = SQLValue.text(user.rawValue)
         return try await read(.select(FriendshipSide.self, where: .equals("account_id", id)) { mine in
             .select(FriendshipSide.self, where: .equals("friend_id", id)) { theirs in
-                let shares = Dictionary(theirs.map { ($0.user, $0.sharesPosition) }) { first, _ in first }
+                let shares = Dictionary(theirs.map { ($0.user, $0.share) }) { first, _ in first }
                 return .done(mine.compactMap { side in
                     shares[side.friend].map {
-                        Friendship(friend: side.friend, since: side.since, sharesWithFriend: side.sharesPosition, friendSharesWithMe: $0)
+                        Friendship(friend: side.friend, since: side.since, shareWithFriend: side.share, friendShareWithMe: $0)
                     }
                 })
             }
@@ -105,8 +110,8 @@ extension SQLRecordStore {
         })
     }
 
-    public func setSharing(_ shares: Bool, from user: UserID, to friend: UserID) async throws -> Friendship? {
-        try await write(.changing(user, friend) { $0.setSharing(shares, from: user) })
+    public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try await write(.changing(user, friend) { $0.setSharing(share, from: user) })
     }
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {

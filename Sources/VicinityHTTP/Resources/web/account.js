@@ -31,6 +31,7 @@ export function initAccount() {
   signInForm.addEventListener('submit', formAction(signInForm, signIn, { explain: explainSignIn }));
   byId('signout').addEventListener('click', reporting(signOut));
   byId('privacy-mode').addEventListener('change', setPrivacy);
+  byId('default-share').addEventListener('change', setDefaultShare);
   on('session', showSession);
   on('account', showSession);
   showSession(null);
@@ -127,6 +128,21 @@ async function setPrivacy(event) {
   }
 }
 
+async function setDefaultShare(event) {
+  const select = event.target;
+  const wanted = select.value;
+  try {
+    const account = await patch('/v1/me', { auth: true, body: { default_share: wanted } });
+    updateAccount(account);
+    showOk('New friends will see ' + select.selectedOptions[0].textContent.toLowerCase() + '. Friends you have keep what you chose for each.');
+  } catch (error) {
+    select.value = previousDefaultShare;
+    showError(error);
+  }
+}
+
+let previousDefaultShare = 'exact';
+
 function showSession(account) {
   const signedIn = account !== null;
   for (const part of document.querySelectorAll('[data-when]')) {
@@ -134,4 +150,6 @@ function showSession(account) {
   }
   byId('whoami').textContent = signedIn ? `Signed in as ${nameWithUsername(account)}` : '';
   byId('privacy-mode').checked = signedIn && account.privacy_mode;
+  previousDefaultShare = signedIn ? account.default_share : 'exact';
+  byId('default-share').value = previousDefaultShare;
 }

@@ -12,6 +12,12 @@ import { bearer, isSignedIn } from './session.js';
 import { selectTab } from './tabs.js';
 
 const LOCATED = new Set(['current', 'last_seen']);
+// What a friend sees of one's position, by the API's level.
+export const SHARE_TEXT = {
+  exact: 'My exact position',
+  building: 'Only the building I am at',
+  none: 'Nothing',
+};
 // Moves arrive live, but hiding is never announced (that would tell the friend) and a position turns
 // last seen by age alone, so the list is also read again this often.
 const REFRESH_MS = 60000;
@@ -105,17 +111,18 @@ function build(friend) {
   const poke = el('button', { class: 'poke', text: 'Poke', attrs: { type: 'button' } });
   const direction = el('button', { class: 'show-direction', text: 'Direction', attrs: { type: 'button' } });
   const shareId = `share-with-${friend.id}`;
-  const share = el('input', { class: 'share-with', id: shareId, attrs: { type: 'checkbox' } });
+  const share = el('select', { class: 'share-with', id: shareId },
+    Object.entries(SHARE_TEXT).map(([value, text]) => el('option', { text, attrs: { value } })));
   parts.shareLabel = el('label', { attrs: { for: shareId } });
   const item = el('li', { class: 'friend', data: { userId: friend.id } },
     el('div', { class: 'friend-head' }, parts.name, parts.distance),
     el('div', { class: 'friend-where' }, parts.label, parts.seen),
     parts.status,
-    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'check' }, share, parts.shareLabel), blockButton(friend)));
+    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'share' }, parts.shareLabel, share), blockButton(friend)));
   const entry = { friend, item, parts, share, marker: null };
   poke.addEventListener('click', reporting(() => pokeFriend(entry)));
   direction.addEventListener('click', reporting(() => showDirection(entry.friend)));
-  share.addEventListener('change', () => setSharing(entry, share.checked));
+  share.addEventListener('change', () => setSharing(entry, share.value));
   return entry;
 }
 
@@ -124,15 +131,15 @@ function update(entry, friend) {
   const { parts } = entry;
   const located = LOCATED.has(friend.presence);
   parts.name.textContent = fullName(friend);
-  parts.label.textContent = located ? friend.label
-    : friend.presence === 'hidden' ? 'Hidden (privacy mode)' : 'No position shared with you';
+  parts.label.textContent = !located ? (friend.presence === 'hidden' ? 'Hidden (privacy mode)' : 'No position shared with you')
+    : friend.precision === 'building' ? `${friend.label} (building only)` : friend.label;
   parts.seen.textContent = friend.presence === 'last_seen' ? `last seen ${formatAge(friend.updated_at)} ago` : '';
   parts.status.textContent = located && friend.status ? friend.status : '';
   parts.distance.textContent = located && friend.distance_m !== null
     ? formatDistanceBearing(friend.distance_m, friend.bearing_deg)
     : '';
-  entry.share.checked = friend.sharing_my_position;
-  parts.shareLabel.textContent = `Share my position with ${friend.first_name}`;
+  entry.share.value = friend.share;
+  parts.shareLabel.textContent = `${friend.first_name} sees`;
   entry.item.classList.toggle('stale', friend.presence === 'last_seen');
   pin(entry);
 }
@@ -171,12 +178,13 @@ async function pokeFriend(entry) {
 }
 
 async function setSharing(entry, share) {
+  const before = entry.friend.share;
   try {
-    const friend = await patch(`/v1/friends/${encodeURIComponent(entry.friend.id)}`, { auth: true, body: { share_position: share } });
+    const friend = await patch(`/v1/friends/${encodeURIComponent(entry.friend.id)}`, { auth: true, body: { share } });
     update(entry, friend);
-    showOk(share ? `${fullName(friend)} sees your position again.` : `${fullName(friend)} no longer sees your position.`);
+    showOk(`${fullName(friend)} now sees ${SHARE_TEXT[share].toLowerCase()}.`);
   } catch (error) {
-    entry.share.checked = !share;
+    entry.share.value = before;
     showError(error);
   }
 }
