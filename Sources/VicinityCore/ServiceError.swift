@@ -10,6 +10,9 @@ public enum ServiceError: Error, Hashable, Sendable {
     case wrongCredentials
     /// Signed in, but this action is not the caller's to take.
     case forbidden(String)
+    /// The vote's password is wrong, and the caller may give `triesLeft` more wrong ones before they are
+    /// locked out of the vote: their own count at that vote, which tells them nothing they did not do.
+    case wrongVotePassword(triesLeft: Int)
     /// Nothing the caller may see has this id.
     case notFound(Missing)
     /// The request clashes with the current state.
@@ -98,6 +101,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         /// Friend requests from one person to another: how asking again after a decline is limited.
         case friendRequests
         case votePasswordAttempts
+        /// Locked out of a vote for the rest of its time: the lock ends when the vote does.
+        case votePasswordAttemptsUntilVoteEnds
         case votePasswordsFromAddress
         case voteCreations
         /// Lookups of vote ids that name no vote, by one person.
@@ -123,6 +128,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case .unauthenticated: "Sign in first: this needs a valid bearer token from POST /v1/sessions."
         case .wrongCredentials: "The username or password is wrong."
         case .forbidden(let reason): reason
+        case .wrongVotePassword(let triesLeft):
+            "The password of this vote is wrong: \(triesLeft) \(triesLeft == 1 ? "try" : "tries") left."
         case .notFound(let missing):
             switch missing {
             case .user: "No user has this id."
@@ -186,6 +193,8 @@ public enum ServiceError: Error, Hashable, Sendable {
                 "You have asked this person to be friends enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .votePasswordAttempts:
                 "Too many wrong passwords for this vote; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .votePasswordAttemptsUntilVoteEnds:
+                "Too many wrong passwords for this vote: you have no tries left before it ends, in \(retryAfter.wholeSecondsRoundedUp) s."
             case .votePasswordsFromAddress:
                 "Too many wrong vote passwords from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .voteCreations: "You have opened enough votes for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."

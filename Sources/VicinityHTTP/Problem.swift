@@ -247,6 +247,8 @@ extension Problem {
             self.init(status: .unauthorized, detail: error.message, headers: [.wwwAuthenticate: #"Bearer realm="vicinity""#])
         case .forbidden:
             self.init(status: .forbidden, detail: error.message)
+        case .wrongVotePassword(let triesLeft):
+            self.init(status: .forbidden, detail: error.message, members: ["tries_left": .number(triesLeft)])
         case .notFound:
             self.init(status: .notFound, detail: error.message)
         case .conflict(.voteNotFinished(let cast, let participants)):
@@ -254,10 +256,12 @@ extension Problem {
                 status: .conflict, detail: error.message, members: ["ballots_cast": .number(cast), "participants": .number(participants)])
         case .conflict:
             self.init(status: .conflict, detail: error.message)
-        case .rateLimited(let retryAfter, _):
+        case .rateLimited(let retryAfter, let limit):
             self.init(
                 status: .tooManyRequests, detail: error.message,
                 headers: [.retryAfter: String(max(1, retryAfter.wholeSecondsRoundedUp))])
+            // A person locked out of a vote has no tries left there, as the wrong passwords before counted down.
+            if limit == .votePasswordAttempts || limit == .votePasswordAttemptsUntilVoteEnds { members["tries_left"] = 0 }
         case .mailUnavailable:
             // Not the client's doing, nor something a retry fixes: the operator's setting, named.
             self.init(status: .serviceUnavailable, detail: error.message, members: ["setting": "--smtp-url"])

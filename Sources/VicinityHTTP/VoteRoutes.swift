@@ -193,7 +193,7 @@ struct VoteRoutes<S: Stores>: RouteGroup {
     /// How a refused ballot is counted in metrics: never with anything about the choice.
     private static func outcome(of error: ServiceError) -> String {
         switch error {
-        case .forbidden: "wrong_password"
+        case .wrongVotePassword: "wrong_password"
         case .rateLimited: "locked_out"
         case .conflict(.alreadyVoted): "already_voted"
         case .conflict(.voteFinished): "vote_finished"

@@ -32,7 +32,7 @@ extension PostGISStore: GuessingLedger {
         }
     }
 
-    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool) {
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> CountedFailure {
         try await guessingStep(attempt, rules: rules, at: now) { key, address in
             GuessingBook.failed(id: attempt.id, key: &key, address: &address, rules: rules, at: now)
         }

@@ -76,6 +76,19 @@ class PageTest(unittest.TestCase):
         browser.fill("#ballot-password", password)
         browser.click("#cast-ballot")
 
+    def open_vote_through_api(self, account, subject, options, password):
+        hall_of_science = building("csulb-hsci")
+        return api("POST", "/v1/votes", account.token, {
+            "subject": subject, "options": options, "participants": 3, "password": password, "duration": "15m",
+            "visibility": "private", "lat": hall_of_science.lat, "lon": hall_of_science.lon})["id"]
+
+    def show_vote(self, browser, vote_id):
+        browser.fill("#vote-find-id", vote_id)
+        browser.submit("#vote-find-form")
+        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
+                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
+                     f"#vote-detail shows vote {vote_id}")
+
     def result(self, browser):
         counts = {}
         for item in browser.find_all("#vote-result li"):
@@ -589,19 +602,6 @@ class TeacherTest(PageTest):
                      f"#vote-detail shows vote {vote_id}")
         return vote_id
 
-    def open_vote_through_api(self, account, subject, options, password):
-        hall_of_science = building("csulb-hsci")
-        return api("POST", "/v1/votes", account.token, {
-            "subject": subject, "options": options, "participants": 3, "password": password, "duration": "15m",
-            "visibility": "private", "lat": hall_of_science.lat, "lon": hall_of_science.lon})["id"]
-
-    def show_vote(self, browser, vote_id):
-        browser.fill("#vote-find-id", vote_id)
-        browser.submit("#vote-find-form")
-        browser.wait(lambda driver: browser.find("#vote-detail").is_displayed()
-                     and browser.find("#vote-detail").get_attribute("data-vote-id") == vote_id,
-                     f"#vote-detail shows vote {vote_id}")
-
     def assert_no_script_trouble(self, browser, who):
         probe = browser.js("return window.__vicinityProbe")
         self.assertEqual(probe["csp"], [], f"CSP violations on the page of {who}")
@@ -610,6 +610,47 @@ class TeacherTest(PageTest):
 
 
 class PhoneTest(PageTest):
+    def test_a_student_who_mistypes_the_vote_password_on_a_phone_sees_the_tries_left_beside_the_password(self):
+        teacher = Account("Kanya", "Boonmee", "teacher").sign_up_through_api()
+        student = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        password = "".join(random.choices(string.digits, k=6))
+        wrong = f"{(int(password) + 1) % 1_000_000:06d}"
+        vote_id = self.open_vote_through_api(teacher, f"Quiz on Friday? ({RUN})", ["Yes", "No"], password)
+        phone = self.browser(375, 812, mobile=True)
+        phone.open("/")
+        phone.sign_in(student)
+        phone.tab("votes")
+        self.show_vote(phone, vote_id)
+
+        for left in (4, 3):
+            self.cast(phone, vote_id, f"Quiz on Friday? ({RUN})", 0, wrong)
+            said = f"The password of this vote is wrong: {left} tries left."
+            note = phone.wait(lambda driver: said in phone.text("#ballot-password-error") and phone.find("#ballot-password-error"),
+                              lambda: f"#ballot-password-error says {said!r} (it says {phone.text('#ballot-password-error')!r}, "
+                                      f"#message {phone.message()!r})")
+            # Beside the password, and on the phone's screen without scrolling: the message line at the top of
+            # the page is out of view down at the ballot.
+            boxes = phone.js("""
+                const [note, field] = arguments;
+                const box = (element) => { const r = element.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+                return {note: box(note), field: box(field), width: innerWidth, height: innerHeight};""",
+                note, phone.find("#ballot-password"))
+            self.assertGreaterEqual(boxes["note"]["top"], 0, boxes)
+            self.assertLessEqual(boxes["note"]["bottom"], boxes["height"], boxes)
+            self.assertGreaterEqual(boxes["note"]["left"], 0, boxes)
+            self.assertLessEqual(boxes["note"]["right"], boxes["width"], boxes)
+            gap = boxes["note"]["top"] - boxes["field"]["bottom"]
+            self.assertTrue(0 <= gap <= 24, f"the tries left are {gap} px below the password field: {boxes}")
+            self.assertEqual(phone.find("#ballot-password").get_attribute("aria-invalid"), "true")
+            self.assertEqual(phone.message(), "", "the tries left are said once, beside the password")
+
+        # The right password still counts while tries are left.
+        self.cast(phone, vote_id, f"Quiz on Friday? ({RUN})", 1, password)
+        phone.wait(lambda driver: "You voted for No" in phone.text("#vote-detail .vote-ballot"),
+                   lambda: f"the student is told 'You voted for No' (#message says {phone.message()!r})")
+        self.assertEqual(phone.text("#ballot-password-error"), "", "nothing is left of the wrong tries")
+        phone.assert_not_reloaded()
+
     def test_the_page_fits_a_375_px_phone_without_horizontal_scroll_and_shows_the_map(self):
         account = Account("Nok", "Srisuk", "nok").sign_up_through_api()
         phone = self.browser(375, 812, mobile=True)
@@ -740,6 +781,7 @@ ORDER = [
     "test_a_teacher_edits_extends_and_closes_one_vote_and_calls_off_another",
     "test_a_status_written_as_html_is_shown_as_text_and_never_run",
     "test_a_poke_shows_as_a_visible_notice",
+    "test_a_student_who_mistypes_the_vote_password_on_a_phone_sees_the_tries_left_beside_the_password",
     "test_the_page_fits_a_375_px_phone_without_horizontal_scroll_and_shows_the_map",
     "test_page_weight_and_time_to_first_map_are_measured",
     "test_screenshots_show_a_signed_in_student_with_a_friend_and_places",

@@ -39,9 +39,11 @@ struct GuessingLedgerContractTests {
                         guard case .success(let attempt) = try await ledger.begin(
                             .signIn, key: "alice", address: "10.0.0.\(index)", rules: rules, at: now)
                         else { return nil }
-                        let (failures, counted) = try await ledger.failed(attempt, rules: rules, at: now)
-                        #expect(counted)
-                        return failures
+                        let count = try await ledger.failed(attempt, rules: rules, at: now)
+                        #expect(count.counted)
+                        // The failure that locks says so in the same step; none before it is locked.
+                        #expect(count.lockedUntil == (count.failures == 5 ? now + rules.firstLock : nil))
+                        return count.failures
                     }
                 }
                 return try await group.reduce(into: [Int]()) { if let count = $1 { $0.append(count) } }
@@ -85,10 +87,10 @@ struct GuessingLedgerContractTests {
                 Issue.record("attempts of a dead process still counted after their lifetime")
                 return
             }
-            #expect(try await second.failed(attempt, rules: rules, at: later) == (1, true))
+            #expect(try await second.failed(attempt, rules: rules, at: later) == CountedFailure(failures: 1, counted: true))
             // A check that outlived its attempt's lifetime ends uncounted: its answer is not to be told, and a
             // wrong password is a failure all the same.
-            #expect(try await first.failed(early[0], rules: rules, at: later) == (2, false))
+            #expect(try await first.failed(early[0], rules: rules, at: later) == CountedFailure(failures: 2, counted: false))
             #expect(try await first.succeeded(early[1], rules: rules, at: later) == false)
             guard case .success(let next) = try await first.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: later) else {
                 Issue.record("a refused attempt")
@@ -99,7 +101,7 @@ struct GuessingLedgerContractTests {
                 Issue.record("a refused attempt")
                 return
             }
-            #expect(try await second.failed(after, rules: rules, at: later) == (1, true), "the success forgot the failures before it")
+            #expect(try await second.failed(after, rules: rules, at: later) == CountedFailure(failures: 1, counted: true), "the success forgot the failures before it")
         }
     }
 
@@ -115,13 +117,13 @@ struct GuessingLedgerContractTests {
                     Issue.record("an attempt was refused before the limit")
                     return
                 }
-                #expect(try await ledger.failed(attempt, rules: rules, at: epoch) == (index + 1, true))
+                #expect(try await ledger.failed(attempt, rules: rules, at: epoch) == CountedFailure(failures: index + 1, counted: true))
             }
             guard case .success(let other) = try await first.begin(.signIn, key: "alice", address: "10.0.0.1", rules: rules, at: epoch) else {
                 Issue.record("an attempt was refused before the limit")
                 return
             }
-            #expect(try await first.failed(other, rules: rules, at: epoch) == (1, true), "the key without NUL is another key")
+            #expect(try await first.failed(other, rules: rules, at: epoch) == CountedFailure(failures: 1, counted: true), "the key without NUL is another key")
         }
     }
 }

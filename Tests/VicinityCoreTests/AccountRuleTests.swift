@@ -124,7 +124,7 @@ struct SignInLimitTests {
         var waits: [Duration] = []
         for _ in 1...5 {
             let attempt = try await guardian.begin(account: "alice", address: "10.0.0.1")
-            waits.append(try await guardian.failed(attempt))
+            waits.append(try await guardian.failed(attempt).delay)
         }
         #expect(waits == [.zero, .zero, .seconds(1), .seconds(2), .zero])
         let locked = await #expect(throws: ServiceError.self) { try await guardian.begin(account: "alice", address: "10.0.0.1") }
@@ -162,7 +162,51 @@ struct SignInLimitTests {
         }
         try await guardian.succeeded(try await guardian.begin(account: "carol", address: "a"))
         let attempt = try await guardian.begin(account: "carol", address: "a")
-        #expect(try await guardian.failed(attempt) == .zero, "the count started again after the success")
+        #expect(try await guardian.failed(attempt).delay == .zero, "the count started again after the success")
+    }
+
+    @Test("a wrong password while another attempt's failure has locked the key says no tries are left and gives the lock's wait")
+    func failureUnderAnotherLock() async throws {
+        let clock = ManualClock()
+        let guardian = GuessingGuard(rules: .standard, limits: .votePassword, clock: clock)
+        for _ in 1...4 { _ = try await guardian.failed(try await guardian.begin(account: "vote ana", address: "a")) }
+        // A check that outlives its attempt's lifetime lets another attempt begin; its failure then locks the key.
+        let slow = try await guardian.begin(account: "vote ana", address: "a")
+        clock.advance(by: GuessingBook.attemptLifetime + .milliseconds(1))
+        let next = try await guardian.begin(account: "vote ana", address: "a")
+        await #expect(throws: ServiceError.self) { try await guardian.failed(slow) }
+        let failure = try await guardian.failed(next)
+        #expect(failure.triesLeft == 0, "not 4, as the count of failures alone would say")
+        #expect(failure.lock == .rateLimited(retryAfter: .seconds(900), .votePasswordAttempts))
+    }
+
+    @Test("a lock ends by the end it is given: the wait it names stops there, with the limit that says so")
+    func lockEndingByAnEnd() async throws {
+        let clock = ManualClock()
+        let guardian = GuessingGuard(rules: .standard, limits: .votePassword, clock: clock)
+        let end = clock.now + .seconds(300)
+        var left: [Int] = []
+        var locks: [ServiceError?] = []
+        for _ in 1...5 {
+            let attempt = try await guardian.begin(account: "vote ben", address: "a", lockEndingBy: end)
+            let failure = try await guardian.failed(attempt, lockEndingBy: end)
+            left.append(failure.triesLeft)
+            locks.append(failure.lock)
+        }
+        #expect(left == [4, 3, 2, 1, 0])
+        #expect(locks == [nil, nil, nil, nil, .rateLimited(retryAfter: .seconds(300), .votePasswordAttemptsUntilVoteEnds)])
+        clock.advance(by: .seconds(299))
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(1), .votePasswordAttemptsUntilVoteEnds)) {
+            try await guardian.begin(account: "vote ben", address: "a", lockEndingBy: end)
+        }
+        clock.advance(by: .seconds(1))
+        let after = try await guardian.begin(account: "vote ben", address: "a")
+        try await guardian.succeeded(after)
+        // Without an end the same rules lock for their whole 15 minutes.
+        for _ in 1...5 { _ = try await guardian.failed(try await guardian.begin(account: "vote cy", address: "b")) }
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .votePasswordAttempts)) {
+            try await guardian.begin(account: "vote cy", address: "b", lockEndingBy: clock.now + .seconds(3600))
+        }
     }
 
     @Test("attempts under way count against the failures left, so parallel guesses cannot slip past the lock")

@@ -127,14 +127,14 @@ struct VoteRuleTests {
         let id = try await room.open(by: teacher, participants: 10).vote.id
         let other = try await room.open(by: teacher, participants: 10).vote.id
         let signIns = counting.verifications.withLock { $0 }
-        await #expect(throws: ServiceError.forbidden("The password of this vote is wrong.")) {
+        await #expect(throws: ServiceError.wrongVotePassword(triesLeft: 4)) {
             try await room.vote(id, 0, by: students[0], password: "111111")
         }
         #expect(counting.verifications.withLock { $0 } == signIns + 1, "no proof yet: bcrypt decides")
         try await room.vote(id, 0, by: students[1])
         #expect(counting.verifications.withLock { $0 } == signIns + 2)
         for student in students[2...4] { try await room.vote(id, 1, by: student) }
-        await #expect(throws: ServiceError.forbidden("The password of this vote is wrong.")) {
+        await #expect(throws: ServiceError.wrongVotePassword(triesLeft: 4)) {
             try await room.vote(id, 0, by: students[5], password: "482914")
         }
         #expect(counting.verifications.withLock { $0 } == signIns + 2, "proved once, checked in memory after")
@@ -317,16 +317,20 @@ struct VoteRuleTests {
         await #expect(throws: ServiceError.notFound(.vote)) { try await room.vote(.random(), 0, by: teacher) }
     }
 
-    @Test("five wrong passwords lock this person out of this vote for 15 minutes, the right one too; then it works")
+    @Test("wrong passwords count down the tries left, 4, 3, 2, 1; the fifth locks this person out of this vote for 15 minutes, the right one too; then it works")
     func lockout() async throws {
         let room = try await Room()
         let teacher = try await room.person("teacher"), ana = try await room.person("ana"), ben = try await room.person("ben")
         let id = try await room.open(by: teacher, duration: "60m").vote.id
         let other = try await room.open(by: teacher, duration: "60m").vote.id
-        let wrong = ServiceError.forbidden("The password of this vote is wrong.")
-        for _ in 0..<5 { await #expect(throws: wrong) { try await room.vote(id, 0, by: ana, password: "111111") } }
+        for left in [4, 3, 2, 1] {
+            await #expect(throws: ServiceError.wrongVotePassword(triesLeft: left)) { try await room.vote(id, 0, by: ana, password: "111111") }
+        }
         #expect(room.clock.sleeps == [.seconds(1), .seconds(2)], "failures 3 and 4 are answered late")
         let locked = ServiceError.rateLimited(retryAfter: .seconds(900), .votePasswordAttempts)
+        await #expect(throws: locked, "the fifth wrong password is answered with the lock and its wait") {
+            try await room.vote(id, 0, by: ana, password: "111111")
+        }
         await #expect(throws: locked) { try await room.vote(id, 0, by: ana) }
         // Only this person and this vote: others vote, and she votes elsewhere.
         try await room.vote(id, 1, by: ben)
@@ -339,6 +343,79 @@ struct VoteRuleTests {
         let receipt = try await room.vote(id, 2, by: ana)
         #expect(receipt.ballot.option == 2)
         #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 2, "refused tries were never counted")
+    }
+
+    @Test("five wrong passwords of one voter at once are each told a different count, 4, 3, 2, 1 tries left and the lock")
+    func concurrentTriesLeft() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let id = try await room.open(by: teacher, duration: "60m").vote.id
+        let answers = await withTaskGroup(of: ServiceError?.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    do { _ = try await room.vote(id, 0, by: ana, password: "111111") } catch let error as ServiceError { return error } catch {}
+                    return nil
+                }
+            }
+            return await group.reduce(into: [ServiceError?]()) { $0.append($1) }
+        }
+        let left = answers.compactMap { answer -> Int? in
+            if case .wrongVotePassword(let left) = answer { return left }
+            return nil
+        }
+        #expect(left.sorted() == [1, 2, 3, 4])
+        #expect(answers.filter { $0 == .rateLimited(retryAfter: .seconds(900), .votePasswordAttempts) }.count == 1, "\(answers)")
+    }
+
+    @Test("a lock on a timed vote that ends in 5 minutes lasts until its end at the latest, and then the answer is that the vote has ended")
+    func lockEndsWithTheVote() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let opened = try await room.open(by: teacher, duration: "15m").vote
+        room.clock.advance(by: .seconds(10 * 60))
+        for _ in 0..<4 { _ = await #expect(throws: ServiceError.self) { try await room.vote(opened.id, 0, by: ana, password: "111111") } }
+        let closesAt = try #require(opened.closesAt)
+        let untilEnd = closesAt - room.clock.now
+        #expect(untilEnd <= .seconds(5 * 60) && untilEnd > .zero, "the slowed answers took 3 s of the 5 minutes left")
+        let lock = ServiceError.rateLimited(retryAfter: untilEnd, .votePasswordAttemptsUntilVoteEnds)
+        await #expect(throws: lock, "the fifth wrong password locks until the vote ends, not for 15 minutes") {
+            try await room.vote(opened.id, 0, by: ana, password: "111111")
+        }
+        room.clock.advance(by: .seconds(60))
+        await #expect(throws: ServiceError.rateLimited(retryAfter: untilEnd - .seconds(60), .votePasswordAttemptsUntilVoteEnds)) {
+            try await room.vote(opened.id, 0, by: ana)
+        }
+        #expect(lock.message.hasSuffix("you have no tries left before it ends, in \(untilEnd.wholeSecondsRoundedUp) s."))
+        room.clock.advance(by: untilEnd)
+        await #expect(throws: ServiceError.conflict(.voteFinished), "after its end the vote has ended, whatever the lock") {
+            try await room.vote(opened.id, 0, by: ana)
+        }
+    }
+
+    @Test("a lock set before a vote is extended ends at the vote's end as it stood, and the voter then tries again")
+    func lockBeforeAnExtension() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let opened = try await room.open(by: teacher, duration: "5m").vote
+        for _ in 0..<5 { _ = await #expect(throws: ServiceError.self) { try await room.vote(opened.id, 0, by: ana, password: "111111") } }
+        _ = try await room.votes.change(opened.id, .extend(.minutes(15)), by: teacher, from: room.address)
+        let oldEnd = try #require(opened.closesAt)
+        await #expect(throws: ServiceError.rateLimited(retryAfter: oldEnd - room.clock.now, .votePasswordAttempts)) {
+            try await room.vote(opened.id, 0, by: ana)
+        }
+        room.clock.advance(by: oldEnd - room.clock.now)
+        #expect(try await room.vote(opened.id, 1, by: ana).ballot.option == 1)
+    }
+
+    @Test("a permanent vote keeps the whole lock")
+    func permanentVoteLock() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher"), ana = try await room.person("ana")
+        let id = try await room.open(by: teacher, duration: "permanent").vote.id
+        for _ in 0..<4 { _ = await #expect(throws: ServiceError.self) { try await room.vote(id, 0, by: ana, password: "111111") } }
+        await #expect(throws: ServiceError.rateLimited(retryAfter: .seconds(900), .votePasswordAttempts)) {
+            try await room.vote(id, 0, by: ana, password: "111111")
+        }
     }
 
     @Test("a malformed password is a clear error that costs no try")

@@ -276,18 +276,22 @@ struct TwoFrontTests {
         }
     }
 
-    @Test("wrong vote passwords sent alternately through two fronts lock the voter out after five, as through one")
+    @Test("wrong vote passwords sent alternately through two fronts count down one voter's tries and lock them out at the fifth, as through one")
     func guessesAreCountedTogether() async throws {
         let clock = ManualClock()
         try await withTwoFronts(clock: clock) { a, _, b, _, _ in
             let tess = try await a.person("tess"), ana = try await b.person("ana")
             let id = try await openQuiz(on: a, by: tess, for: "60m")
             var statuses: [HTTPResponse.Status] = []
+            var triesLeft: [Int?] = []
             for attempt in 0..<5 {
                 let front = attempt % 2 == 0 ? a : b
-                statuses.append(try await front.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"000000","option":0}"#).status)
+                let answer = try await front.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"000000","option":0}"#)
+                statuses.append(answer.status)
+                triesLeft.append(answer.object?["tries_left"] as? Int)
             }
-            #expect(statuses == Array(repeating: .forbidden, count: 5))
+            #expect(statuses == Array(repeating: .forbidden, count: 4) + [.tooManyRequests], "the fifth is answered with the lock")
+            #expect(triesLeft == [4, 3, 2, 1, 0])
             for front in [a, b] {
                 let locked = try await front.call(.post, "/v1/votes/\(id)/ballots", as: ana, json: #"{"password":"482913","option":0}"#)
                 #expect(locked.status == .tooManyRequests, "locked on every front, the right password too")

@@ -254,22 +254,50 @@ struct VoteFlowTests {
         }
     }
 
-    @Test("five wrong passwords: 403 each, then 429 with Retry-After for 15 minutes, the right password refused too")
+    @Test("four wrong passwords: 403 each with tries_left 4, 3, 2, 1; the fifth 429 with Retry-After for 15 minutes and tries_left 0, the right password refused too")
     func lockout() async throws {
         let clock = ManualClock()
         try await withApp(try await campusStore(), clock: clock) { client in
             let tess = try await client.person("tess"), ana = try await client.person("ana")
             let id = try await client.openVote(as: tess, duration: "60m")
-            for _ in 0..<5 {
+            for left in [4, 3, 2, 1] {
                 let wrong = try await client.ballot(id, 0, as: ana, password: "000000")
                 #expect(wrong.status == .forbidden)
-                #expect(wrong.object?["detail"] as? String == "The password of this vote is wrong.")
+                #expect(wrong.object?["tries_left"] as? Int == left)
+                #expect(wrong.object?["detail"] as? String == "The password of this vote is wrong: \(left) \(left == 1 ? "try" : "tries") left.")
             }
+            let fifth = try await client.ballot(id, 0, as: ana, password: "000000")
+            #expect(fifth.status == .tooManyRequests)
+            #expect(fifth.headers[.retryAfter] == "900")
+            #expect(fifth.object?["tries_left"] as? Int == 0)
+            #expect(fifth.object?["detail"] as? String == "Too many wrong passwords for this vote; try again in 900 s.")
             let locked = try await client.ballot(id, 0, as: ana)
             #expect(locked.status == .tooManyRequests)
             #expect(locked.headers[.retryAfter] == "900")
             clock.advance(by: .seconds(900))
             #expect(try await client.ballot(id, 0, as: ana).status == .created)
+        }
+    }
+
+    @Test("on a vote that ends in 5 minutes the lock's Retry-After is at most those 5 minutes, and after the end the answer is 409, the vote has ended")
+    func lockoutEndsWithTheVote() async throws {
+        let clock = ManualClock()
+        try await withApp(try await campusStore(), clock: clock) { client in
+            let tess = try await client.person("tess"), ana = try await client.person("ana")
+            let id = try await client.openVote(as: tess, duration: "5m")
+            for _ in 0..<4 { #expect(try await client.ballot(id, 0, as: ana, password: "000000").status == .forbidden) }
+            let locked = try await client.ballot(id, 0, as: ana, password: "000000")
+            #expect(locked.status == .tooManyRequests)
+            let wait = try #require(locked.headers[.retryAfter].flatMap { Int($0) })
+            #expect(wait > 0 && wait <= 5 * 60, "\(wait) s")
+            #expect(locked.object?["tries_left"] as? Int == 0)
+            #expect(locked.object?["detail"] as? String
+                    == "Too many wrong passwords for this vote: you have no tries left before it ends, in \(wait) s.")
+            clock.advance(by: .seconds(wait))
+            let ended = try await client.ballot(id, 0, as: ana)
+            #expect(ended.status == .conflict)
+            #expect(ended.object?["detail"] as? String == ServiceError.conflict(.voteFinished).message)
+            #expect(ended.object?["tries_left"] == nil)
         }
     }
 

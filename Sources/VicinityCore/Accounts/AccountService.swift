@@ -250,7 +250,7 @@ public struct AccountService<S: Stores>: Sendable {
             throw error
         }
         guard let value else {
-            let delay = try await signInGuard.failed(attempt)
+            let delay = try await signInGuard.failed(attempt).delay
             if delay > .zero { try await clock.sleep(for: delay) }
             return nil
         }

@@ -27,6 +27,24 @@ public enum GuessingRefusal: Error, Hashable, Sendable {
     case address(wait: Duration)
 }
 
+/// A wrong password as the ledger counted it, told by the same step that counted it: a count read apart from
+/// that step could already be another attempt's.
+public struct CountedFailure: Hashable, Sendable {
+    /// The key's failures in a row, this one included.
+    public var failures: Int
+    /// Whether the attempt still counted: an answer to one that had stopped counting must not be told, or a
+    /// queue of checks longer than `GuessingBook.attemptLifetime` would let guesses past the lock.
+    public var counted: Bool
+    /// When the key's lock ends, while the key is locked after this failure (by this one or one before).
+    public var lockedUntil: Timestamp?
+
+    public init(failures: Int, counted: Bool, lockedUntil: Timestamp? = nil) {
+        self.failures = failures
+        self.counted = counted
+        self.lockedUntil = lockedUntil
+    }
+}
+
 /// Where failed password checks are counted, per key (an account, or a person at a vote) and per client
 /// address, under `GuessingRules`.
 ///
@@ -45,10 +63,8 @@ public protocol GuessingLedger: Sendable {
     /// when the attempt had stopped counting (`GuessingBook.attemptLifetime`): its answer must not be told.
     func succeeded(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> Bool
 
-    /// The password was wrong. Returns the key's failures in a row, this one included, and whether the
-    /// attempt still counted: an answer to one that had stopped counting must not be told, or a queue of
-    /// checks longer than the lifetime would let guesses past the lock.
-    func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool)
+    /// The password was wrong: the failure is counted, and the count after it returned.
+    func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> CountedFailure
 
     /// The attempt could not be decided: it no longer counts.
     func abandoned(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws
@@ -112,11 +128,11 @@ public enum GuessingBook {
         return true
     }
 
-    /// Returns the key's failures in a row, this one included, and whether the attempt still counted. A wrong
-    /// password is a failure either way.
+    /// Counts the failure, and returns the count after it. A wrong password is a failure whether or not the
+    /// attempt still counted.
     public static func failed(
         id: String, key: inout GuessingKeyState, address: inout GuessingAddressState, rules: GuessingRules, at now: Timestamp
-    ) -> (failures: Int, counted: Bool) {
+    ) -> CountedFailure {
         let ms = now.millisecondsSince1970
         let counted = key.pending.removeValue(forKey: id) != nil
         address.pending[id] = nil
@@ -124,7 +140,8 @@ public enum GuessingBook {
         key.failures += 1
         key.lastFailure = ms
         if let lock = rules.lock(afterFailures: key.failures) { key.lockedUntil = (now + lock).millisecondsSince1970 }
-        return (key.failures, counted)
+        let lockedUntil = key.lockedUntil.flatMap { $0 > ms ? Timestamp(millisecondsSince1970: $0) : nil }
+        return CountedFailure(failures: key.failures, counted: counted, lockedUntil: lockedUntil)
     }
 
     public static func abandoned(id: String, key: inout GuessingKeyState, address: inout GuessingAddressState) {
@@ -201,7 +218,7 @@ public final class MemoryGuessingLedger: GuessingLedger {
         update(attempt) { key, address in GuessingBook.succeeded(id: attempt.id, key: &key, address: &address) }
     }
 
-    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool) {
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> CountedFailure {
         update(attempt) { key, address in GuessingBook.failed(id: attempt.id, key: &key, address: &address, rules: rules, at: now) }
     }
 

@@ -80,7 +80,7 @@ public struct KeyedGuessingLedger<Ledger: GuessingLedger>: GuessingLedger {
         try await ledger.succeeded(attempt, rules: rules, at: now)
     }
 
-    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> (failures: Int, counted: Bool) {
+    public func failed(_ attempt: GuessingAttempt, rules: GuessingRules, at now: Timestamp) async throws -> CountedFailure {
         try await ledger.failed(attempt, rules: rules, at: now)
     }
 

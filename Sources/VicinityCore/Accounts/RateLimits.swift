@@ -90,12 +90,45 @@ public struct GuessingRules: Hashable, Sendable {
         return milliseconds.overflow ? longestLock : min(.milliseconds(milliseconds.partialValue), longestLock)
     }
 
+    /// Failures the key may still have before the next lock, given its failures in a row: 1 to
+    /// `failuresPerLock`.
+    public func triesLeft(afterFailures failures: Int) -> Int {
+        failuresPerLock - failures % failuresPerLock
+    }
+
+    /// These rules with every lock they set ending by `end` at the latest: a lock that guards something which
+    /// ends (a vote) never outlasts it. A millisecond at least, so that a failure that should lock still does
+    /// and says so, should `end` pass while the password is checked.
+    public func endingLocks(by end: Timestamp, at now: Timestamp) -> GuessingRules {
+        var rules = self
+        rules.longestLock = min(longestLock, max(end - now, .milliseconds(1)))
+        return rules
+    }
+
     /// How long the answer to the given failure is held back: counted within each run of `failuresPerLock`,
     /// so that the wait stays short and the locks do the rest.
     public func slowdown(afterFailures failures: Int) -> Duration {
         let inRun = failures % failuresPerLock
         guard inRun > failuresBeforeSlowdown else { return .zero }
         return slowdownStep * (inRun - failuresBeforeSlowdown)
+    }
+}
+
+/// What a wrong password leaves: how long to hold its answer back, and the key's tries before the lock, or
+/// the lock itself.
+public struct GuessingFailure: Hashable, Sendable {
+    /// How long to hold the answer back.
+    public var delay: Duration
+    /// Wrong passwords the key may still give before it is locked; 0 while it is locked.
+    public var triesLeft: Int
+    /// While the key is locked (by this failure, or by one before it), the refusal its next attempt would get,
+    /// with the wait: the answer to give in place of "wrong", so that the caller learns the wait now.
+    public var lock: ServiceError?
+
+    public init(delay: Duration, triesLeft: Int, lock: ServiceError?) {
+        self.delay = delay
+        self.triesLeft = triesLeft
+        self.lock = lock
     }
 }
 
@@ -108,11 +141,19 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
     public struct Limits: Hashable, Sendable {
         public var scope: GuessingScope
         public var perKey: ServiceError.Limit
+        /// The key's lock when it lasts until the end of what it guards (see `begin(account:address:lockEndingBy:)`):
+        /// no try is left before that ends.
+        public var perKeyUntilEnd: ServiceError.Limit
         public var perAddress: ServiceError.Limit
 
-        public static var signIn: Limits { Limits(scope: .signIn, perKey: .signInAttempts, perAddress: .signInsFromAddress) }
+        /// A sign-in guards nothing that ends: its locks run their whole length.
+        public static var signIn: Limits {
+            Limits(scope: .signIn, perKey: .signInAttempts, perKeyUntilEnd: .signInAttempts, perAddress: .signInsFromAddress)
+        }
         public static var votePassword: Limits {
-            Limits(scope: .votePassword, perKey: .votePasswordAttempts, perAddress: .votePasswordsFromAddress)
+            Limits(
+                scope: .votePassword, perKey: .votePasswordAttempts, perKeyUntilEnd: .votePasswordAttemptsUntilVoteEnds,
+                perAddress: .votePasswordsFromAddress)
         }
     }
 
@@ -131,10 +172,15 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
     /// Starts an attempt, or refuses it while the account is locked, the address has failed too often, or the
     /// attempts already under way could use up the failures left before either limit. Both limits count the
     /// attempt from here until it ends, so that concurrent guesses are cut at the limit exactly.
-    public func begin(account key: String, address: String) async throws -> GuessingAttempt {
-        switch try await ledger.begin(limits.scope, key: key, address: address, rules: rules, at: clock.now) {
+    ///
+    /// `end` is when what the password guards ends (a timed vote's close), if it does: the key's lock, and the
+    /// wait a refusal names, end by then at the latest. The address's limit spans every key, so it keeps its
+    /// own wait.
+    public func begin(account key: String, address: String, lockEndingBy end: Timestamp? = nil) async throws -> GuessingAttempt {
+        let now = clock.now
+        switch try await ledger.begin(limits.scope, key: key, address: address, rules: rules, at: now) {
         case .success(let attempt): return attempt
-        case .failure(.key(let wait)): throw ServiceError.rateLimited(retryAfter: wait, limits.perKey)
+        case .failure(.key(let wait)): throw keyRefusal(wait: wait, end: end, at: now)
         case .failure(.address(let wait)): throw ServiceError.rateLimited(retryAfter: wait, limits.perAddress)
         }
     }
@@ -151,12 +197,26 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
         try await ledger.abandoned(attempt, rules: rules, at: clock.now)
     }
 
-    /// The password was wrong. Returns how long to hold the answer back; refuses, as `succeeded` does, an
-    /// attempt that had stopped counting (the failure is counted all the same).
-    public func failed(_ attempt: GuessingAttempt) async throws -> Duration {
-        let (failures, counted) = try await ledger.failed(attempt, rules: rules, at: clock.now)
-        guard counted else { throw stale }
-        return rules.slowdown(afterFailures: failures)
+    /// The password was wrong. Returns how long to hold the answer back and the tries left, or the lock;
+    /// refuses, as `succeeded` does, an attempt that had stopped counting (the failure is counted all the
+    /// same). A lock this failure sets ends by `end` at the latest, as in `begin`. Both the count and the lock
+    /// come from the ledger's step that counted this failure, so attempts at the same moment never read each
+    /// other's counts.
+    public func failed(_ attempt: GuessingAttempt, lockEndingBy end: Timestamp? = nil) async throws -> GuessingFailure {
+        let now = clock.now
+        let count = try await ledger.failed(attempt, rules: end.map { rules.endingLocks(by: $0, at: now) } ?? rules, at: now)
+        guard count.counted else { throw stale }
+        let lock = count.lockedUntil.map { keyRefusal(wait: $0 - now, end: end, at: now) }
+        return GuessingFailure(
+            delay: rules.slowdown(afterFailures: count.failures),
+            triesLeft: lock == nil ? rules.triesLeft(afterFailures: count.failures) : 0, lock: lock)
+    }
+
+    /// The refusal of a key locked for `wait`, cut at `end`: a wait that reaches it names the limit that lasts
+    /// until the end.
+    private func keyRefusal(wait: Duration, end: Timestamp?, at now: Timestamp) -> ServiceError {
+        guard let end, end - now <= wait else { return .rateLimited(retryAfter: wait, limits.perKey) }
+        return .rateLimited(retryAfter: max(end - now, .zero), limits.perKeyUntilEnd)
     }
 
     private var stale: ServiceError { .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey) }

@@ -2,9 +2,9 @@
 public struct VoteRules: Hashable, Sendable {
     /// Wrong passwords per person and vote, and per client address over all votes. With the standard rules a
     /// person gets 5 tries, then waits 15 minutes (the right password refused too), 30 after the next 5, and
-    /// so on up to a day; an address gets 100 wrong passwords in 15 minutes. Sign-ups are limited per address
-    /// (`AccountRules.signUpsPerAddress`), so new accounts do not buy new tries faster than that: one address
-    /// tries at most 400 of the million passwords an hour.
+    /// so on up to a day, but never past the end of a timed vote; an address gets 100 wrong passwords in 15
+    /// minutes. Sign-ups are limited per address (`AccountRules.signUpsPerAddress`), so new accounts do not buy
+    /// new tries faster than that: one address tries at most 400 of the million passwords an hour.
     public var passwords: GuessingRules
     /// Votes one person opens. Thirty an hour is a busy teacher's day of polls; it keeps one account from
     /// filling a campus's list of nearby votes.

@@ -10,7 +10,9 @@ extension VoteService {
 
     /// Casts the caller's one ballot. The password is checked under the guessing guard, after everything that
     /// needs no password (so that a finished vote or a second ballot never costs a try) and before anything
-    /// is written.
+    /// is written. A wrong password says how many tries are left; the one that locks the caller out says how
+    /// long for. A lock ends when a timed vote does at the latest: a vote of 15 minutes never locks anyone out
+    /// past its end, and after its end the vote's own refusal answers (it has ended), not the lock.
     public func castBallot(
         on id: VoteID, password text: String, option index: Int, by identity: Identity, from address: ClientAddress
     ) async throws -> BallotReceipt {
@@ -38,16 +40,17 @@ extension VoteService {
 
         let key = id.rawValue + " " + identity.userID.rawValue
         await memo.settled(vote: id)
-        let attempt = try await passwordGuard.begin(account: key, address: address.rawValue)
+        let attempt = try await passwordGuard.begin(account: key, address: address.rawValue, lockEndingBy: vote.closesAt)
         let matches: Bool
         do { matches = try await passwordMatches(password, vote: id, hash: hash) } catch {
             try? await passwordGuard.abandoned(attempt)
             throw error
         }
         guard matches else {
-            let delay = try await passwordGuard.failed(attempt)
-            if delay > .zero { try await clock.sleep(for: delay) }
-            throw ServiceError.forbidden("The password of this vote is wrong.")
+            let failure = try await passwordGuard.failed(attempt, lockEndingBy: vote.closesAt)
+            if let lock = failure.lock { throw lock }
+            if failure.delay > .zero { try await clock.sleep(for: failure.delay) }
+            throw ServiceError.wrongVotePassword(triesLeft: failure.triesLeft)
         }
         try await passwordGuard.succeeded(attempt)
 

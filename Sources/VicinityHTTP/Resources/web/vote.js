@@ -1,10 +1,12 @@
 // One vote: its public facts and state, casting one's secret ballot with the six-digit password, and the
 // result once it is finished (when opened finished, or when an event about it arrives). Each vote shown is
-// announced as "vote-shown", for the initiator's controls (voteadmin.js).
+// announced as "vote-shown", for the initiator's controls (voteadmin.js). A refused ballot is explained in
+// the ballot form, a wrong password's tries left beside the password, where a phone's screen shows it.
 import { get, localProblem, post } from './api.js';
 import { emit, on } from './bus.js';
 import { byId, clear, el } from './dom.js';
 import { formatDateTime } from './format.js';
+import { clearFormErrors, formAction, prepareForm } from './forms.js';
 import { reporting, showError, showOk } from './messages.js';
 import { isSignedIn } from './session.js';
 
@@ -28,7 +30,9 @@ export function initVote() {
     event.preventDefault();
     await openVote(byId('vote-find-id').value);
   }));
-  byId('ballot-form').addEventListener('submit', reporting(cast));
+  const ballotForm = byId('ballot-form');
+  prepareForm(ballotForm, { words: { password: 'Vote password', option: 'An option' } });
+  ballotForm.addEventListener('submit', formAction(ballotForm, cast, { explain: explainBallot }));
   for (const type of ['vote_finished', 'vote_conflict', 'vote_cancelled']) {
     on(`stream:${type}`, (event) => {
       if (shown?.id === event.vote_id) refreshVote(event.vote_id).catch(showError);
@@ -92,6 +96,8 @@ function keepOwnBallot(id, ballot) {
 }
 
 function render(vote) {
+  // What was said of a ballot for another vote is not this one's.
+  if (shown?.id !== vote.id) clearFormErrors(byId('ballot-form'));
   shown = vote;
   const detail = byId('vote-detail');
   detail.dataset.voteId = vote.id;
@@ -181,8 +187,8 @@ async function cast(event) {
   const chosen = byId('ballot-form').querySelector('input[name="vote-option"]:checked');
   const password = byId('ballot-password').value.trim();
   const errors = [];
-  if (!chosen) errors.push({ field: 'option', message: 'choose one of the options' });
-  if (!VOTE_PASSWORD.test(password)) errors.push({ field: 'password', message: 'is the 6 digits said in the room' });
+  if (!chosen) errors.push({ field: 'option', message: 'must be chosen' });
+  if (!VOTE_PASSWORD.test(password)) errors.push({ field: 'password', message: 'must be the 6 digits said in the room' });
   if (errors.length > 0) throw localProblem('The ballot is not complete.', errors);
 
   const option = Number(chosen.value);
@@ -191,6 +197,13 @@ async function cast(event) {
   render(receipt.vote);
   showOk(`Your ballot is cast: you voted for ${receipt.vote.options[receipt.ballot.option]}.`);
   if (receipt.vote.state === 'finished') await showResult(receipt.vote.id);
+}
+
+// A refusal that counts this person's tries at the vote (a wrong password, or the lock with its wait) goes
+// beside the password, in the server's words, which name the tries left or the wait once.
+function explainBallot(error, problem) {
+  if (!Number.isInteger(problem.tries_left)) return null;
+  return { field: 'password', text: problem.detail ?? 'The password of this vote is wrong.' };
 }
 
 async function showResult(id) {
