@@ -86,6 +86,13 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
         try await places.place(id: id)
     }
 
+    /// The building area a shared position is in, from its closest place as it is now; nil when that place is
+    /// gone or too far to be a landmark.
+    public func area(of position: SharedPosition) async throws -> BuildingArea? {
+        guard let id = position.closestPlace, let place = try await places.place(id: id) else { return nil }
+        return BuildingArea(closest: PlaceHit(place: place, from: position.coordinate), rule: labelRule)
+    }
+
     /// Temples within the radius, nearest first; when none is, the nearest ones however far (one page), so
     /// that someone told to make merit still learns where the nearest temple is. A later page (`after`) is
     /// always within the radius. With no temple category configured there are none (an empty set would mean

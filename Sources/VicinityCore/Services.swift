@@ -31,14 +31,17 @@ public struct Services<S: Stores>: Sendable {
         let outboxSignal = ChangeSignal()
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
+        let visibility = VisibilityNotices(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends.positions)
         accounts = AccountService(
-            stores: stores, clock: clock, hasher: hasher, streams: events.hub, rules: settings.accounts, outbox: settings.outbox,
-            limitKeys: limitKeys, outboxSignal: outboxSignal)
+            stores: stores, clock: clock, hasher: hasher, streams: events.hub, visibility: visibility, rules: settings.accounts,
+            outbox: settings.outbox, limitKeys: limitKeys, outboxSignal: outboxSignal)
         outbox = OutboxSender(
             stores: stores, accounts: accounts, mail: mail, push: pushTransport, clock: clock, rules: settings.outbox,
             signal: outboxSignal, observe: observeOutbox)
         push = PushService(stores: stores, clock: clock, rules: settings.push, transport: pushTransport)
-        friends = FriendService(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends, limitKeys: limitKeys)
+        friends = FriendService(
+            stores: stores, clock: clock, locator: places, events: events, visibility: visibility, rules: settings.friends,
+            limitKeys: limitKeys)
         moves = FriendMoves(friends: friends, hub: events.hub)
         follower = ChangeFollower(
             stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following, outboxSignal: outboxSignal)

@@ -30,7 +30,7 @@ extension Wire {
             return ["from": summary(from)]
         case .friendRequest(let id, let from):
             return ["request_id": .string(id.rawValue), "from": summary(from)]
-        case .friendAccepted(let friend):
+        case .friendAccepted(let friend), .friendVisibility(let friend):
             return ["friend": summary(friend)]
         case .voteFinished(let notice):
             return [

@@ -341,6 +341,35 @@ class StudentsTest(PageTest):
             self.assertEqual([load for load in probe["failedLoads"] if load.endswith("/x")], [],
                              f"{whose} page tried to load the status's image")
 
+    def test_a_friend_who_hides_leaves_the_other_screen_within_a_second_and_comes_back_as_fast(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        nok.befriend_through_api(pim)
+        pim.share_through_api(building("csulb-lib"), "Studying")
+        page = self.browser()
+        page.open("/")
+        page.sign_in(nok)
+        page.tab("friends")
+        page.wait(lambda driver: page.find_all(page.pin("friend", pim.id)), "Nok's map shows Pim's pin")
+        delays = []
+        # Ten rounds of privacy mode on and off: twenty changes, each timed from Pim's answer to the DOM change.
+        for round_number in range(10):
+            for on in (True, False):
+                page.watch_pin_presence("friend", pim.id, present=not on)
+                api("PATCH", "/v1/me", pim.token, {"privacy_mode": on})
+                answered_at = time.time() * 1000
+                page.wait(lambda driver: page.js("return window.__vicinityPinChangedAt") is not None,
+                          f"Pim's pin {'leaves' if on else 'comes back to'} Nok's map (round {round_number + 1})")
+                delays.append(max(0.0, page.js("return window.__vicinityPinChangedAt") - answered_at))
+            label = page.friend_item(pim) + " .friend-label"
+            self.assertNotIn("Hidden", page.text(label), "the list follows the pin")
+        delays.sort()
+        p50, p99 = delays[len(delays) // 2], delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+        measured(f"hiding to the pin leaving (and back): p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {delays[-1]:.0f} ms "
+                 f"over {len(delays)} changes")
+        self.assertLessEqual(p50, 1000, f"half the changes reach the other screen within a second: {delays}")
+        page.assert_not_reloaded()
+
     def test_a_poke_shows_as_a_visible_notice(self):
         nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
         pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()

@@ -498,6 +498,24 @@ class Browser:
             observer.observe(document.getElementById('map'), {subtree: true, childList: true, attributes: true});
         """, kind, element_id, place.lat, place.lon)
 
+    def watch_pin_presence(self, kind, element_id, present):
+        """Starts watching the map: window.__vicinityPinChangedAt becomes Date.now() at the DOM change after
+        which a pin of that kind and id is there (`present`) or gone (a MutationObserver, as `watch_pin`)."""
+        self.js("""
+            const [kind, id, present] = arguments;
+            window.__vicinityPinChangedAt = null;
+            const shown = () => [...document.querySelectorAll('#map [data-kind="' + kind + '"]')]
+                .some(element => element.getAttribute('data-id') === id);
+            if (shown() === present) { window.__vicinityPinChangedAt = Date.now(); return; }
+            const observer = new MutationObserver(() => {
+                if (window.__vicinityPinChangedAt === null && shown() === present) {
+                    window.__vicinityPinChangedAt = Date.now();
+                    observer.disconnect();
+                }
+            });
+            observer.observe(document.getElementById('map'), {subtree: true, childList: true, attributes: true});
+        """, kind, element_id, present)
+
     def images_outside_leaflet(self, css):
         """The img elements under `css` that are neither Leaflet's own marker images nor map tiles."""
         return self.js("""

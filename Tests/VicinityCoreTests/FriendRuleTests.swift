@@ -269,6 +269,59 @@ struct FriendServiceTests {
         }
     }
 
+    @Test("privacy mode, a sharing level and stopping sharing tell exactly the friends whose view changed, naming the person and nothing else")
+    func visibilityChangesAreTold() async throws {
+        let world = try await World()
+        let mover = try await world.person("mover")
+        let exact = try await world.person("exact")
+        let unshared = try await world.person("unshared")
+        let coarse = try await world.person("coarse")
+        let stranger = try await world.person("stranger")
+        for other in [exact, unshared, coarse] { try await world.befriend(mover, other) }
+        let friends = world.services.friends
+        _ = try await friends.setSharing(.none, with: unshared.userID, of: mover)
+        _ = try await friends.setSharing(.building, with: coarse.userID, of: mover)
+        _ = try await friends.sharePosition(mover, at: Spot.library, accuracy: nil, status: nil)
+        let summary = try #require(try await world.store.summaries(of: [mover.userID])[mover.userID])
+        var seen: [UserID: Int] = [:]
+        /// The friend_visibility events each person got since the last look.
+        func told() async throws -> Set<UserID> {
+            var who: Set<UserID> = []
+            for person in [mover, exact, unshared, coarse, stranger] {
+                let events = try await world.store.events(for: person.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+                    .filter { $0.type == .friendVisibility }
+                #expect(events.allSatisfy { $0.payload == .friendVisibility(friend: summary) })
+                if events.count > seen[person.userID, default: 0] { who.insert(person.userID) }
+                seen[person.userID] = events.count
+            }
+            return who
+        }
+        #expect(try await told().isEmpty, "levels set before any position changed nothing anyone saw")
+
+        _ = try await friends.setSharing(.none, with: exact.userID, of: mover)
+        #expect(try await told() == [exact.userID])
+        _ = try await friends.setSharing(.none, with: unshared.userID, of: mover)
+        #expect(try await told().isEmpty, "the same level again changes nothing")
+        _ = try await friends.setSharing(.exact, with: exact.userID, of: mover)
+        #expect(try await told() == [exact.userID])
+
+        // Privacy mode shows every friend `hidden`, whatever they saw before; turning it off undoes that.
+        _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: true), from: ClientAddress(nil))
+        #expect(try await told() == [exact.userID, unshared.userID, coarse.userID])
+        _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: true), from: ClientAddress(nil))
+        #expect(try await told().isEmpty)
+        _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: false), from: ClientAddress(nil))
+        #expect(try await told() == [exact.userID, unshared.userID, coarse.userID])
+
+        // Stopping sharing: those who saw a position, and nobody who saw none.
+        try await friends.stopSharing(mover)
+        #expect(try await told() == [exact.userID, coarse.userID])
+        _ = try await friends.setSharing(.exact, with: unshared.userID, of: mover)
+        #expect(try await told().isEmpty, "with no position, a level changes nothing seen")
+        _ = try await world.services.accounts.update(mover, AccountChanges(firstName: try PersonName("Moved", field: "first_name")), from: ClientAddress(nil))
+        #expect(try await told().isEmpty, "other account changes are not about whereabouts")
+    }
+
     @Test("without a current position of my own, distances are absent and nearby needs a centre")
     func withoutMyPosition() async throws {
         let world = try await World()

@@ -160,6 +160,15 @@ struct PrivacyTests {
             #expect(Set(pokes.map { Set(Wire.payload($0.payload).keys) }).count == 1)
             #expect(pokes.allSatisfy { Set(Wire.payload($0.payload).keys) == ["from"] })
 
+            // Changes of what the viewer may see, without a move, are told by name only, and only by those whose
+            // change the viewer's list shows: hiding from the viewer, and privacy mode (which reads `hidden`
+            // whether or not a position lies behind it).
+            let changes = try await store.events(for: viewerID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+                .filter { $0.type == .friendVisibility }
+            #expect(Set(changes.compactMap { $0.payload.about?.rawValue })
+                == Set([m.hiddenFromViewer, m.privacyMode, m.privacyModeNoPosition].map(\.id)))
+            #expect(changes.allSatisfy { Set(Wire.payload($0.payload).keys) == ["friend"] })
+
             // Guests get one and the same 401 from every friend-finder operation, whatever the id.
             var answers: Set<String> = []
             for path in [

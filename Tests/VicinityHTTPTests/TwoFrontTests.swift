@@ -220,6 +220,30 @@ struct TwoFrontTests {
         }
     }
 
+    @Test("privacy mode turned on and off through one front reaches a friend's stream on the other as friend_visibility, naming the friend only")
+    func visibilityCrosses() async throws {
+        try await withTwoFronts { a, _, b, bPort, _ in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            try await a.befriend(anna, ben)
+            try await a.share(anna, 33.777267, -118.114777)
+            let stream = try await EventStreamConnection.open(port: bPort, token: ben.token)
+            defer { stream.close() }
+            var items = stream.items.makeAsyncIterator()
+            #expect(await items.next() == .comment("connected"))
+            for on in [true, false] {
+                #expect(try await a.call(.patch, "/v1/me", as: anna, json: #"{"privacy_mode":\#(on)}"#).status == .ok)
+            }
+            var told: [[String: Any]] = []
+            while told.count < 2, let item = await items.next() {
+                guard case .event(_, "friend_visibility", let data) = item else { continue }
+                told.append((try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:])
+            }
+            #expect(told.count == 2)
+            #expect(told.allSatisfy { ($0["friend"] as? [String: Any])?["id"] as? String == anna.id })
+            #expect(told.allSatisfy { Set($0.keys) == ["id", "type", "at", "friend"] })
+        }
+    }
+
     @Test("a timed vote opened on one front finishes on time while both announce, and each participant hears it once")
     func finishAnnouncedOnce() async throws {
         let clock = ManualClock()

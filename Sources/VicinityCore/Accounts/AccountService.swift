@@ -73,11 +73,15 @@ public struct AccountService<S: Stores>: Sendable {
     let standIn: StandInHash
     /// Wakes this process's sender once a message is recorded.
     let outboxSignal: ChangeSignal
+    /// Privacy mode changes what every friend sees.
+    let visibility: VisibilityNotices<S>
 
     public init(
-        stores: S, clock: any WallClock, hasher: any PasswordHasher, streams: EventHub, rules: AccountRules = .standard,
-        outbox: OutboxRules = .standard, limitKeys: LimitKeys = .random(), outboxSignal: ChangeSignal = ChangeSignal()
+        stores: S, clock: any WallClock, hasher: any PasswordHasher, streams: EventHub, visibility: VisibilityNotices<S>,
+        rules: AccountRules = .standard, outbox: OutboxRules = .standard, limitKeys: LimitKeys = .random(),
+        outboxSignal: ChangeSignal = ChangeSignal()
     ) {
+        self.visibility = visibility
         self.outboxSignal = outboxSignal
         self.stores = stores
         self.streams = streams
@@ -194,7 +198,9 @@ public struct AccountService<S: Stores>: Sendable {
             stored.account.pendingEmail = email
             code = try await makeCode(.verifyEmail, for: stored.account.id, to: email, at: clock.now)
         }
-        guard try await stores.accounts.updateAccount(stored, ending: .none) else { throw ServiceError.unauthenticated }
+        let update = { try await stores.accounts.updateAccount(stored, ending: .none) }
+        let updated = changes.privacyMode == nil ? try await update() : try await visibility.around(identity.userID, update)
+        guard updated else { throw ServiceError.unauthenticated }
         if let (code, message) = code {
             try await stores.accounts.issueCode(code, message: message)
             outboxSignal.notify()

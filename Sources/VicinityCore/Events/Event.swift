@@ -25,6 +25,7 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case voteFinished = "vote_finished"
     case voteConflict = "vote_conflict"
     case voteCancelled = "vote_cancelled"
+    case friendVisibility = "friend_visibility"
 }
 
 /// An event to record for one recipient; the store gives it its number.
@@ -55,6 +56,11 @@ public struct EventDraft: Hashable, Sendable {
     /// `friend` accepted the recipient's request (or asked back, which accepts it).
     public static func friendAccepted(to recipient: UserID, friend: UserSummary, at time: Timestamp) -> EventDraft {
         EventDraft(recipient: recipient, payload: .friendAccepted(friend: friend), createdAt: time)
+    }
+
+    /// What the recipient may see of `friend` changed.
+    public static func friendVisibility(to recipient: UserID, friend: UserSummary, at time: Timestamp) -> EventDraft {
+        EventDraft(recipient: recipient, payload: .friendVisibility(friend: friend), createdAt: time)
     }
 
     /// A vote the recipient voted in or opened has finished, with its tally as the recipient reads it: each

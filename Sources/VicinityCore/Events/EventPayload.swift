@@ -7,13 +7,17 @@ public enum EventPayload: Hashable, Sendable {
     case voteFinished(VoteFinishedNotice)
     case voteConflict(VoteConflictNotice)
     case voteCancelled(VoteCancelledNotice)
+    /// What the recipient may see of a friend's whereabouts changed without their moving: privacy mode, a
+    /// sharing level or a position taken away. It carries who, never what: the app reads the friend again, and
+    /// learns only what the friend list then says. Sent only to friends whose view did change.
+    case friendVisibility(friend: UserSummary)
 
     /// The person the event tells of, besides its recipient: who poked, asked or accepted. Deleting their
     /// account deletes the events about them, wherever they wait.
     public var about: UserID? {
         switch self {
         case .poke(let from), .friendRequest(_, let from): from.id
-        case .friendAccepted(let friend): friend.id
+        case .friendAccepted(let friend), .friendVisibility(let friend): friend.id
         case .voteFinished, .voteConflict, .voteCancelled: nil
         }
     }
@@ -26,6 +30,7 @@ public enum EventPayload: Hashable, Sendable {
         case .voteFinished: .voteFinished
         case .voteConflict: .voteConflict
         case .voteCancelled: .voteCancelled
+        case .friendVisibility: .friendVisibility
         }
     }
 }

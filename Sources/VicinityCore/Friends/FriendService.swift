@@ -78,14 +78,16 @@ public struct FriendService<S: Stores>: Sendable {
     let clock: any WallClock
     let locator: Locator<S.Places, S.Campuses>
     let events: EventService<S>
+    let visibility: VisibilityNotices<S>
     public let rules: FriendRules
     private let pokes: WindowLimit<S.KeyedLimits>
     private let requestsToOne: WindowLimit<S.KeyedLimits>
 
     public init(
         stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
-        rules: FriendRules = .standard, limitKeys: LimitKeys = .random()
+        visibility: VisibilityNotices<S>, rules: FriendRules = .standard, limitKeys: LimitKeys = .random()
     ) {
+        self.visibility = visibility
         self.stores = stores
         self.clock = clock
         self.locator = locator
@@ -112,7 +114,7 @@ public struct FriendService<S: Stores>: Sendable {
         if let before = try await stores.positions.position(of: identity.userID), rules.positions.isKept(before, at: clock.now),
             before.areaSince <= updatedAt
         {
-            let previous = try await self.area(of: before)
+            let previous = try await locator.area(of: before)
             if area?.isSameArea(as: previous) ?? (previous == nil) { areaSince = before.areaSince }
         }
         let position = SharedPosition(
@@ -131,9 +133,10 @@ public struct FriendService<S: Stores>: Sendable {
         return (seen.presence, shown)
     }
 
-    /// Stops sharing: the position is deleted, not hidden.
+    /// Stops sharing: the position is deleted, not hidden. Friends who saw it are told to read the list again.
     public func stopSharing(_ identity: Identity) async throws {
-        guard try await stores.positions.deletePosition(of: identity.userID) else { throw ServiceError.notFound(.ownPosition) }
+        let deleted = try await visibility.around(identity.userID) { try await stores.positions.deletePosition(of: identity.userID) }
+        guard deleted else { throw ServiceError.notFound(.ownPosition) }
     }
 
     // MARK: Friends with places
@@ -191,7 +194,10 @@ public struct FriendService<S: Stores>: Sendable {
 
     /// How exactly one friend sees the caller's position: exactly, at building level, or not at all.
     public func setSharing(_ share: ShareLevel, with friendID: UserID, of identity: Identity) async throws -> FriendView {
-        guard try await stores.friends.setSharing(share, from: identity.userID, to: friendID) != nil else {
+        let set = try await visibility.around(identity.userID) {
+            try await stores.friends.setSharing(share, from: identity.userID, to: friendID)
+        }
+        guard set != nil else {
             throw ServiceError.notFound(.friend)
         }
         return try await friend(friendID, of: identity)
@@ -347,7 +353,7 @@ public struct FriendService<S: Stores>: Sendable {
             try await stores.positions.positions(of: [mover] + sides.map(\.friend)).map { ($0.userID, $0) }) { first, _ in first }
         let now = clock.now
         var area: BuildingArea?
-        if let position = positions[mover] { area = try await self.area(of: position) }
+        if let position = positions[mover] { area = try await locator.area(of: position) }
         let enteredArea = positions[mover].map { $0.areaSince == $0.updatedAt } ?? false
         return sides.compactMap { side in
             // The same friendship from the viewer's side: what the mover shares is what the viewer is shared.
@@ -378,13 +384,6 @@ public struct FriendService<S: Stores>: Sendable {
         return position.coordinate
     }
 
-    /// The building area a position is in, from its closest place as it is now; nil when the place is gone or
-    /// too far to be a landmark.
-    private func area(of position: SharedPosition) async throws -> BuildingArea? {
-        guard let id = position.closestPlace, let place = try await locator.place(id: id) else { return nil }
-        return BuildingArea(closest: PlaceHit(place: place, from: position.coordinate), rule: locator.labelRule)
-    }
-
     /// Applies the privacy rule to each friend and measures from `origin`.
     private func views(_ friendships: [Friendship], origin: Coordinate?) async throws -> [FriendView] {
         guard !friendships.isEmpty else { return [] }
@@ -394,7 +393,7 @@ public struct FriendService<S: Stores>: Sendable {
         // Areas only for friends who show the viewer buildings only: a place lookup each.
         var areas: [UserID: BuildingArea] = [:]
         for friendship in friendships where friendship.friendShareWithMe == .building {
-            if let position = positions[friendship.friend] { areas[friendship.friend] = try await area(of: position) }
+            if let position = positions[friendship.friend] { areas[friendship.friend] = try await locator.area(of: position) }
         }
         let now = clock.now
         return friendships.compactMap { friendship in

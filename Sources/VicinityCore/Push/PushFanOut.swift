@@ -7,7 +7,8 @@ public enum PushFanOut {
         let devicesOf = Dictionary(grouping: devices, by: \.owner)
         let preferencesOf = Dictionary(preferences.map { ($0.owner, $0) }, uniquingKeysWith: { first, _ in first })
         return events.flatMap { event -> [OutboxMessage] in
-            guard let held = devicesOf[event.recipient], preferencesOf[event.recipient]?.pushes(event.type) ?? true else { return [] }
+            guard let held = devicesOf[event.recipient], (preferencesOf[event.recipient] ?? PushPreferences(owner: event.recipient)).pushes(event.type)
+            else { return [] }
             let notice = PushNotice(event)
             return held.sorted { $0.id < $1.id }.map { device in
                 OutboxMessage(
@@ -24,7 +25,7 @@ public enum PushFanOut {
         switch event.payload {
         case .poke: event.createdAt + .seconds(3600)
         case .voteConflict(let notice): max(notice.settlingUntil, event.createdAt + OutboxRules.standard.deliveryDeadline)
-        case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled: event.createdAt + EventRules.standard.retention
+        case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled, .friendVisibility: event.createdAt + EventRules.standard.retention
         }
     }
 }

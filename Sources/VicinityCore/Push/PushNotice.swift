@@ -56,6 +56,11 @@ public struct PushNotice: Hashable, Sendable {
             self.init(
                 event: event.id, type: event.type, title: notice.subject, body: "“\(notice.subject)” was called off.",
                 url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
+        case .friendVisibility(let friend):
+            // Never pushed (it has no `PushCategory`): words for completeness, naming the friend and nothing else.
+            self.init(
+                event: event.id, type: event.type, title: "Friends", body: "\(friend.displayName) in your friend list changed.",
+                url: "/#friends", tag: "friend-\(friend.id)")
         }
     }
 }

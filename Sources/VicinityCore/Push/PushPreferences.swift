@@ -8,12 +8,14 @@ public enum PushCategory: String, Hashable, Sendable, CaseIterable, Comparable {
     /// A vote one took part in finished or was called off.
     case voteResult = "vote_result"
 
-    public init(_ type: EventType) {
+    /// Nil for a type that is never pushed: it only keeps an open page up to date.
+    public init?(_ type: EventType) {
         switch type {
         case .poke: self = .poke
         case .friendRequest, .friendAccepted: self = .friendRequest
         case .voteConflict: self = .voteConflict
         case .voteFinished, .voteCancelled: self = .voteResult
+        case .friendVisibility: return nil
         }
     }
 
@@ -31,5 +33,8 @@ public struct PushPreferences: Hashable, Sendable {
         self.muted = muted
     }
 
-    public func pushes(_ type: EventType) -> Bool { !muted.contains(PushCategory(type)) }
+    public func pushes(_ type: EventType) -> Bool {
+        guard let category = PushCategory(type) else { return false }
+        return !muted.contains(category)
+    }
 }

@@ -62,7 +62,7 @@ enum StoredEventData {
             return ["from": person(from)]
         case .friendRequest(let id, let from):
             return ["request_id": .string(id.rawValue), "from": person(from)]
-        case .friendAccepted(let friend):
+        case .friendAccepted(let friend), .friendVisibility(let friend):
             return ["friend": person(friend)]
         case .voteFinished(let notice):
             return [
@@ -97,6 +97,8 @@ enum StoredEventData {
             return .friendRequest(try FriendRequestID.stored(try data.text("request_id")), from: try data.person("from"))
         case .friendAccepted:
             return .friendAccepted(friend: try data.person("friend"))
+        case .friendVisibility:
+            return .friendVisibility(friend: try data.person("friend"))
         case .voteFinished:
             let reasonText = try data.text("reason")
             guard let reason = VoteState.FinishReason(rawValue: reasonText) else { throw data.corrupt("reason \(reasonText)") }

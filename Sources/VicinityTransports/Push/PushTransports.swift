@@ -88,7 +88,7 @@ enum PushMessage {
         APNsNotification(
             title: push.notice.title, body: push.notice.body,
             data: ["type": push.notice.type.rawValue, "url": push.notice.url, "event": String(push.notice.event.rawValue)],
-            expiration: push.expiresAt.date, collapseID: collapseKey(push), threadID: PushCategory(push.notice.type).rawValue)
+            expiration: push.expiresAt.date, collapseID: collapseKey(push), threadID: PushCategory(push.notice.type)?.rawValue)
     }
 
     /// The outbox message's id as the UUID `apns-id` takes, the same for every try of it: the first 16 bytes of

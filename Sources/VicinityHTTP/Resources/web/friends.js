@@ -18,8 +18,9 @@ export const SHARE_TEXT = {
   building: 'Only the building I am at',
   none: 'Nothing',
 };
-// Moves arrive live, but hiding is never announced (that would tell the friend) and a position turns
-// last seen by age alone, so the list is also read again this often.
+// Moves arrive live (friend_moved), and so does a change of what one may see of a friend without a move
+// (friend_visibility: privacy mode, a sharing level, a position taken away); a position turns last seen by
+// age alone, so the list is also read again this often.
 const REFRESH_MS = 60000;
 const entries = new Map(); // user id → { friend, item, parts, marker }
 let loading = null;
@@ -31,6 +32,7 @@ export function initFriends() {
   on('stream-open', load);
   on('stream:friend_accepted', load);
   on('stream:friend_moved', moved);
+  on('stream:friend_visibility', load);
   on('friends-changed', load);
   // Distances are measured from one's own position.
   on('own-position', () => {
@@ -86,7 +88,8 @@ function show(friends) {
     update(entry, friend);
     if (list.children[index] !== entry.item) list.insertBefore(entry.item, list.children[index] ?? null);
   });
-  // Hiding, privacy mode and unfriending send no notice: what the list now says reaches the direction line.
+  // Unfriending sends no notice, and hiding one reaches here as a read of the list: what it now says reaches
+  // the direction line.
   emit('friends-shown', wanted);
 }
 

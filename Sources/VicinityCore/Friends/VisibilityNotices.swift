@@ -1,0 +1,65 @@
+/// Tells friends when what they may see of someone changes without a move: privacy mode turned on or off, a
+/// sharing level changed, a position taken away. A page that is open then reads the friend again at once,
+/// instead of showing the last pin as current until its next refresh.
+///
+/// Invariants:
+/// - A friend is told only when their view (presence and position, as `PrivacyRule` gives it) differs after
+///   the change from before it: a change they cannot see is not told either, so the event says nothing the
+///   friend list itself does not.
+/// - The event names the person and carries nothing else (`EventPayload.friendVisibility`); it is recorded
+///   like every event, so every front's streams carry it and a reconnecting page replays it. It is never
+///   pushed.
+/// - It is recorded after the change commits. A process that dies between the two loses the event; the
+///   page's periodic refresh still catches up.
+/// - Friends who stop being friends in the change (a block, an unfriend) are not told: being dropped is not
+///   announced.
+public struct VisibilityNotices<S: Stores>: Sendable {
+    let stores: S
+    let clock: any WallClock
+    let locator: Locator<S.Places, S.Campuses>
+    let events: EventService<S>
+    let rules: PositionRules
+
+    public init(stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>, rules: PositionRules) {
+        self.stores = stores
+        self.clock = clock
+        self.locator = locator
+        self.events = events
+        self.rules = rules
+    }
+
+    /// Runs `change`, which may change what `user`'s friends see of them, and tells those whose view it changed.
+    public func around<Result>(_ user: UserID, _ change: () async throws -> Result) async throws -> Result {
+        let before = try await views(of: user)
+        let result = try await change()
+        let after = try await views(of: user)
+        let changed = after.keys.filter { viewer in before[viewer].map { $0 != after[viewer] } ?? false }.sorted()
+        guard !changed.isEmpty, let person = try await stores.accounts.summaries(of: [user])[user] else { return result }
+        let now = clock.now
+        _ = try await events.record(changed.map { EventDraft.friendVisibility(to: $0, friend: person, at: now) })
+        return result
+    }
+
+    /// What each friend of `user` sees of them now, as the privacy rule gives it.
+    private func views(of user: UserID) async throws -> [UserID: Seen] {
+        let friendships = try await stores.friends.friendships(of: user)
+        guard !friendships.isEmpty, let account = try await stores.accounts.account(id: user) else { return [:] }
+        let position = try await stores.positions.position(of: user)
+        var area: BuildingArea?
+        if let position, friendships.contains(where: { $0.shareWithFriend == .building }) {
+            area = try await locator.area(of: position)
+        }
+        let now = clock.now
+        return Dictionary(friendships.map { friendship in
+            let seen = PrivacyRule.visible(
+                position, ownerPrivacyMode: account.privacyMode, relation: .friend(share: friendship.shareWithFriend), at: now,
+                rules: rules, area: area)
+            return (friendship.friend, Seen(presence: seen.presence, position: seen.position))
+        }) { first, _ in first }
+    }
+
+    private struct Seen: Equatable {
+        var presence: Presence
+        var position: SharedPosition?
+    }
+}
