@@ -44,7 +44,7 @@ extension Wire {
                 "conflicts": .array(notice.conflicts.map { .object(["name": .string($0.name), "ballots": .number(Double($0.ballots))]) }),
                 "settling_until": .string(notice.settlingUntil.rfc3339),
             ]
-        case .voteCancelled(let notice):
+        case .voteCancelled(let notice), .voteProgress(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),
                 "ballots_cast": .number(Double(notice.ballotsCast)), "participants": .number(Double(notice.participants)),

@@ -4,14 +4,15 @@ import Foundation
 /// gzip (RFC 1952) compression through zlib, for the page's text files: Debian's Leaflet is shipped
 /// unminified (about 430 KiB), and a phone on a campus network should not wait for that.
 enum GzipEncoding {
-    /// The compressed bytes; nil when zlib fails or the result is not smaller. At zlib's best compression:
-    /// done once per file, which the server then keeps in memory.
-    static func compress(_ data: Data) -> Data? {
+    /// The compressed bytes; nil when zlib fails or the result is not smaller. By default at zlib's best
+    /// compression: done once per page file, which the server then keeps in memory; answers made per request
+    /// ask for `Z_BEST_SPEED`.
+    static func compress(_ data: Data, level: Int32 = Z_BEST_COMPRESSION) -> Data? {
         var stream = z_stream()
         // 15 + 16: a 32 KiB window and a gzip header (not zlib's own); 8 is zlib's default memory level
         // (zlib.h, deflateInit2).
         guard deflateInit2_(
-            &stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
             Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { return nil }
         defer { deflateEnd(&stream) }

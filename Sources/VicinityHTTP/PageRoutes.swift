@@ -40,7 +40,9 @@ struct PageRoutes: RouteGroup {
         table.add(.get, "/sw.js", .anyone) { request, _ in try serve(page, "sw.js", request) }
         table.add(.get, "/manifest.webmanifest", .anyone) { request, _ in try serve(page, "manifest.webmanifest", request) }
         table.add(.get, "/app/{file}", .anyone) { request, context in try serve(page, context.parameters.get("file"), request) }
-        table.add(.get, "/leaflet/{file}", .anyone) { request, context in try serve(leaflet, context.parameters.get("file"), request) }
+        table.add(.get, "/leaflet/{file}", .anyone) { request, context in
+            try serve(leaflet, try leafletName(context.parameters.get("file")), request)
+        }
         table.add(.get, "/leaflet/images/{file}", .anyone) { request, context in
             try serve(leafletImages, context.parameters.get("file"), request)
         }
@@ -90,6 +92,13 @@ struct PageRoutes: RouteGroup {
             let tag = HTTPText.trimmed(candidate)
             return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == entityTag
         }
+    }
+
+    /// Leaflet's minified build where the folder has it (Debian's `libjs-leaflet` ships both): 138 KiB
+    /// instead of 421 KiB, the same code. The page asks for `leaflet.js`, which every Leaflet folder holds.
+    private func leafletName(_ name: String?) throws -> String? {
+        guard name == "leaflet.js", try leaflet.file(named: "leaflet.min.js") != nil else { return name }
+        return "leaflet.min.js"
     }
 
     /// What the page cannot know by itself: the tile layer, if any, and where the map opens.

@@ -142,7 +142,7 @@ public func routeTable<S: Stores>(
 /// The router with every route and middleware, for tests and for `buildApplication`.
 ///
 /// Middleware order, outermost first: over TLS `Strict-Transport-Security`, access log (when asked for), request
-/// log, metrics, HEAD without content, problem mapping, request limits, client address (grouped, and behind
+/// log, metrics, HEAD without content, gzip of JSON answers, problem mapping, request limits, client address (grouped, and behind
 /// trusted proxies). Logging and metrics sit outside the problem mapping so that they see the status the client
 /// gets. Signed-in routes check the bearer token before their handler runs and
 /// put the caller in the context.
@@ -160,6 +160,7 @@ public func buildRouter<S: Stores>(
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: HeadMiddleware())
+    router.add(middleware: CompressionMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table, options: options, outages: OutageLog()))
     router.add(middleware: RequestLimitsMiddleware(options: options))
     router.add(middleware: ClientAddressMiddleware(addressing: options.addressing))

@@ -370,6 +370,24 @@ class StudentsTest(PageTest):
         self.assertLessEqual(p50, 1000, f"half the changes reach the other screen within a second: {delays}")
         page.assert_not_reloaded()
 
+    def test_the_initiators_count_and_controls_follow_ballots_as_they_arrive(self):
+        tess = Account("Tess", "Ward", "tess").sign_up_through_api()
+        ana = Account("Ana", "Lima", "ana").sign_up_through_api()
+        vote_id = self.open_vote_through_api(tess, "Lab snacks?", ["Chips", "Fruit"], "482913")
+        page = self.browser()
+        page.open("/")
+        page.sign_in(tess)
+        page.tab("votes")
+        self.show_vote(page, vote_id)
+        page.wait(lambda driver: "0 of 3 voted" in page.text("#vote-detail"), "the vote says 0 of 3 voted")
+        page.visible("#vote-edit", "the subject can be changed before the first ballot")
+        api("POST", f"/v1/votes/{vote_id}/ballots", ana.token, {"password": "482913", "option": 1})
+        page.wait(lambda driver: "1 of 3 voted" in page.text("#vote-detail"),
+                  lambda: f"the count moves without a reload (it says {page.text('#vote-detail')[:200]!r})")
+        page.wait(lambda driver: not page.find("#vote-edit").is_displayed(),
+                  "changing the subject is no longer offered once someone has voted")
+        page.assert_not_reloaded()
+
     def test_a_poke_shows_as_a_visible_notice(self):
         nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
         pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()

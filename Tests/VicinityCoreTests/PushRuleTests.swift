@@ -50,7 +50,7 @@ struct PushRuleTests {
             (.friendAccepted(friend: ana), "Ana Test accepted your friend request."),
             (.voteConflict(VoteConflictNotice(vote: vote, subject: "Lunch", conflicts: [NameCount(name: "Ana Test", ballots: 2)], settlingUntil: now + .seconds(600))),
              "Some ballots of “Lunch” are under names that read the same: settle them to publish the result."),
-            (.voteCancelled(VoteCancelledNotice(vote: vote, subject: "Lunch", ballotsCast: 2, participants: 5)), "“Lunch” was called off."),
+            (.voteCancelled(VoteCountNotice(vote: vote, subject: "Lunch", ballotsCast: 2, participants: 5)), "“Lunch” was called off."),
         ]
         for (number, (payload, body)) in events.enumerated() {
             let event = Event(id: EventID(Int64(number + 1)), draft: EventDraft(recipient: .random(), payload: payload, createdAt: now))

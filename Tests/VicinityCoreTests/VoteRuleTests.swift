@@ -41,9 +41,11 @@ private struct Room {
         return try await votes.open(draft, by: identity)
     }
 
-    /// Everything recorded for the person, oldest first.
-    func events(of identity: Identity) async throws -> [Event] {
+    /// Everything recorded for the person, oldest first; the initiator's `vote_progress` only when asked for, since
+    /// most tests here are about how votes end.
+    func events(of identity: Identity, withProgress: Bool = false) async throws -> [Event] {
         try await store.events(for: identity.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 1000)
+            .filter { withProgress || $0.type != .voteProgress }
     }
 
     @discardableResult
@@ -198,6 +200,29 @@ struct VoteRuleTests {
         #expect(last.view.state == .finished(.allVoted, at: room.clock.now))
         await #expect(throws: ServiceError.conflict(.voteFinished)) { try await room.vote(id, 1, by: cy) }
         #expect(try await room.votes.vote(id, for: teacher, from: room.address).view.vote.ballotsCast == 2)
+    }
+
+    @Test("each ballot on an open vote tells its initiator how many have voted, never who or what, and nobody else; the last tells the finish instead")
+    func progressToInitiator() async throws {
+        let room = try await Room()
+        let teacher = try await room.person("teacher")
+        let ana = try await room.person("ana"), ben = try await room.person("ben"), cy = try await room.person("cyd")
+        let vote = try await room.open(by: teacher, participants: 3, duration: "60m").vote
+        try await room.vote(vote.id, 0, by: ana)
+        try await room.vote(vote.id, 1, by: ben)
+        let progress = try await room.events(of: teacher, withProgress: true).filter { $0.type == .voteProgress }
+        #expect(progress.map(\.payload) == [1, 2].map { cast in
+            .voteProgress(VoteCountNotice(vote: vote.id, subject: vote.subject.rawValue, ballotsCast: cast, participants: 3))
+        })
+        for voter in [ana, ben, cy] { #expect(try await room.events(of: voter).isEmpty) }
+        try await room.vote(vote.id, 2, by: cy)
+        let types = try await room.events(of: teacher, withProgress: true).map(\.type)
+        #expect(types == [.voteProgress, .voteProgress, .voteFinished])
+
+        // The initiator's own ballot is no news to them.
+        let own = try await room.open(by: teacher, participants: 2, duration: "60m").vote
+        try await room.vote(own.id, 0, by: teacher)
+        #expect(try await room.events(of: teacher, withProgress: true).filter { $0.type == .voteProgress }.count == 2)
     }
 
     @Test("a permanent vote has no closing time and stays open until every participant has voted")
@@ -781,7 +806,7 @@ struct VoteRuleTests {
 
         var received: [[String]] = []
         for person in [teacher, ana, ben] {
-            let events = try await room.store.events(for: person.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+            let events = try await room.events(of: person)
             #expect(events.allSatisfy { $0.type == .voteFinished })
             received.append(events.compactMap { if case .voteFinished(let notice) = $0.payload { notice.vote.rawValue } else { nil } })
         }

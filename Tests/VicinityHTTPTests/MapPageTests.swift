@@ -146,6 +146,45 @@ struct MapPageTests {
         #expect(!GzipEncoding.isAccepted(by: nil))
     }
 
+    @Test("JSON answers of a segment or more go gzipped to clients that take gzip; small answers and other clients get them as they are")
+    func answersCompressed() async throws {
+        try await withApp(try await store(csulbRows)) { client in
+            let path = "/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=1000&limit=50"
+            let plain = try await client.call(.get, path)
+            #expect(plain.status == .ok && plain.headers[.contentEncoding] == nil)
+            #expect(plain.headers[.vary] == "Accept, Accept-Encoding")
+            #expect(plain.body.readableBytes >= 1024)
+            let gzipped = try await client.call(.get, path, headers: [.acceptEncoding: "gzip, deflate, br"])
+            #expect(gzipped.headers[.contentEncoding] == "gzip")
+            #expect(gzipped.headers[.vary] == "Accept, Accept-Encoding")
+            let bytes = Data(gzipped.body.readableBytesView)
+            #expect(bytes.count * 3 < plain.body.readableBytes, "a list of places shrinks several times")
+            #expect(try Gzip.decompress(bytes) == Data(plain.body.readableBytesView))
+            #expect(try await client.call(.head, path, headers: [.acceptEncoding: "gzip"]).headers[.contentEncoding] == "gzip")
+            let refused = try await client.call(.get, path, headers: [.acceptEncoding: "gzip;q=0"])
+            #expect(refused.headers[.contentEncoding] == nil && refused.body == plain.body)
+            // Under 1 KiB: nothing to win.
+            let small = try await client.call(.get, "/v1/distance?from=0,0&to=0,1", headers: [.acceptEncoding: "gzip"])
+            #expect(small.status == .ok && small.headers[.contentEncoding] == nil && small.headers[.vary] == nil)
+        }
+    }
+
+    @Test("Leaflet's minified build is served for leaflet.js where the folder has one")
+    func minifiedLeaflet() async throws {
+        let folder = try leafletFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withApp(InMemoryStore(), options: options(leaflet: folder)) { client in
+            let full = try await client.call(.get, "/leaflet/leaflet.js")
+            #expect(full.text == "/* the map library */")
+        }
+        try Data("/*min*/".utf8).write(to: folder.appendingPathComponent("leaflet.min.js"))
+        try await withApp(InMemoryStore(), options: options(leaflet: folder)) { client in
+            let script = try await client.call(.get, "/leaflet/leaflet.js"), style = try await client.call(.get, "/leaflet/leaflet.css")
+            #expect(script.text == "/*min*/")
+            #expect(style.text == ".leaflet-container {}")
+        }
+    }
+
     @Test("Leaflet is served from the folder it is configured with, and is a 404 problem when it is not there")
     func leaflet() async throws {
         let folder = try leafletFolder()

@@ -82,7 +82,7 @@ struct PlacesEndpointTests {
                 headers: [.accept: "application/geo+json"])
             #expect(response.status == .ok)
             #expect(response.headers[.contentType] == "application/geo+json")
-            #expect(response.headers[.vary] == "Accept")
+            #expect(response.headers[.vary] == "Accept, Accept-Encoding", "a form per Accept, compressed or not")
             let collection: GeoJSONFeatureCollection = try response.decoded()
             #expect(collection.features.map(\.id) == expected.map(\.place.id.rawValue))
             #expect(collection.features.map(\.geometry) == expected.map { .point($0.place.coordinate) })

@@ -120,8 +120,13 @@ struct VoteFlowTests {
             for person in [tess, ana, ben] {
                 let events = try await store.events(
                     for: try #require(UserID(person.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
-                #expect(events.map(\.type) == [.voteFinished], "\(person.username)")
-                #expect(events.first.map { Wire.payload($0.payload)["reason"] } == .string("all_voted"))
+                // Tess opened the vote: each ballot but the last told her how many had voted.
+                let progress = person.id == tess.id ? [EventType](repeating: .voteProgress, count: 2) : []
+                #expect(events.map(\.type) == progress + [.voteFinished], "\(person.username)")
+                #expect(events.last.map { Wire.payload($0.payload)["reason"] } == .string("all_voted"))
+                #expect(events.filter { $0.type == .voteProgress }.allSatisfy {
+                    Set(Wire.payload($0.payload).keys) == ["vote_id", "subject", "ballots_cast", "participants"]
+                })
             }
         }
     }

@@ -25,6 +25,7 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case voteFinished = "vote_finished"
     case voteConflict = "vote_conflict"
     case voteCancelled = "vote_cancelled"
+    case voteProgress = "vote_progress"
     case friendVisibility = "friend_visibility"
 }
 
@@ -88,11 +89,20 @@ public struct EventDraft: Hashable, Sendable {
             createdAt: time)
     }
 
+    /// A ballot came in on the recipient's open vote.
+    public static func voteProgress(to initiator: UserID, vote: Vote, at time: Timestamp) -> EventDraft {
+        EventDraft(
+            recipient: initiator,
+            payload: .voteProgress(VoteCountNotice(
+                vote: vote.id, subject: vote.subject.rawValue, ballotsCast: vote.ballotsCast, participants: vote.participants.value)),
+            createdAt: time)
+    }
+
     /// The initiator called off a vote the recipient voted in or opened: there is no result.
     public static func voteCancelled(to recipient: UserID, vote: Vote, at time: Timestamp) -> EventDraft {
         EventDraft(
             recipient: recipient,
-            payload: .voteCancelled(VoteCancelledNotice(
+            payload: .voteCancelled(VoteCountNotice(
                 vote: vote.id, subject: vote.subject.rawValue, ballotsCast: vote.ballotsCast,
                 participants: vote.participants.value)),
             createdAt: time)

@@ -6,7 +6,10 @@ public enum EventPayload: Hashable, Sendable {
     case friendAccepted(friend: UserSummary)
     case voteFinished(VoteFinishedNotice)
     case voteConflict(VoteConflictNotice)
-    case voteCancelled(VoteCancelledNotice)
+    case voteCancelled(VoteCountNotice)
+    /// A ballot came in on the vote the recipient opened, which is still open: how many have voted, never who
+    /// or what. For the initiator's page, whose count and controls follow it; never pushed.
+    case voteProgress(VoteCountNotice)
     /// What the recipient may see of a friend's whereabouts changed without their moving: privacy mode, a
     /// sharing level or a position taken away. It carries who, never what: the app reads the friend again, and
     /// learns only what the friend list then says. Sent only to friends whose view did change.
@@ -18,7 +21,7 @@ public enum EventPayload: Hashable, Sendable {
         switch self {
         case .poke(let from), .friendRequest(_, let from): from.id
         case .friendAccepted(let friend), .friendVisibility(let friend): friend.id
-        case .voteFinished, .voteConflict, .voteCancelled: nil
+        case .voteFinished, .voteConflict, .voteCancelled, .voteProgress: nil
         }
     }
 
@@ -30,6 +33,7 @@ public enum EventPayload: Hashable, Sendable {
         case .voteFinished: .voteFinished
         case .voteConflict: .voteConflict
         case .voteCancelled: .voteCancelled
+        case .voteProgress: .voteProgress
         case .friendVisibility: .friendVisibility
         }
     }
@@ -81,8 +85,8 @@ public struct VoteConflictNotice: Hashable, Sendable {
     }
 }
 
-/// A vote the recipient opened or voted in was called off.
-public struct VoteCancelledNotice: Hashable, Sendable {
+/// A vote and how far it got: what `voteCancelled` (called off) and `voteProgress` (a ballot came in) carry.
+public struct VoteCountNotice: Hashable, Sendable {
     public var vote: VoteID
     public var subject: String
     public var ballotsCast: Int

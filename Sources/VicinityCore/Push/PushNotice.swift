@@ -56,6 +56,12 @@ public struct PushNotice: Hashable, Sendable {
             self.init(
                 event: event.id, type: event.type, title: notice.subject, body: "“\(notice.subject)” was called off.",
                 url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
+        case .voteProgress(let notice):
+            // Never pushed, as below: the initiator's open page follows it.
+            self.init(
+                event: event.id, type: event.type, title: notice.subject,
+                body: "\(notice.ballotsCast) of \(notice.participants) have voted in “\(notice.subject)”.",
+                url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
         case .friendVisibility(let friend):
             // Never pushed (it has no `PushCategory`): words for completeness, naming the friend and nothing else.
             self.init(

@@ -63,7 +63,13 @@ extension VoteService {
         case .questionChanged: throw ServiceError.conflict(.questionChanged)
         case .alreadyVoted: throw ServiceError.conflict(.alreadyVoted)
         case .cast(let after):
-            if after.completedAt != nil { try await announceFinishes() }
+            if after.completedAt != nil {
+                try await announceFinishes()
+            } else if let initiator = after.initiator, initiator != identity.userID {
+                // After the ballot commits: a process that dies first loses the notice, and the page reads the
+                // vote again at its next look.
+                _ = try await events.record([.voteProgress(to: initiator, vote: after, at: clock.now)])
+            }
             return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiatorName, state: after.state(at: clock.now)))
         }
     }

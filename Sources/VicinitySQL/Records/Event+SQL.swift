@@ -76,7 +76,7 @@ enum StoredEventData {
                 "conflicts": .array(notice.conflicts.map { .object(["name": .string($0.name), "ballots": number($0.ballots)]) }),
                 "settling_until": .string(notice.settlingUntil.rfc3339),
             ]
-        case .voteCancelled(let notice):
+        case .voteCancelled(let notice), .voteProgress(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),
                 "ballots_cast": number(notice.ballotsCast), "participants": number(notice.participants),
@@ -114,10 +114,11 @@ enum StoredEventData {
             return .voteConflict(VoteConflictNotice(
                 vote: try data.vote("vote_id"), subject: try data.text("subject"), conflicts: conflicts,
                 settlingUntil: try data.time("settling_until")))
-        case .voteCancelled:
-            return .voteCancelled(VoteCancelledNotice(
+        case .voteCancelled, .voteProgress:
+            let notice = VoteCountNotice(
                 vote: try data.vote("vote_id"), subject: try data.text("subject"),
-                ballotsCast: try data.whole("ballots_cast"), participants: try data.whole("participants")))
+                ballotsCast: try data.whole("ballots_cast"), participants: try data.whole("participants"))
+            return kind == .voteCancelled ? .voteCancelled(notice) : .voteProgress(notice)
         }
     }
 

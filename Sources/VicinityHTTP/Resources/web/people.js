@@ -14,16 +14,31 @@ const RELATIONSHIP_TEXT = {
   blocked: 'Blocked',
 };
 
+let lastQuery = null; // the search shown, read again when how one stands to those found changes
+
 export function initPeople() {
   byId('people-form').addEventListener('submit', reporting(search));
-  on('session', () => clear(byId('people-results')));
+  on('session', () => {
+    lastQuery = null;
+    clear(byId('people-results'));
+  });
+  // An answer or a block elsewhere changes the marks ("Request sent" becomes "Friend").
+  for (const name of ['stream:friend_accepted', 'stream:friend_request', 'friends-changed', 'blocks-changed']) {
+    on(name, () => {
+      if (lastQuery !== null) show(lastQuery).catch(showError);
+    });
+  }
 }
 
 async function search(event) {
   event.preventDefault();
-  const q = byId('people-search').value.trim();
-  const answer = await get('/v1/users', { auth: true, query: { q, limit: RESULT_LIMIT } });
+  await show(byId('people-search').value.trim());
   clearMessage();
+}
+
+async function show(q) {
+  const answer = await get('/v1/users', { auth: true, query: { q, limit: RESULT_LIMIT } });
+  lastQuery = q;
   const list = byId('people-results');
   clear(list);
   if (answer.users.length === 0) list.append(emptyItem(`Nobody is named like “${q}”.`));

@@ -33,7 +33,8 @@ export function initVote() {
   const ballotForm = byId('ballot-form');
   prepareForm(ballotForm, { words: { password: 'Vote password', option: 'An option' } });
   ballotForm.addEventListener('submit', formAction(ballotForm, cast, { explain: explainBallot }));
-  for (const type of ['vote_finished', 'vote_conflict', 'vote_cancelled']) {
+  // vote_progress comes to the initiator at each ballot: the count and the controls that depend on it move.
+  for (const type of ['vote_finished', 'vote_conflict', 'vote_cancelled', 'vote_progress']) {
     on(`stream:${type}`, (event) => {
       if (shown?.id === event.vote_id) refreshVote(event.vote_id).catch(showError);
     });
