@@ -7,8 +7,10 @@ Every coordinate comes from Data/*.csv; every username is new for the run. The t
 ORDER below: the flows first, then the measurements and screenshots, then the check of every session's log.
 """
 
+import base64
 import collections
 import html.parser
+import json
 import pathlib
 import os
 import random
@@ -18,6 +20,7 @@ import sys
 import time
 import unittest
 import urllib.parse
+import urllib.request
 
 from selenium.webdriver.common.by import By
 
@@ -387,6 +390,31 @@ class StudentsTest(PageTest):
         page.wait(lambda driver: not page.find("#vote-edit").is_displayed(),
                   "changing the subject is no longer offered once someone has voted")
         page.assert_not_reloaded()
+
+    def test_a_friend_last_seen_forty_minutes_ago_says_so_in_the_list_and_on_the_pin(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+        nok.befriend_through_api(pim)
+        # Pim's phone sends a fix it took 40 minutes ago (OwnTracks' `tst`), as a phone catching up does.
+        setup = api("POST", "/v1/me/devices", pim.token, {"name": "Pixel", "kind": "owntracks"})["setup"]
+        library = building("csulb-lib")
+        fix = json.dumps({"_type": "location", "lat": library.lat, "lon": library.lon, "acc": 8, "tid": "P8",
+                          "tst": int(time.time()) - 40 * 60}).encode()
+        request = urllib.request.Request(setup["url"], data=fix, method="POST")
+        request.add_header("Content-Type", "application/json")
+        credentials = base64.b64encode(f"{setup['username']}:{setup['password']}".encode()).decode()
+        request.add_header("Authorization", f"Basic {credentials}")
+        with urllib.request.urlopen(request, timeout=WAIT) as answer:
+            self.assertEqual(answer.status, 200)
+        page = self.browser()
+        page.open("/")
+        page.sign_in(nok)
+        page.tab("friends")
+        seen = page.friend_item(pim) + " .friend-seen"
+        page.wait(lambda driver: re.search(r"last seen 4[01] min ago", page.text(seen)),
+                  lambda: f"the list says how long ago (it says {page.text_of(seen)!r})")
+        page.wait(lambda driver: re.search(r"Pim — .*, last seen 4[01] min ago", page.text("#map")),
+                  lambda: f"the pin's label says so too (the map says {page.text('#map')[:300]!r})")
 
     def test_a_poke_shows_as_a_visible_notice(self):
         nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()

@@ -156,7 +156,8 @@ function pin(entry) {
     entry.marker = null;
     return;
   }
-  const label = `${friend.first_name} — ${friend.label}`;
+  const seen = friend.presence === 'last_seen' ? `, last seen ${formatAge(friend.updated_at)} ago` : '';
+  const label = `${friend.first_name} — ${friend.label}${seen}`;
   const { lat, lon } = friend.position;
   if (entry.marker) {
     moveMarker(entry.marker, lat, lon);
