@@ -416,6 +416,25 @@ class StudentsTest(PageTest):
         page.wait(lambda driver: re.search(r"Pim — .*, last seen 4[01] min ago", page.text("#map")),
                   lambda: f"the pin's label says so too (the map says {page.text('#map')[:300]!r})")
 
+    def test_a_vote_opened_nearby_shows_in_the_votes_panel_when_the_student_comes_back_to_it(self):
+        nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+        tess = Account("Tess", "Ward", "tess").sign_up_through_api()
+        library = building("csulb-lib")
+        page = self.browser()
+        page.open("/")
+        page.sign_in(nok)
+        page.set_point(library)
+        page.tab("votes")
+        page.wait(lambda driver: page.find_all("#votes-nearby li"), "the nearby votes list has been read")
+        vote_id = api("POST", "/v1/votes", tess.token, {
+            "subject": "Study group tonight?", "options": ["Yes", "No"], "participants": 3, "password": "482913",
+            "duration": "15m", "visibility": "public", "lat": library.lat, "lon": library.lon})["id"]
+        page.tab("places")
+        page.tab("votes")
+        page.wait(lambda driver: page.find_all(f"#votes-nearby li[data-vote-id='{vote_id}']"),
+                  lambda: f"the vote opened nearby is listed (the list says {page.text('#votes-nearby')[:200]!r})")
+        page.assert_not_reloaded()
+
     def test_a_poke_shows_as_a_visible_notice(self):
         nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
         pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()

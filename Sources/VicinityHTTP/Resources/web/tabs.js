@@ -1,4 +1,7 @@
-// The panel's sections as tabs: one panel shown at a time; arrow keys, Home and End move between tabs.
+// The panel's sections as tabs: one panel shown at a time; arrow keys, Home and End move between tabs. The
+// tab shown is announced as "tab", so that a panel can read again what may have changed while it was away.
+import { emit } from './bus.js';
+
 const NAMES = ['places', 'friends', 'votes', 'account'];
 
 export function initTabs() {
@@ -18,6 +21,7 @@ export function selectTab(name, { focus = false } = {}) {
     document.getElementById(`panel-${other}`).hidden = !selected;
     if (selected && focus) tab.focus();
   }
+  emit('tab', name);
 }
 
 function moveFocus(event, name) {

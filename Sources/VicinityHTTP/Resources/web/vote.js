@@ -39,6 +39,11 @@ export function initVote() {
       if (shown?.id === event.vote_id) refreshVote(event.vote_id).catch(showError);
     });
   }
+  // Those who look at a vote are not known to the server, so an initiator's edit reaches them when they come
+  // back to the Votes panel.
+  on('tab', (name) => {
+    if (name === 'votes' && shown) refreshVote(shown.id).catch(showError);
+  });
   on('session', () => {
     ownBallots.clear();
     byId('vote-result').hidden = true;

@@ -16,6 +16,9 @@ const VOTE_RADIUS_M = 1000;
 // More open votes than this within 1000 m would be a crowd; the nearest are what matter.
 const VOTE_LIMIT = 50;
 const LIST_IDS = ['public-votes', 'votes-nearby'];
+// A vote opened nearby is told to nobody (that would tell who is near it), so the list is read again when a
+// panel showing it comes back into view, and this often while the page is visible.
+const REFRESH_MS = 30000;
 
 let inFlight = null;
 
@@ -25,6 +28,12 @@ export function initVoteList() {
   on('vote-changed', () => load(currentPoint()));
   on('stream:vote_finished', () => load(currentPoint()));
   on('stream:vote_cancelled', () => load(currentPoint()));
+  on('tab', (name) => {
+    if (name === 'votes' || name === 'places') load(currentPoint());
+  });
+  setInterval(() => {
+    if (!document.hidden) load(currentPoint());
+  }, REFRESH_MS);
   showHint('Choose a point (Places) to see the open votes near it.');
 }
 
