@@ -185,6 +185,28 @@ class GuestTest(PageTest):
         browser.assert_not_reloaded()
 
 
+    def test_with_a_point_chosen_temples_and_votes_come_first_and_the_long_place_list_is_collapsed(self):
+        library = building("csulb-lib")
+        for width, height, mobile in ((1280, 800, False), (375, 812, True)):
+            browser = self.browser(width=width, height=height, mobile=mobile)
+            browser.open("/")
+            browser.set_point(library)
+            items = browser.wait(lambda driver: browser.find_all("#nearby-results li[data-place-id]"),
+                                 "the places within 1000 m are listed")
+            shown = [item for item in items if item.is_displayed()]
+            self.assertLessEqual(len(shown), 5, f"{width} px: at most five places before 'Show more'")
+            if len(items) > 5:
+                more = browser.visible("#nearby-results button.show-all", "a button shows the rest")
+                self.assertEqual(more.get_attribute("aria-expanded"), "false")
+                browser.click(more)
+                browser.wait(lambda driver: all(item.is_displayed() for item in items), "every place shows once asked")
+                self.assertEqual(more.get_attribute("aria-expanded"), "true")
+            # The temples' button sits right under the point, not below fifty places.
+            gap = browser.js("""
+                return document.getElementById('temples-button').getBoundingClientRect().top
+                     - document.getElementById('point-info').getBoundingClientRect().bottom;""")
+            self.assertLess(gap, 200, f"{width} px: the temples' button is {gap:.0f} px below the point")
+
     def test_a_guest_with_no_temple_nearby_is_told_how_far_the_nearest_one_is(self):
         hall_of_science = building("csulb-hsci")
         browser = self.browser()

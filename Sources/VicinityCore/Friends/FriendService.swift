@@ -22,7 +22,6 @@ public struct FriendRules: Hashable, Sendable {
     }
 }
 
-
 /// A friend as the viewer may see them: the privacy rule already applied.
 public struct FriendView: Hashable, Sendable {
     public var friend: UserSummary

@@ -12,6 +12,9 @@ import { placeCategory, placeName } from './placetext.js';
 const NEARBY_RADIUS_M = 1000;
 // Enough for a campus block; the list says when there are more.
 const NEARBY_LIMIT = 50;
+// Shown before "Show all": the closest few say where the point is; fifty would push the temples and the votes
+// below, thousands of pixels down on a phone.
+const NEARBY_SHOWN = 5;
 
 let inFlight = null;
 
@@ -55,8 +58,26 @@ async function show(point) {
   }
   const { places, next } = nearby.value;
   if (places.length === 0) list.append(emptyItem(`No place within ${NEARBY_RADIUS_M} m.`));
-  for (const place of places) list.append(nearbyItem(place));
+  const items = places.map(nearbyItem);
+  items.forEach((item, index) => {
+    item.hidden = index >= NEARBY_SHOWN;
+    list.append(item);
+  });
+  if (places.length > NEARBY_SHOWN) list.append(showAllItem(items));
   if (next) list.append(emptyItem(`Only the nearest ${places.length} are listed.`));
+}
+
+// One button that shows the rest of the list, then hides them again.
+function showAllItem(items) {
+  const rest = items.length - NEARBY_SHOWN;
+  const button = el('button', { class: 'show-all', text: `Show ${rest} more`, attrs: { type: 'button', 'aria-expanded': 'false' } });
+  button.addEventListener('click', () => {
+    const expand = button.getAttribute('aria-expanded') !== 'true';
+    items.slice(NEARBY_SHOWN).forEach((item) => { item.hidden = !expand; });
+    button.setAttribute('aria-expanded', String(expand));
+    button.textContent = expand ? 'Show fewer' : `Show ${rest} more`;
+  });
+  return el('li', { class: 'show-all-item' }, button);
 }
 
 function nearbyItem(place) {
