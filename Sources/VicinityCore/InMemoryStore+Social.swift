@@ -16,7 +16,7 @@ struct SocialState {
     var pushPreferences: [UserID: PushPreferences] = [:]
     var positions: [UserID: SharedPosition] = [:]
     /// One entry per direction: `friendships[a][b]` is a's side of the friendship with b.
-    var friendships: [UserID: [UserID: (since: Timestamp, share: ShareLevel)]] = [:]
+    var friendships: [UserID: [UserID: FriendshipSide]] = [:]
     var requests: [FriendRequestID: FriendRequest] = [:]
     /// Each blocker's blocks, by the person blocked.
     var blocks: [UserID: [UserID: Block]] = [:]
@@ -74,14 +74,12 @@ struct SocialState {
 
     func friendship(of user: UserID, with friend: UserID) -> Friendship? {
         guard let mine = friendships[user]?[friend], let theirs = friendships[friend]?[user] else { return nil }
-        return Friendship(friend: friend, since: mine.since, shareWithFriend: mine.share, friendShareWithMe: theirs.share)
+        return FriendPair(user, friend, sides: [mine, theirs], requests: [], blocks: []).friendship(of: user)
     }
 
     /// Everything between two people, as the SQL stores read it under the pair's lock.
     func pair(_ a: UserID, _ b: UserID) -> FriendPair {
-        let sides = [(a, b), (b, a)].compactMap { user, friend in
-            friendships[user]?[friend].map { FriendshipSide(user: user, friend: friend, since: $0.since, share: $0.share) }
-        }
+        let sides = [(a, b), (b, a)].compactMap { user, friend in friendships[user]?[friend] }
         return FriendPair(
             a, b, sides: sides,
             requests: requests.values.filter { Set([$0.from, $0.to]) == Set([a, b]) },
@@ -94,7 +92,7 @@ struct SocialState {
         let (a, b) = (pair.first, pair.second)
         friendships[a]?[b] = nil
         friendships[b]?[a] = nil
-        for side in pair.sides { friendships[side.user, default: [:]][side.friend] = (side.since, side.share) }
+        for side in pair.sides { friendships[side.user, default: [:]][side.friend] = side }
         requests = requests.filter { Set([$0.value.from, $0.value.to]) != Set([a, b]) }
         for request in pair.requests { requests[request.id] = request }
         blocks[a]?[b] = nil
@@ -427,8 +425,30 @@ extension InMemoryStore: FriendStore {
         state.withLock { $0.social.friendship(of: user, with: friend) }
     }
 
-    public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
-        try changingPair(user, friend) { $0.setSharing(share, from: user) }
+    public func setSharing(_ share: ShareLevel, until: Timestamp?, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try changingPair(user, friend) { $0.setSharing(share, until: until, from: user) }
+    }
+
+    public func endSharing(
+        at now: Timestamp, limit: Int, announcing: @escaping @Sendable (EndedSharing) -> [EventDraft]
+    ) async throws -> [EndedSharing] {
+        changing { state in
+            let due = state.social.friendships.values.flatMap(\.values)
+                .filter { side in side.until.map { $0 <= now } ?? false }
+                .sorted { ($0.until ?? now, $0.user.rawValue, $0.friend.rawValue) < ($1.until ?? now, $1.user.rawValue, $1.friend.rawValue) }
+                .prefix(limit)
+            let ended = due.map {
+                EndedSharing(
+                    side: $0, fallback: state.social.accounts[$0.user]?.account.defaultShare ?? .standard,
+                    friend: state.social.accounts[$0.friend]?.account.summary)
+            }
+            for ended in ended {
+                state.social.friendships[ended.side.user]?[ended.side.friend]?.share = ended.fallback
+                state.social.friendships[ended.side.user]?[ended.side.friend]?.until = nil
+            }
+            let events = state.social.append(ended.flatMap(announcing))
+            return (ended, events.map { .event($0.id, recipient: $0.recipient) })
+        }
     }
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {

@@ -132,8 +132,16 @@ public protocol FriendStore: Sendable {
 
     func friendship(of user: UserID, with friend: UserID) async throws -> Friendship?
 
-    /// How exactly `user` shares their position with `friend`; nil when they are not friends.
-    func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship?
+    /// How exactly `user` shares their position with `friend`, until `until` or until changed; nil when they
+    /// are not friends.
+    func setSharing(_ share: ShareLevel, until: Timestamp?, from user: UserID, to friend: UserID) async throws -> Friendship?
+
+    /// Claims up to `limit` sides whose level has ended by `now`, each once however many servers race: each
+    /// takes its sharer's default and loses its end, and the events `announcing` makes of it are recorded, all
+    /// in one transaction, so that an end is announced once and never lost.
+    func endSharing(
+        at now: Timestamp, limit: Int, announcing: @escaping @Sendable (EndedSharing) -> [EventDraft]
+    ) async throws -> [EndedSharing]
 
     /// Ends the friendship for both; false when there was none.
     func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool
@@ -153,6 +161,11 @@ public protocol FriendStore: Sendable {
 }
 
 extension FriendStore {
+    /// A level with no end.
+    public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try await setSharing(share, until: nil, from: user, to: friend)
+    }
+
     /// A request that announces nothing (seeding, tests of the store alone).
     public func sendFriendRequest(_ request: FriendRequest) async throws -> FriendRequestOutcome {
         try await sendFriendRequest(request) { _ in [] }

@@ -32,6 +32,8 @@ extension Wire {
             return ["request_id": .string(id.rawValue), "from": summary(from)]
         case .friendAccepted(let friend), .friendVisibility(let friend):
             return ["friend": summary(friend)]
+        case .sharingEnded(let friend, let share):
+            return ["friend": summary(friend), "share": .string(share.rawValue)]
         case .voteFinished(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),

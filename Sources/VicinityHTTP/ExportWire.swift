@@ -17,6 +17,7 @@ extension Wire {
                 var fields = summaryFields(person)
                 fields["since"] = .string(friendship.since.rfc3339)
                 fields["share"] = .string(friendship.shareWithFriend.rawValue)
+                fields["share_until"] = friendship.shareWithFriendUntil.map { .string($0.rfc3339) } ?? .null
                 fields["sharing_my_position"] = .bool(friendship.shareWithFriend != .none)
                 return .object(fields)
             }),

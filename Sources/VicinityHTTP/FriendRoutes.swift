@@ -134,7 +134,8 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         return WireEncoding.response(json: .object(Wire.friend(view)))
     }
 
-    /// `{"share": "exact" | "building" | "none"}`: how exactly this one friend sees the caller's position.
+    /// `{"share": "exact" | "building" | "none"}`: how exactly this one friend sees the caller's position, for
+    /// good or, with `until` (a time) or `for_s` (seconds from now), until then.
     /// `{"share_position": false}` is `none` and true `exact`, as clients written before levels send it.
     func setSharing(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
@@ -142,6 +143,20 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
         let level = body.string("share", required: false) { try ShareLevel(wire: $0, field: "share") }
         let shares = body.bool("share_position", required: false)
+        let until = body.string("until", required: false) { text throws(ValidationError) in
+            guard let time = Timestamp(rfc3339: text) else {
+                throw ValidationError(field: "until", message: "must be a time as this service writes them, such as 2026-11-25T08:00:00.000Z")
+            }
+            return time
+        }
+        let seconds = body.integer("for_s", required: false) { value throws(ValidationError) -> Int in
+            let longest = Int(ShareLevel.longestFor.wholeSecondsRoundedUp)
+            guard (1...longest).contains(value) else {
+                throw ValidationError(field: "for_s", message: "must be a number of seconds in [1, \(longest)]")
+            }
+            return value
+        }
+        if until != nil, seconds != nil { body.reject("for_s", "give until or for_s, not both") }
         var share: ShareLevel?
         switch (level, shares) {
         case (let level?, nil): share = level
@@ -150,7 +165,8 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         case (nil, nil): if body.isClean { body.reject("share", "is required: exact, building or none") }
         }
         try body.finish()
-        let view = try await friends.setSharing(try body.checked(share), with: id, of: try context.signedIn())
+        let view = try await friends.setSharing(
+            try body.checked(share), until: until, for: seconds.map { .seconds(Int64($0)) }, with: id, of: try context.signedIn())
         return WireEncoding.response(json: .object(Wire.friend(view)))
     }
 

@@ -78,6 +78,7 @@ extension Wire {
         var fields = summaryFields(view.friend)
         fields["since"] = .string(view.since.rfc3339)
         fields["share"] = .string(view.shareWithFriend.rawValue)
+        fields["share_until"] = view.shareWithFriendUntil.map { .string($0.rfc3339) } ?? .null
         fields["sharing_my_position"] = .bool(view.shareWithFriend != .none)
         fields["precision"] = view.precision.map { .string($0.rawValue) } ?? .null
         fields["presence"] = .string(view.presence.rawValue)

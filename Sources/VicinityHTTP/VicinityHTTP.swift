@@ -275,6 +275,7 @@ func buildApplication<S: Stores>(
         services: [
             ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger),
             VoteAnnouncer(votes: services.votes, logger: logger),
+            SharingAnnouncer(friends: services.friends, interval: services.votes.rules.announcementInterval, logger: logger),
             OutboxDelivery(sender: services.outbox, logger: logger),
         ] + redirect + background,
         onServerRunning: { channel in

@@ -485,5 +485,10 @@ enum Schema {
             ALTER TABLE user_position ADD COLUMN area_since bigint NOT NULL DEFAULT 0;
             UPDATE user_position SET area_since = updated_at;
             """),
+        Migration(name: "v14 share until", sql: """
+            -- As SpatiaLite's "v15 share until": a level given for a while, and when it ends (ms).
+            ALTER TABLE friendship ADD COLUMN share_until bigint;
+            CREATE INDEX friendship_share_until ON friendship (share_until) WHERE share_until IS NOT NULL;
+            """),
     ]
 }

@@ -460,6 +460,15 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v15 share until") { db in
+            // A level given for a while: when it ends (ms), after which the sharer's default holds. Found by
+            // the end when the announcer looks for those past it.
+            try db.execute(sql: """
+                ALTER TABLE friendship ADD COLUMN share_until INTEGER;
+                CREATE INDEX friendship_share_until ON friendship(share_until) WHERE share_until IS NOT NULL;
+                """)
+        }
+
         return migrator
     }
 

@@ -522,9 +522,12 @@ class StudentsTest(PageTest):
         sharer.open("/")
         sharer.sign_in(nok)
         sharer.tab("friends")
+        sharer.select(sharer.friend_item(pim) + " select.share-for", "3600")
         sharer.select(sharer.friend_item(pim) + " select.share-with", "building")
-        sharer.wait(lambda driver: "now sees only the building" in sharer.message(),
-                    lambda: f"the page confirms the level (it says {sharer.message()!r})")
+        sharer.wait(lambda driver: "now sees: Only the building I am at until" in sharer.message(),
+                    lambda: f"the page confirms the level and its end (it says {sharer.message()!r})")
+        self.assertIn("until", sharer.text(sharer.friend_item(pim) + " .share-until"))
+        self.assertIsNotNone(api("GET", f"/v1/friends/{pim.id}", nok.token)["share_until"], "for an hour")
         seen = api("GET", f"/v1/friends/{nok.id}", pim.token)
         self.assertEqual((seen["precision"], seen["position"]["lat"], seen["position"]["lon"]),
                          ("building", shown.lat, shown.lon))

@@ -80,6 +80,51 @@ struct BuildingSharingTests {
         }
     }
 
+    @Test("a level given for an hour holds until then, falls back to the default by the clock, and the sharer and the friend are told")
+    func sharingForAWhile() async throws {
+        let clock = ManualClock()
+        let store = try await store(csulbRows)
+        let services = services(store, clock: clock)
+        try await withApp(store, clock: clock) { client in
+            let pim = try await client.person("pim"), nok = try await client.person("nok")
+            try await client.befriend(pim, nok)
+            #expect(try await client.call(.patch, "/v1/me", as: pim, json: #"{"default_share":"none"}"#).status == .ok)
+            try await client.share(pim, library.lat, library.lon)
+            let given = try await client.call(.patch, "/v1/friends/\(nok.id)", as: pim, json: #"{"share":"exact","for_s":3600}"#)
+            #expect(given.status == .ok)
+            let end = clock.now + .seconds(3600)
+            #expect(given.object?["share_until"] as? String == end.rfc3339)
+            #expect(try await client.call(.get, "/v1/friends/\(pim.id)", as: nok).object?["presence"] as? String == "current")
+
+            // Past the hour, by the clock alone: Nok sees what Pim's default says, before any announcement.
+            clock.advance(by: .seconds(3600))
+            try await client.share(pim, library.lat, library.lon)
+            #expect(try await client.call(.get, "/v1/friends/\(pim.id)", as: nok).object?["presence"] as? String == "none")
+
+            // The announcer's round: Pim is told the level ended, Nok that what he sees changed; once.
+            #expect(try await services.friends.endSharing() == 1)
+            #expect(try await services.friends.endSharing() == 0)
+            let pimID = try #require(UserID(pim.id)), nokID = try #require(UserID(nok.id))
+            let toPim = try await store.events(for: pimID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
+                .filter { $0.type == .sharingEnded }
+            #expect(toPim.map { Wire.payload($0.payload)["share"] } == [.string("none")])
+            #expect(toPim.map { Wire.payload($0.payload).keys.sorted() } == [["friend", "share"]])
+            let toNok = try await store.events(for: nokID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10)
+            #expect(toNok.filter { $0.type == .friendVisibility }.count == 1)
+            let after = try await client.call(.get, "/v1/friends/\(nok.id)", as: pim).object
+            #expect(after?["share"] as? String == "none" && after?["share_until"] is NSNull)
+
+            // Bad ends change nothing.
+            let path = "/v1/friends/\(nok.id)"
+            for body in [#"{"share":"exact","for_s":0}"#, #"{"share":"exact","for_s":604801}"#,
+                         #"{"share":"exact","until":"2020-01-01T00:00:00.000Z"}"#, #"{"share":"exact","until":"tomorrow"}"#,
+                         #"{"share":"exact","for_s":60,"until":"2099-01-01T00:00:00.000Z"}"#] {
+                #expect(try await client.call(.patch, path, as: pim, json: body).status == .badRequest, "\(body)")
+            }
+            #expect(try await client.call(.get, path, as: pim).object?["share"] as? String == "none")
+        }
+    }
+
     @Test("sharing is set per friend by level or by the older yes-or-no, new friends start at one's default, and bad levels are refused")
     func levelsAndDefaults() async throws {
         try await withApp(try await store(csulbRows)) { client in

@@ -27,6 +27,7 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case voteCancelled = "vote_cancelled"
     case voteProgress = "vote_progress"
     case friendVisibility = "friend_visibility"
+    case sharingEnded = "sharing_ended"
 }
 
 /// An event to record for one recipient; the store gives it its number.
@@ -57,6 +58,11 @@ public struct EventDraft: Hashable, Sendable {
     /// `friend` accepted the recipient's request (or asked back, which accepts it).
     public static func friendAccepted(to recipient: UserID, friend: UserSummary, at time: Timestamp) -> EventDraft {
         EventDraft(recipient: recipient, payload: .friendAccepted(friend: friend), createdAt: time)
+    }
+
+    /// A level the recipient gave a friend for a while has ended.
+    public static func sharingEnded(_ ended: EndedSharing, friend: UserSummary, at time: Timestamp) -> EventDraft {
+        EventDraft(recipient: ended.side.user, payload: .sharingEnded(friend: friend, share: ended.fallback), createdAt: time)
     }
 
     /// What the recipient may see of `friend` changed.

@@ -14,13 +14,15 @@ public enum EventPayload: Hashable, Sendable {
     /// sharing level or a position taken away. It carries who, never what: the app reads the friend again, and
     /// learns only what the friend list then says. Sent only to friends whose view did change.
     case friendVisibility(friend: UserSummary)
+    /// A level the recipient gave `friend` for a while has ended: `share` (their default) holds now.
+    case sharingEnded(friend: UserSummary, share: ShareLevel)
 
     /// The person the event tells of, besides its recipient: who poked, asked or accepted. Deleting their
     /// account deletes the events about them, wherever they wait.
     public var about: UserID? {
         switch self {
         case .poke(let from), .friendRequest(_, let from): from.id
-        case .friendAccepted(let friend), .friendVisibility(let friend): friend.id
+        case .friendAccepted(let friend), .friendVisibility(let friend), .sharingEnded(let friend, _): friend.id
         case .voteFinished, .voteConflict, .voteCancelled, .voteProgress: nil
         }
     }
@@ -35,6 +37,7 @@ public enum EventPayload: Hashable, Sendable {
         case .voteCancelled: .voteCancelled
         case .voteProgress: .voteProgress
         case .friendVisibility: .friendVisibility
+        case .sharingEnded: .sharingEnded
         }
     }
 }

@@ -41,7 +41,9 @@ public struct FriendPair: Hashable, Sendable {
         guard let mine = sides.first(where: { $0.user == user }), let theirs = sides.first(where: { $0.friend == user }) else {
             return nil
         }
-        return Friendship(friend: mine.friend, since: mine.since, shareWithFriend: mine.share, friendShareWithMe: theirs.share)
+        return Friendship(
+            friend: mine.friend, since: mine.since, shareWithFriend: mine.share, friendShareWithMe: theirs.share,
+            shareWithFriendUntil: mine.until, friendShareWithMeUntil: theirs.until)
     }
 
     func pending(from: UserID, to: UserID) -> FriendRequest? {
@@ -92,10 +94,12 @@ public struct FriendPair: Hashable, Sendable {
         return request
     }
 
-    /// How exactly `user` shares their position with the other; nil when the two are not friends.
-    public mutating func setSharing(_ share: ShareLevel, from user: UserID) -> Friendship? {
+    /// How exactly `user` shares their position with the other, until `until` (then their default) or until
+    /// changed; nil when the two are not friends.
+    public mutating func setSharing(_ share: ShareLevel, until: Timestamp? = nil, from user: UserID) -> Friendship? {
         guard areFriends, let index = sides.firstIndex(where: { $0.user == user }) else { return nil }
         sides[index].share = share
+        sides[index].until = until
         return friendship(of: user)
     }
 
@@ -129,17 +133,34 @@ public struct FriendPair: Hashable, Sendable {
     }
 }
 
-/// One direction of a friendship: how exactly `user` shares their position with `friend`.
+/// One direction of a friendship: how exactly `user` shares their position with `friend`, and until when.
 public struct FriendshipSide: Hashable, Sendable {
     public var user: UserID
     public var friend: UserID
     public var since: Timestamp
     public var share: ShareLevel
+    /// When `share` ends and the user's default takes over; nil: until changed.
+    public var until: Timestamp?
 
-    public init(user: UserID, friend: UserID, since: Timestamp, share: ShareLevel) {
+    public init(user: UserID, friend: UserID, since: Timestamp, share: ShareLevel, until: Timestamp? = nil) {
         self.user = user
         self.friend = friend
         self.since = since
         self.share = share
+        self.until = until
+    }
+}
+
+/// A level given for a while that has ended and was announced: the side as it was, the default that took over,
+/// and who the friend is, for the sharer's event.
+public struct EndedSharing: Hashable, Sendable {
+    public var side: FriendshipSide
+    public var fallback: ShareLevel
+    public var friend: UserSummary?
+
+    public init(side: FriendshipSide, fallback: ShareLevel, friend: UserSummary?) {
+        self.side = side
+        self.fallback = fallback
+        self.friend = friend
     }
 }

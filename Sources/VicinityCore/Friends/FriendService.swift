@@ -28,6 +28,8 @@ public struct FriendView: Hashable, Sendable {
     public var since: Timestamp
     /// How exactly the viewer shares their own position with this friend.
     public var shareWithFriend: ShareLevel
+    /// When that level ends and the viewer's default takes over; nil: until changed.
+    public var shareWithFriendUntil: Timestamp?
     public var presence: Presence
     /// Present for `current` and `lastSeen` only, status included: at the building's point when the friend
     /// shares buildings only with the viewer (`precision`).
@@ -191,16 +193,50 @@ public struct FriendService<S: Stores>: Sendable {
         return view
     }
 
-    /// How exactly one friend sees the caller's position: exactly, at building level, or not at all.
-    public func setSharing(_ share: ShareLevel, with friendID: UserID, of identity: Identity) async throws -> FriendView {
+    /// How exactly one friend sees the caller's position: exactly, at building level, or not at all; until
+    /// `until`, or for `duration` from now (then the caller's default, with a `sharing_ended` event), or until
+    /// changed.
+    public func setSharing(
+        _ share: ShareLevel, until: Timestamp? = nil, for duration: Duration? = nil, with friendID: UserID, of identity: Identity
+    ) async throws -> FriendView {
+        let now = clock.now
+        let field = duration == nil ? "until" : "for_s"
+        let until = until ?? duration.map { now + $0 }
+        if let until {
+            guard until > now else { throw ServiceError.invalid(field, "must end in the future") }
+            guard until - now <= ShareLevel.longestFor else {
+                throw ServiceError.invalid(field, "must end at most \(ShareLevel.longestFor.wholeSecondsRoundedUp / 86400) days from now")
+            }
+        }
         let set = try await visibility.around(identity.userID) {
-            try await stores.friends.setSharing(share, from: identity.userID, to: friendID)
+            try await stores.friends.setSharing(share, until: until, from: identity.userID, to: friendID)
         }
         guard set != nil else {
             throw ServiceError.notFound(.friend)
         }
         return try await friend(friendID, of: identity)
     }
+
+    /// Announces the levels given for a while that have ended: their sharers each get `sharing_ended`, and a
+    /// friend whose view the end changed `friend_visibility`. Each end once however many servers race; the
+    /// server calls it every second, as it announces votes. Returns how many ended.
+    @discardableResult
+    public func endSharing() async throws -> Int {
+        var count = 0
+        while true {
+            let now = clock.now
+            let ended = try await stores.friends.endSharing(at: now, limit: Self.endingBatch) { end in
+                end.friend.map { [.sharingEnded(end, friend: $0, at: now)] } ?? []
+            }
+            try await visibility.ended(ended)
+            count += ended.count
+            if ended.count < Self.endingBatch { return count }
+        }
+    }
+
+    /// Ends claimed in one transaction: enough to clear a backlog in a few rounds, small enough that a round
+    /// holds its rows briefly.
+    static var endingBatch: Int { 100 }
 
     public func unfriend(_ friendID: UserID, of identity: Identity) async throws {
         guard try await stores.friends.endFriendship(of: identity.userID, with: friendID) else {
@@ -356,9 +392,10 @@ public struct FriendService<S: Stores>: Sendable {
         let enteredArea = positions[mover].map { $0.areaSince == $0.updatedAt } ?? false
         return sides.compactMap { side in
             // The same friendship from the viewer's side: what the mover shares is what the viewer is shared.
-            let viewerSide = Friendship(
-                friend: mover, since: side.since, shareWithFriend: side.friendShareWithMe, friendShareWithMe: side.shareWithFriend)
-            if viewerSide.friendShareWithMe == .building, !enteredArea { return nil }
+            let viewerSide = side.seen(from: mover)
+            let level = ShareLevel.effective(
+                viewerSide.friendShareWithMe, until: viewerSide.friendShareWithMeUntil, fallback: account.defaultShare, at: now)
+            if level == .building, !enteredArea { return nil }
             let origin = positions[side.friend].flatMap { rules.positions.isCurrent($0, at: now) ? $0.coordinate : nil }
             let view = view(of: viewerSide, account: account, position: positions[mover], area: area, origin: origin, at: now)
             // Current only: a notice says where a friend is now.
@@ -389,12 +426,16 @@ public struct FriendService<S: Stores>: Sendable {
         let ids = friendships.map(\.friend)
         let accounts = Dictionary(try await stores.accounts.accounts(ids: ids).map { ($0.id, $0) }) { first, _ in first }
         let positions = Dictionary(try await stores.positions.positions(of: ids).map { ($0.userID, $0) }) { first, _ in first }
+        let now = clock.now
         // Areas only for friends who show the viewer buildings only: a place lookup each.
         var areas: [UserID: BuildingArea] = [:]
-        for friendship in friendships where friendship.friendShareWithMe == .building {
-            if let position = positions[friendship.friend] { areas[friendship.friend] = try await locator.area(of: position) }
+        for friendship in friendships {
+            guard let account = accounts[friendship.friend], let position = positions[friendship.friend],
+                ShareLevel.effective(friendship.friendShareWithMe, until: friendship.friendShareWithMeUntil, fallback: account.defaultShare, at: now)
+                    == .building
+            else { continue }
+            areas[friendship.friend] = try await locator.area(of: position)
         }
-        let now = clock.now
         return friendships.compactMap { friendship in
             guard let account = accounts[friendship.friend] else { return nil }
             return view(
@@ -408,12 +449,15 @@ public struct FriendService<S: Stores>: Sendable {
         of friendship: Friendship, account: Account, position: SharedPosition?, area: BuildingArea?, origin: Coordinate?,
         at now: Timestamp
     ) -> FriendView {
+        let level = ShareLevel.effective(
+            friendship.friendShareWithMe, until: friendship.friendShareWithMeUntil, fallback: account.defaultShare, at: now)
         let seen = PrivacyRule.visible(
-            position, ownerPrivacyMode: account.privacyMode,
-            relation: .friend(share: friendship.friendShareWithMe), at: now, rules: rules.positions, area: area)
+            position, ownerPrivacyMode: account.privacyMode, relation: .friend(share: level), at: now, rules: rules.positions,
+            area: area)
         var view = FriendView(
             friend: account.summary, since: friendship.since, shareWithFriend: friendship.shareWithFriend,
-            presence: seen.presence, position: seen.position, precision: seen.position.map { _ in friendship.friendShareWithMe })
+            shareWithFriendUntil: friendship.shareWithFriendUntil, presence: seen.presence, position: seen.position,
+            precision: seen.position.map { _ in level })
         if let origin, let position = seen.position {
             view.distance = haversineDistance(from: origin, to: position.coordinate)
             view.bearing = initialBearing(from: origin, to: position.coordinate)

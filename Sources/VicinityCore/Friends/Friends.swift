@@ -189,16 +189,32 @@ public enum FriendRequestOutcome: Hashable, Sendable {
 public struct Friendship: Hashable, Sendable {
     public var friend: UserID
     public var since: Timestamp
-    /// How exactly the user shares their position with this friend.
+    /// How exactly the user shares their position with this friend, as set.
     public var shareWithFriend: ShareLevel
-    /// How exactly this friend shares their position with the user.
+    /// How exactly this friend shares their position with the user, as set.
     public var friendShareWithMe: ShareLevel
+    /// When the user's level for this friend ends, falling back to the user's default; nil: until changed.
+    public var shareWithFriendUntil: Timestamp?
+    /// When this friend's level for the user ends, falling back to the friend's default.
+    public var friendShareWithMeUntil: Timestamp?
 
-    public init(friend: UserID, since: Timestamp, shareWithFriend: ShareLevel, friendShareWithMe: ShareLevel) {
+    public init(
+        friend: UserID, since: Timestamp, shareWithFriend: ShareLevel, friendShareWithMe: ShareLevel,
+        shareWithFriendUntil: Timestamp? = nil, friendShareWithMeUntil: Timestamp? = nil
+    ) {
         self.friend = friend
         self.since = since
         self.shareWithFriend = shareWithFriend
         self.friendShareWithMe = friendShareWithMe
+        self.shareWithFriendUntil = shareWithFriendUntil
+        self.friendShareWithMeUntil = friendShareWithMeUntil
+    }
+
+    /// The same friendship seen from the friend's side.
+    public func seen(from user: UserID) -> Friendship {
+        Friendship(
+            friend: user, since: since, shareWithFriend: friendShareWithMe, friendShareWithMe: shareWithFriend,
+            shareWithFriendUntil: friendShareWithMeUntil, friendShareWithMeUntil: shareWithFriendUntil)
     }
 }
 

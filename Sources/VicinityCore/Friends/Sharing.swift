@@ -13,6 +13,16 @@ public enum ShareLevel: String, Hashable, Sendable, CaseIterable {
     /// What a friendship starts with when a person has chosen no default.
     public static let standard = ShareLevel.exact
 
+    /// The level a side shares at `now`: `level` until `until`, then the sharer's default (`fallback`), read
+    /// off the clock as vote states are, whether or not the end has been announced yet.
+    public static func effective(_ level: ShareLevel, until: Timestamp?, fallback: ShareLevel, at now: Timestamp) -> ShareLevel {
+        guard let until, now >= until else { return level }
+        return fallback
+    }
+
+    /// The longest a level may be given for: a week. Longer is "until I change it", which needs no end.
+    public static let longestFor = Duration.seconds(7 * 24 * 3600)
+
     /// A level as clients send it.
     public init(wire text: String, field: String) throws(ValidationError) {
         guard let level = ShareLevel(rawValue: text) else {

@@ -51,11 +51,33 @@ public struct VisibilityNotices<S: Stores>: Sendable {
         }
         let now = clock.now
         return Dictionary(friendships.map { friendship in
-            let seen = PrivacyRule.visible(
-                position, ownerPrivacyMode: account.privacyMode, relation: .friend(share: friendship.shareWithFriend), at: now,
-                rules: rules, area: area)
-            return (friendship.friend, Seen(presence: seen.presence, position: seen.position))
+            let level = ShareLevel.effective(
+                friendship.shareWithFriend, until: friendship.shareWithFriendUntil, fallback: account.defaultShare, at: now)
+            return (friendship.friend, seen(position, account: account, level: level, area: area, at: now))
         }) { first, _ in first }
+    }
+
+    private func seen(_ position: SharedPosition?, account: Account, level: ShareLevel, area: BuildingArea?, at now: Timestamp) -> Seen {
+        let seen = PrivacyRule.visible(
+            position, ownerPrivacyMode: account.privacyMode, relation: .friend(share: level), at: now, rules: rules, area: area)
+        return Seen(presence: seen.presence, position: seen.position)
+    }
+
+    /// Levels given for a while have ended, by the clock: tells each friend whose view the end changed (the
+    /// level as given against the default now in force).
+    public func ended(_ ended: [EndedSharing]) async throws {
+        let now = clock.now
+        var drafts: [EventDraft] = []
+        for end in ended where end.side.share != end.fallback {
+            guard let account = try await stores.accounts.account(id: end.side.user) else { continue }
+            let position = try await stores.positions.position(of: end.side.user)
+            var area: BuildingArea?
+            if let position { area = try await locator.area(of: position) }
+            let before = seen(position, account: account, level: end.side.share, area: area, at: now)
+            let after = seen(position, account: account, level: end.fallback, area: area, at: now)
+            if before != after { drafts.append(.friendVisibility(to: end.side.friend, friend: account.summary, at: now)) }
+        }
+        _ = try await events.record(drafts)
     }
 
     private struct Seen: Equatable {

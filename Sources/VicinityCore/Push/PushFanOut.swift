@@ -25,7 +25,7 @@ public enum PushFanOut {
         switch event.payload {
         case .poke: event.createdAt + .seconds(3600)
         case .voteConflict(let notice): max(notice.settlingUntil, event.createdAt + OutboxRules.standard.deliveryDeadline)
-        case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled, .friendVisibility, .voteProgress: event.createdAt + EventRules.standard.retention
+        case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled, .friendVisibility, .voteProgress, .sharingEnded: event.createdAt + EventRules.standard.retention
         }
     }
 }

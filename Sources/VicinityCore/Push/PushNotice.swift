@@ -62,6 +62,11 @@ public struct PushNotice: Hashable, Sendable {
                 event: event.id, type: event.type, title: notice.subject,
                 body: "\(notice.ballotsCast) of \(notice.participants) have voted in “\(notice.subject)”.",
                 url: "/#votes/\(notice.vote)", tag: "vote-\(notice.vote)")
+        case .sharingEnded(let friend, _):
+            // Never pushed, as below: the sharer's open page follows it.
+            self.init(
+                event: event.id, type: event.type, title: "Sharing", body: "What \(friend.displayName) sees of you is back to your default.",
+                url: "/#friends", tag: "sharing-\(friend.id)")
         case .friendVisibility(let friend):
             // Never pushed (it has no `PushCategory`): words for completeness, naming the friend and nothing else.
             self.init(

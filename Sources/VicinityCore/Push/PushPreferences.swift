@@ -15,7 +15,7 @@ public enum PushCategory: String, Hashable, Sendable, CaseIterable, Comparable {
         case .friendRequest, .friendAccepted: self = .friendRequest
         case .voteConflict: self = .voteConflict
         case .voteFinished, .voteCancelled: self = .voteResult
-        case .friendVisibility, .voteProgress: return nil
+        case .friendVisibility, .voteProgress, .sharingEnded: return nil
         }
     }
 

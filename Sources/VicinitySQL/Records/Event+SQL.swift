@@ -64,6 +64,8 @@ enum StoredEventData {
             return ["request_id": .string(id.rawValue), "from": person(from)]
         case .friendAccepted(let friend), .friendVisibility(let friend):
             return ["friend": person(friend)]
+        case .sharingEnded(let friend, let share):
+            return ["friend": person(friend), "share": .string(share.rawValue)]
         case .voteFinished(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),
@@ -99,6 +101,10 @@ enum StoredEventData {
             return .friendAccepted(friend: try data.person("friend"))
         case .friendVisibility:
             return .friendVisibility(friend: try data.person("friend"))
+        case .sharingEnded:
+            let text = try data.text("share")
+            guard let share = ShareLevel(rawValue: text) else { throw data.corrupt("share \(text)") }
+            return .sharingEnded(friend: try data.person("friend"), share: share)
         case .voteFinished:
             let reasonText = try data.text("reason")
             guard let reason = VoteState.FinishReason(rawValue: reasonText) else { throw data.corrupt("reason \(reasonText)") }

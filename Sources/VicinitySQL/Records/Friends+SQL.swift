@@ -8,12 +8,15 @@ extension FriendshipSide: SQLRecord {
             SQLField("friend_id", .text) { .text($0.friend.rawValue) },
             SQLField("since", .integer) { .time($0.since) },
             SQLField("share", .text) { .text($0.share.rawValue) },
+            SQLField("share_until", .integer) { .optionalTime($0.until) },
         ])
 
     public init(row: some SQLRow) throws(StoreError) {
         let user = try UserID.stored(try row.text("account_id")), shareText = try row.text("share")
         guard let share = ShareLevel(rawValue: shareText) else { throw .corrupt("a friendship of \(user) shares \(shareText)") }
-        self.init(user: user, friend: try UserID.stored(try row.text("friend_id")), since: try row.time("since"), share: share)
+        self.init(
+            user: user, friend: try UserID.stored(try row.text("friend_id")), since: try row.time("since"), share: share,
+            until: try row.optionalTime("share_until"))
     }
 }
 

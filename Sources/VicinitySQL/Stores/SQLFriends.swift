@@ -91,10 +91,12 @@ extension SQLRecordStore {
         let id = SQLValue.text(user.rawValue)
         return try await read(.select(FriendshipSide.self, where: .equals("account_id", id)) { mine in
             .select(FriendshipSide.self, where: .equals("friend_id", id)) { theirs in
-                let shares = Dictionary(theirs.map { ($0.user, $0.share) }) { first, _ in first }
+                let theirSides = Dictionary(theirs.map { ($0.user, $0) }) { first, _ in first }
                 return .done(mine.compactMap { side in
-                    shares[side.friend].map {
-                        Friendship(friend: side.friend, since: side.since, shareWithFriend: side.share, friendShareWithMe: $0)
+                    theirSides[side.friend].map {
+                        Friendship(
+                            friend: side.friend, since: side.since, shareWithFriend: side.share, friendShareWithMe: $0.share,
+                            shareWithFriendUntil: side.until, friendShareWithMeUntil: $0.until)
                     }
                 })
             }
@@ -110,8 +112,37 @@ extension SQLRecordStore {
         })
     }
 
-    public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
-        try await write(.changing(user, friend) { $0.setSharing(share, from: user) })
+    public func setSharing(_ share: ShareLevel, until: Timestamp?, from user: UserID, to friend: UserID) async throws -> Friendship? {
+        try await write(.changing(user, friend) { $0.setSharing(share, until: until, from: user) })
+    }
+
+    /// Sides past their end, oldest end first, skipping those another writer holds (it is changing them or
+    /// claiming them itself); each takes its sharer's default as read in the same transaction.
+    public func endSharing(
+        at now: Timestamp, limit: Int, announcing: @escaping @Sendable (EndedSharing) -> [EventDraft]
+    ) async throws -> [EndedSharing] {
+        try await write(.select(
+            FriendshipSide.self, where: .compare("share_until", .atMost, .time(now)),
+            order: [.ascending("share_until"), .ascending("account_id"), .ascending("friend_id")], limit: limit, lock: .skipLocked
+        ) { due in
+            guard !due.isEmpty else { return .done([]) }
+            let people = Set(due.flatMap { [$0.user.rawValue, $0.friend.rawValue] }).sorted().map(SQLValue.text)
+            return .select(StoredAccount.self, where: .among("id", people)) { found in
+                let accounts = Dictionary(found.map { ($0.account.id, $0.account) }) { first, _ in first }
+                let ended = due.map {
+                    EndedSharing(side: $0, fallback: accounts[$0.user]?.defaultShare ?? .standard, friend: accounts[$0.friend]?.summary)
+                }
+                let writes = ended.map { ended in
+                    var side = ended.side
+                    side.share = ended.fallback
+                    side.until = nil
+                    return FriendshipSide.update(side)
+                }
+                let drafts = ended.flatMap(announcing)
+                if drafts.isEmpty { return .writing(writes, result: ended) }
+                return .writing(writes) { _ in .appending(drafts) { _ in .done(ended) } }
+            }
+        })
     }
 
     public func endFriendship(of user: UserID, with friend: UserID) async throws -> Bool {

@@ -4,7 +4,7 @@ import { get, patch, post } from './api.js';
 import { emit, on } from './bus.js';
 import { byId, el, emptyItem } from './dom.js';
 import { blockButton } from './blocks.js';
-import { formatAge, formatDistanceBearing, fullName } from './format.js';
+import { formatAge, formatDistanceBearing, formatTime, fullName } from './format.js';
 import { showDirection } from './direction.js';
 import { layerGroup, makeMarker, moveMarker, relabelMarker } from './map.js';
 import { reporting, showError, showOk } from './messages.js';
@@ -17,6 +17,13 @@ export const SHARE_TEXT = {
   exact: 'My exact position',
   building: 'Only the building I am at',
   none: 'Nothing',
+};
+// How long a level chosen here holds, in seconds; then one's default does ("New friends see", Account).
+const SHARE_FOR = {
+  '': 'until I change it',
+  3600: 'for 1 hour',
+  14400: 'for 4 hours',
+  86400: 'for a day',
 };
 // Moves arrive live (friend_moved), and so does a change of what one may see of a friend without a move
 // (friend_visibility: privacy mode, a sharing level, a position taken away); a position turns last seen by
@@ -33,6 +40,8 @@ export function initFriends() {
   on('stream:friend_accepted', load);
   on('stream:friend_moved', moved);
   on('stream:friend_visibility', load);
+  // A level given for a while has ended: the list shows the default now in force.
+  on('stream:sharing_ended', load);
   on('friends-changed', load);
   // Distances are measured from one's own position.
   on('own-position', () => {
@@ -117,15 +126,21 @@ function build(friend) {
   const share = el('select', { class: 'share-with', id: shareId },
     Object.entries(SHARE_TEXT).map(([value, text]) => el('option', { text, attrs: { value } })));
   parts.shareLabel = el('label', { attrs: { for: shareId } });
+  const forId = `share-for-${friend.id}`;
+  const shareFor = el('select', { class: 'share-for', id: forId, attrs: { 'aria-label': 'For how long' } },
+    Object.entries(SHARE_FOR).map(([value, text]) => el('option', { text, attrs: { value } })));
+  parts.shareUntil = el('span', { class: 'share-until' });
   const item = el('li', { class: 'friend', data: { userId: friend.id } },
     el('div', { class: 'friend-head' }, parts.name, parts.distance),
     el('div', { class: 'friend-where' }, parts.label, parts.seen),
     parts.status,
-    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'share' }, parts.shareLabel, share), blockButton(friend)));
-  const entry = { friend, item, parts, share, marker: null };
+    el('div', { class: 'actions' }, poke, direction, el('span', { class: 'share' }, parts.shareLabel, share, shareFor, parts.shareUntil),
+      blockButton(friend)));
+  const entry = { friend, item, parts, share, shareFor, marker: null };
   poke.addEventListener('click', reporting(() => pokeFriend(entry)));
   direction.addEventListener('click', reporting(() => showDirection(entry.friend)));
   share.addEventListener('change', () => setSharing(entry, share.value));
+  shareFor.addEventListener('change', () => setSharing(entry, share.value));
   return entry;
 }
 
@@ -142,6 +157,8 @@ function update(entry, friend) {
     ? formatDistanceBearing(friend.distance_m, friend.bearing_deg)
     : '';
   entry.share.value = friend.share;
+  parts.shareUntil.textContent = friend.share_until ? `until ${formatTime(friend.share_until)}` : '';
+  if (!friend.share_until) entry.shareFor.value = '';
   parts.shareLabel.textContent = `${friend.first_name} sees`;
   entry.item.classList.toggle('stale', friend.presence === 'last_seen');
   pin(entry);
@@ -183,10 +200,13 @@ async function pokeFriend(entry) {
 
 async function setSharing(entry, share) {
   const before = entry.friend.share;
+  const seconds = Number(entry.shareFor.value);
+  const body = seconds > 0 ? { share, for_s: seconds } : { share };
   try {
-    const friend = await patch(`/v1/friends/${encodeURIComponent(entry.friend.id)}`, { auth: true, body: { share } });
+    const friend = await patch(`/v1/friends/${encodeURIComponent(entry.friend.id)}`, { auth: true, body });
     update(entry, friend);
-    showOk(`${fullName(friend)} now sees ${SHARE_TEXT[share].toLowerCase()}.`);
+    const until = friend.share_until ? ` until ${formatTime(friend.share_until)}` : '';
+    showOk(`${fullName(friend)} now sees: ${SHARE_TEXT[share]}${until}.`);
   } catch (error) {
     entry.share.value = before;
     showError(error);
