@@ -21,6 +21,7 @@ struct FriendRoutes<S: Stores>: RouteGroup {
         }
         table.add(.delete, "/v1/friend-requests/{id}", .signedIn) { request, context in try await withdraw(request, context: context) }
         table.add(.get, "/v1/friends", .signedIn) { request, context in try await list(request, context: context) }
+        table.add(.patch, "/v1/friends", .signedIn) { request, context in try await setSharingWithEveryone(request, context: context) }
         table.add(.get, "/v1/friends/nearby", .signedIn) { request, context in try await nearby(request, context: context) }
         table.add(.get, "/v1/friends/{id}", .signedIn) { request, context in try await friend(request, context: context) }
         table.add(.patch, "/v1/friends/{id}", .signedIn) { request, context in try await setSharing(request, context: context) }
@@ -140,34 +141,17 @@ struct FriendRoutes<S: Stores>: RouteGroup {
     func setSharing(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
         let id = try friendID(context)
-        var body = try await JSONBody.read(request, limit: options.maximumBodyBytes)
-        let level = body.string("share", required: false) { try ShareLevel(wire: $0, field: "share") }
-        let shares = body.bool("share_position", required: false)
-        let until = body.string("until", required: false) { text throws(ValidationError) in
-            guard let time = Timestamp(rfc3339: text) else {
-                throw ValidationError(field: "until", message: "must be a time as this service writes them, such as 2026-11-25T08:00:00.000Z")
-            }
-            return time
-        }
-        let seconds = body.integer("for_s", required: false) { value throws(ValidationError) -> Int in
-            let longest = Int(ShareLevel.longestFor.wholeSecondsRoundedUp)
-            guard (1...longest).contains(value) else {
-                throw ValidationError(field: "for_s", message: "must be a number of seconds in [1, \(longest)]")
-            }
-            return value
-        }
-        if until != nil, seconds != nil { body.reject("for_s", "give until or for_s, not both") }
-        var share: ShareLevel?
-        switch (level, shares) {
-        case (let level?, nil): share = level
-        case (nil, let shares?): share = shares ? .exact : ShareLevel.none
-        case (.some, .some): body.reject("share", "give share or share_position, not both")
-        case (nil, nil): if body.isClean { body.reject("share", "is required: exact, building or none") }
-        }
-        try body.finish()
-        let view = try await friends.setSharing(
-            try body.checked(share), until: until, for: seconds.map { .seconds(Int64($0)) }, with: id, of: try context.signedIn())
+        let change = try await SharingChange.read(request, limit: options.maximumBodyBytes)
+        let view = try await friends.setSharing(change.share, until: change.until, for: change.duration, with: id, of: try context.signedIn())
         return WireEncoding.response(json: .object(Wire.friend(view)))
+    }
+
+    /// The same change for every friend at once: "share with everyone for an hour". The answer is the list.
+    func setSharingWithEveryone(_ request: Request, context: VicinityRequestContext) async throws -> Response {
+        try QueryParameters(request.uri.query).finish()
+        let change = try await SharingChange.read(request, limit: options.maximumBodyBytes)
+        let views = try await friends.setSharingWithEveryone(change.share, until: change.until, for: change.duration, of: try context.signedIn())
+        return Wire.friends(views, as: .json)
     }
 
     func unfriend(_ request: Request, context: VicinityRequestContext) async throws -> Response {
@@ -205,5 +189,42 @@ struct FriendRoutes<S: Stores>: RouteGroup {
     private func requestID(_ context: VicinityRequestContext) throws(ServiceError) -> FriendRequestID {
         guard let text = context.parameters.get("id"), let id = FriendRequestID(text) else { throw .notFound(.friendRequest) }
         return id
+    }
+}
+
+/// A sharing change as clients send it: a level (`share`, or the older `share_position`), and optionally an end
+/// (`until`, a time, or `for_s`, seconds from now).
+struct SharingChange {
+    var share: ShareLevel
+    var until: Timestamp?
+    var duration: Duration?
+
+    static func read(_ request: Request, limit: Int) async throws -> SharingChange {
+        var body = try await JSONBody.read(request, limit: limit)
+        let level = body.string("share", required: false) { try ShareLevel(wire: $0, field: "share") }
+        let shares = body.bool("share_position", required: false)
+        let until = body.string("until", required: false) { text throws(ValidationError) in
+            guard let time = Timestamp(rfc3339: text) else {
+                throw ValidationError(field: "until", message: "must be a time as this service writes them, such as 2026-11-25T08:00:00.000Z")
+            }
+            return time
+        }
+        let seconds = body.integer("for_s", required: false) { value throws(ValidationError) -> Int in
+            let longest = Int(ShareLevel.longestFor.wholeSecondsRoundedUp)
+            guard (1...longest).contains(value) else {
+                throw ValidationError(field: "for_s", message: "must be a number of seconds in [1, \(longest)]")
+            }
+            return value
+        }
+        if until != nil, seconds != nil { body.reject("for_s", "give until or for_s, not both") }
+        var share: ShareLevel?
+        switch (level, shares) {
+        case (let level?, nil): share = level
+        case (nil, let shares?): share = shares ? .exact : ShareLevel.none
+        case (.some, .some): body.reject("share", "give share or share_position, not both")
+        case (nil, nil): if body.isClean { body.reject("share", "is required: exact, building or none") }
+        }
+        try body.finish()
+        return SharingChange(share: try body.checked(share), until: until, duration: seconds.map { .seconds(Int64($0)) })
     }
 }

@@ -122,6 +122,16 @@ struct BuildingSharingTests {
                 #expect(try await client.call(.patch, path, as: pim, json: body).status == .badRequest, "\(body)")
             }
             #expect(try await client.call(.get, path, as: pim).object?["share"] as? String == "none")
+
+            // With everyone at once, for a day.
+            let kit = try await client.person("kit")
+            try await client.befriend(pim, kit)
+            let everyone = try await client.call(.patch, "/v1/friends", as: pim, json: #"{"share":"building","for_s":86400}"#)
+            #expect(everyone.status == .ok)
+            let listed = everyone.list("friends")
+            #expect(Set(listed.map { $0["id"] as? String }) == [nok.id, kit.id])
+            #expect(listed.allSatisfy { $0["share"] as? String == "building" && $0["share_until"] as? String == (clock.now + .seconds(86400)).rfc3339 })
+            #expect(try await client.call(.patch, "/v1/friends", as: pim, json: #"{"for_s":60}"#).status == .badRequest)
         }
     }
 

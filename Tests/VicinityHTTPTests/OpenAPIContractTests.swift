@@ -122,6 +122,7 @@ struct OpenAPIContractTests {
             "PATCH /v1/friends/{id}", "POST /v1/votes", "POST /v1/votes/{id}/ballots",
             "PATCH /v1/votes/{id}/ballots/{ballot_id}", "PATCH /v1/votes/{id}", "POST /v1/votes/{id}/extend",
             "POST /v1/me/devices", "POST /v1/me/push-subscriptions", "PUT /v1/me/push-preferences", "POST /v1/blocks",
+            "PATCH /v1/friends",
         ]).union(Self.phoneOperations.filter { $0.hasPrefix("POST") }))
     }
 

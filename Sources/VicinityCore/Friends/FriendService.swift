@@ -199,15 +199,7 @@ public struct FriendService<S: Stores>: Sendable {
     public func setSharing(
         _ share: ShareLevel, until: Timestamp? = nil, for duration: Duration? = nil, with friendID: UserID, of identity: Identity
     ) async throws -> FriendView {
-        let now = clock.now
-        let field = duration == nil ? "until" : "for_s"
-        let until = until ?? duration.map { now + $0 }
-        if let until {
-            guard until > now else { throw ServiceError.invalid(field, "must end in the future") }
-            guard until - now <= ShareLevel.longestFor else {
-                throw ServiceError.invalid(field, "must end at most \(ShareLevel.longestFor.wholeSecondsRoundedUp / 86400) days from now")
-            }
-        }
+        let until = try end(until: until, for: duration)
         let set = try await visibility.around(identity.userID) {
             try await stores.friends.setSharing(share, until: until, from: identity.userID, to: friendID)
         }
@@ -215,6 +207,33 @@ public struct FriendService<S: Stores>: Sendable {
             throw ServiceError.notFound(.friend)
         }
         return try await friend(friendID, of: identity)
+    }
+
+    /// The same level for every friend the caller has, as `setSharing` sets it for one: "share with everyone
+    /// for an hour". Each friendship changes in its own step; friends made later start at the default.
+    public func setSharingWithEveryone(
+        _ share: ShareLevel, until: Timestamp? = nil, for duration: Duration? = nil, of identity: Identity
+    ) async throws -> [FriendView] {
+        let until = try end(until: until, for: duration)
+        try await visibility.around(identity.userID) {
+            for friendship in try await stores.friends.friendships(of: identity.userID) {
+                _ = try await stores.friends.setSharing(share, until: until, from: identity.userID, to: friendship.friend)
+            }
+        }
+        return try await friends(of: identity)
+    }
+
+    /// When a level given until a time, or for a while, ends: in the future, and at most `ShareLevel.longestFor`
+    /// ahead; nil for a level with no end.
+    private func end(until: Timestamp?, for duration: Duration?) throws -> Timestamp? {
+        let now = clock.now
+        let field = duration == nil ? "until" : "for_s"
+        guard let until = until ?? duration.map({ now + $0 }) else { return nil }
+        guard until > now else { throw ServiceError.invalid(field, "must end in the future") }
+        guard until - now <= ShareLevel.longestFor else {
+            throw ServiceError.invalid(field, "must end at most \(ShareLevel.longestFor.wholeSecondsRoundedUp / 86400) days from now")
+        }
+        return until
     }
 
     /// Announces the levels given for a while that have ended: their sharers each get `sharing_ended`, and a
