@@ -100,6 +100,8 @@ public enum ServiceError: Error, Hashable, Sendable {
         case pokes
         /// Friend requests from one person to another: how asking again after a decline is limited.
         case friendRequests
+        /// Other tries of the same password are being checked and could use up the tries left: not a lock.
+        case checksUnderWay
         case votePasswordAttempts
         /// Locked out of a vote for the rest of its time: the lock ends when the vote does.
         case votePasswordAttemptsUntilVoteEnds
@@ -189,6 +191,8 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .signUpsFromAddress:
                 "Too many sign-ups from this address; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .pokes: "You have poked this friend enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
+            case .checksUnderWay:
+                "Other tries of this password are being checked; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .friendRequests:
                 "You have asked this person to be friends enough for now; try again in \(retryAfter.wholeSecondsRoundedUp) s."
             case .votePasswordAttempts:

@@ -31,7 +31,8 @@ public struct Services<S: Stores>: Sendable {
         let outboxSignal = ChangeSignal()
         places = Locator(places: stores.places, campuses: stores.campuses, labelRule: settings.labels, temples: settings.temples)
         events = EventService(stores: stores, clock: clock, rules: settings.events)
-        let visibility = VisibilityNotices(stores: stores, clock: clock, locator: places, events: events, rules: settings.friends.positions)
+        let visibility = VisibilityNotices(
+            stores: stores, clock: clock, locator: places, events: events, rules: settings.friends.positions, limitKeys: limitKeys)
         accounts = AccountService(
             stores: stores, clock: clock, hasher: hasher, streams: events.hub, visibility: visibility, rules: settings.accounts,
             outbox: settings.outbox, limitKeys: limitKeys, outboxSignal: outboxSignal)

@@ -486,9 +486,15 @@ enum Schema {
             UPDATE user_position SET area_since = updated_at;
             """),
         Migration(name: "v14 share until", sql: """
-            -- As SpatiaLite's "v15 share until": a level given for a while, and when it ends (ms).
+            -- As SpatiaLite's "v15 share until": a level given for a while, and when it ends (ms); and the
+            -- window limit on rounds of visibility notices per person.
             ALTER TABLE friendship ADD COLUMN share_until bigint;
             CREATE INDEX friendship_share_until ON friendship (share_until) WHERE share_until IS NOT NULL;
+            ALTER TABLE window_limit
+                DROP CONSTRAINT window_limit_scope_check,
+                ADD CONSTRAINT window_limit_scope_check CHECK (scope IN ('sign-ups', 'vote-openings', 'pokes', 'vote-lookups',
+                    'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports',
+                    'friend-requests', 'visibility-notices'));
             """),
     ]
 }

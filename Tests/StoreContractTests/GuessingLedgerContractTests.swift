@@ -78,7 +78,7 @@ struct GuessingLedgerContractTests {
                 }
                 early.append(attempt)
             }
-            guard case .failure(.key) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
+            guard case .failure(.busy) = try await second.begin(.votePassword, key: "vote person", address: "a", rules: rules, at: epoch) else {
                 Issue.record("five attempts under way did not hold the sixth back")
                 return
             }

@@ -322,6 +322,20 @@ struct FriendServiceTests {
         #expect(try await told().isEmpty, "other account changes are not about whereabouts")
     }
 
+    @Test("privacy mode toggled in a loop tells a friend sixty times an hour at most, and still applies every time")
+    func visibilityNoticesAreCapped() async throws {
+        let world = try await World()
+        let mover = try await world.person("mover"), friend = try await world.person("friend")
+        try await world.befriend(mover, friend)
+        for round in 0..<(VisibilityNotices<InMemoryStore>.perHour.limit + 5) {
+            _ = try await world.services.accounts.update(mover, AccountChanges(privacyMode: round % 2 == 0), from: ClientAddress(nil))
+            #expect(try await world.services.friends.friend(mover.userID, of: friend).presence == (round % 2 == 0 ? .hidden : .none))
+        }
+        let told = try await world.store.events(for: friend.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 1000)
+            .filter { $0.type == .friendVisibility }
+        #expect(told.count == VisibilityNotices<InMemoryStore>.perHour.limit)
+    }
+
     @Test("without a current position of my own, distances are absent and nearby needs a centre")
     func withoutMyPosition() async throws {
         let world = try await World()

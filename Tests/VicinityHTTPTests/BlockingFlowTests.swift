@@ -52,6 +52,9 @@ struct BlockingFlowTests {
             #expect(try await client.call(.get, "/v1/friend-requests", as: bob).list("outgoing").map { $0["id"] as? String } == [heldID])
             #expect(try await client.call(.get, "/v1/friend-requests", as: alice).list("incoming").isEmpty)
             #expect(try await events(of: alice, in: store).count == eventsBefore, "no friend_request event")
+            // With his request waiting, Bob finds Alice as anyone finds someone they asked: not finding her would tell.
+            let asked = try await client.call(.get, "/v1/users?q=ali", as: bob).list("users")
+            #expect(asked.map { $0["relationship"] as? String } == ["request_sent"])
             let twice = try await client.call(.post, "/v1/friend-requests", as: bob, json: #"{"to":"\#(alice.id)"}"#)
             let carolTwice = try await client.call(.post, "/v1/friend-requests", as: carol, json: #"{"to":"\#(dave.id)"}"#)
             #expect(twice.status == .conflict && twice.text == carolTwice.text)

@@ -23,7 +23,11 @@ public enum GuessingScope: String, Hashable, Sendable, Codable {
 
 /// Why a ledger refused an attempt, and how long until it would not.
 public enum GuessingRefusal: Error, Hashable, Sendable {
+    /// The key is locked.
     case key(wait: Duration)
+    /// The key is not locked, but the attempts already under way could use up the tries left before the lock:
+    /// this one waits for them, a moment.
+    case busy(wait: Duration)
     case address(wait: Duration)
 }
 
@@ -111,7 +115,7 @@ public enum GuessingBook {
         }
         if let until = key.lockedUntil, until > ms { return .key(wait: .milliseconds(until - ms)) }
         let untilLock = rules.failuresPerLock - key.failures % rules.failuresPerLock
-        if key.pending.count >= untilLock { return .key(wait: max(rules.slowdownStep, .seconds(1))) }
+        if key.pending.count >= untilLock { return .busy(wait: max(rules.slowdownStep, .seconds(1))) }
         let expires = (now + attemptLifetime).millisecondsSince1970
         key.pending[id] = expires
         address.pending[id] = expires

@@ -181,6 +181,7 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
         switch try await ledger.begin(limits.scope, key: key, address: address, rules: rules, at: now) {
         case .success(let attempt): return attempt
         case .failure(.key(let wait)): throw keyRefusal(wait: wait, end: end, at: now)
+        case .failure(.busy(let wait)): throw ServiceError.rateLimited(retryAfter: wait, .checksUnderWay)
         case .failure(.address(let wait)): throw ServiceError.rateLimited(retryAfter: wait, limits.perAddress)
         }
     }
@@ -219,7 +220,8 @@ public final class GuessingGuard<Ledger: GuessingLedger>: Sendable {
         return .rateLimited(retryAfter: max(end - now, .zero), limits.perKeyUntilEnd)
     }
 
-    private var stale: ServiceError { .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), limits.perKey) }
+    /// An attempt whose check outlasted its turn: not a lock, a moment's wait.
+    private var stale: ServiceError { .rateLimited(retryAfter: max(rules.slowdownStep, .seconds(1)), .checksUnderWay) }
 }
 
 extension GuessingGuard where Ledger == MemoryGuessingLedger {

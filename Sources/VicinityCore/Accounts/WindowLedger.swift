@@ -12,6 +12,7 @@ public enum WindowScope: String, Hashable, Sendable, CaseIterable {
     case codesFromClient = "codes-from-client"
     case deviceReports = "device-reports"
     case friendRequests = "friend-requests"
+    case visibilityNotices = "visibility-notices"
 }
 
 /// What a ledger holds for one key of a window limit: the events within the window, in milliseconds since

@@ -335,10 +335,13 @@ public struct FriendService<S: Stores>: Sendable {
     // MARK: People and pokes
 
     /// People whose username or name matches, the caller and those who blocked them left out, each marked
-    /// with how the caller stands to them. Never located: search shows who someone is, not where.
+    /// with how the caller stands to them. Never located: search shows who someone is, not where. Someone the
+    /// caller's own request waits for stays findable even if they blocked the caller: that request shows in the
+    /// caller's list, and a search that could not find them would tell the block.
     public func people(matching text: String, for identity: Identity, limit: ResultLimit) async throws -> [PersonView] {
         let blocks = try await stores.friends.blocks(involving: identity.userID)
-        let blockedMe = Set(blocks.filter { $0.blocked == identity.userID }.map(\.blocker))
+        let asked = Set(try await stores.friends.friendRequests(of: identity.userID).filter { $0.from == identity.userID }.map(\.to))
+        let blockedMe = Set(blocks.filter { $0.blocked == identity.userID }.map(\.blocker)).subtracting(asked)
         let iBlocked = Set(blocks.filter { $0.blocker == identity.userID }.map(\.blocked))
         let candidates = try await stores.accounts.accountsMatching(PeopleMatch.folded(text))
             .filter { $0.id != identity.userID && !blockedMe.contains($0.id) }

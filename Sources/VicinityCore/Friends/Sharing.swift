@@ -62,10 +62,11 @@ public struct BuildingArea: Hashable, Sendable {
     }
 
     /// The position as a friend who is shown this area sees it: the building's point and label, the status,
-    /// no accuracy, and the time the person came to this area rather than the time of their last fix.
+    /// no accuracy, no campus (near a boundary it would say which side of it the person is), and the time the
+    /// person came to this area rather than the time of their last fix.
     public func coarsened(_ position: SharedPosition) -> SharedPosition {
         SharedPosition(
             userID: position.userID, coordinate: coordinate, accuracy: nil, status: position.status, label: label,
-            onCampus: position.onCampus, closestPlace: place, updatedAt: position.areaSince, areaSince: position.areaSince)
+            onCampus: nil, closestPlace: place, updatedAt: position.areaSince, areaSince: position.areaSince)
     }
 }

@@ -9,8 +9,11 @@
 /// - The event names the person and carries nothing else (`EventPayload.friendVisibility`); it is recorded
 ///   like every event, so every front's streams carry it and a reconnecting page replays it. It is never
 ///   pushed.
-/// - It is recorded after the change commits. A process that dies between the two loses the event; the
-///   page's periodic refresh still catches up.
+/// - It is recorded after the change commits, also when the change fails part-way (`PATCH /v1/friends`
+///   changes each friendship in its own step), and it is only a notice: a failure to record it loses it and
+///   never turns the committed change into an error. The page's periodic refresh still catches up.
+/// - At most `perHour` rounds of notices per person: toggling privacy mode in a loop cannot flood every
+///   friend's events. Past it the changes still apply, untold.
 /// - Friends who stop being friends in the change (a block, an unfriend) are not told: being dropped is not
 ///   announced.
 public struct VisibilityNotices<S: Stores>: Sendable {
@@ -19,25 +22,50 @@ public struct VisibilityNotices<S: Stores>: Sendable {
     let locator: Locator<S.Places, S.Campuses>
     let events: EventService<S>
     let rules: PositionRules
+    private let rounds: WindowLimit<S.KeyedLimits>
 
-    public init(stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>, rules: PositionRules) {
+    /// Sixty rounds an hour: one a minute on average, far more than anyone hides and shows by hand.
+    public static var perHour: RateLimit { RateLimit(limit: 60, window: .seconds(3600)) }
+
+    public init(
+        stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>, rules: PositionRules,
+        limitKeys: LimitKeys = .random()
+    ) {
         self.stores = stores
         self.clock = clock
         self.locator = locator
         self.events = events
         self.rules = rules
+        rounds = WindowLimit(
+            Self.perHour, scope: .visibilityNotices, clock: clock, ledger: KeyedWindowLedger(stores.limits, keys: limitKeys))
     }
 
     /// Runs `change`, which may change what `user`'s friends see of them, and tells those whose view it changed.
     public func around<Result>(_ user: UserID, _ change: () async throws -> Result) async throws -> Result {
         let before = try await views(of: user)
-        let result = try await change()
-        let after = try await views(of: user)
-        let changed = after.keys.filter { viewer in before[viewer].map { $0 != after[viewer] } ?? false }.sorted()
-        guard !changed.isEmpty, let person = try await stores.accounts.summaries(of: [user])[user] else { return result }
-        let now = clock.now
-        _ = try await events.record(changed.map { EventDraft.friendVisibility(to: $0, friend: person, at: now) })
+        let result: Result
+        do {
+            result = try await change()
+        } catch {
+            await tell(user, before: before)
+            throw error
+        }
+        await tell(user, before: before)
         return result
+    }
+
+    /// Records the notices of a change made, as far as it can: a failure loses them, never the change.
+    private func tell(_ user: UserID, before: [UserID: Seen]) async {
+        do {
+            let after = try await views(of: user)
+            let changed = after.keys.filter { viewer in before[viewer].map { $0 != after[viewer] } ?? false }.sorted()
+            guard !changed.isEmpty, let person = try await stores.accounts.summaries(of: [user])[user] else { return }
+            guard try await rounds.acquire(user.rawValue) == nil else { return }
+            let now = clock.now
+            _ = try await events.record(changed.map { EventDraft.friendVisibility(to: $0, friend: person, at: now) })
+        } catch {
+            // Only notices: the change stands, and pages catch up at their next refresh.
+        }
     }
 
     /// What each friend of `user` sees of them now, as the privacy rule gives it.
@@ -46,9 +74,7 @@ public struct VisibilityNotices<S: Stores>: Sendable {
         guard !friendships.isEmpty, let account = try await stores.accounts.account(id: user) else { return [:] }
         let position = try await stores.positions.position(of: user)
         var area: BuildingArea?
-        if let position, friendships.contains(where: { $0.shareWithFriend == .building }) {
-            area = try await locator.area(of: position)
-        }
+        if let position { area = try await locator.area(of: position) }
         let now = clock.now
         return Dictionary(friendships.map { friendship in
             let level = ShareLevel.effective(

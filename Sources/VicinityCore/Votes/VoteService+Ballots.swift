@@ -66,9 +66,10 @@ extension VoteService {
             if after.completedAt != nil {
                 try await announceFinishes()
             } else if let initiator = after.initiator, initiator != identity.userID {
-                // After the ballot commits: a process that dies first loses the notice, and the page reads the
+                // After the ballot commits, and only a notice: the ballot stands whether or not it is recorded (a
+                // failure here must not answer the voter with an error for a ballot cast), and the page reads the
                 // vote again at its next look.
-                _ = try await events.record([.voteProgress(to: initiator, vote: after, at: clock.now)])
+                _ = try? await events.record([.voteProgress(to: initiator, vote: after, at: clock.now)])
             }
             return BallotReceipt(ballot: ballot, view: VoteView(vote: after, initiatorName: initiatorName, state: after.state(at: clock.now)))
         }
