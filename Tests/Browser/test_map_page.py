@@ -488,7 +488,7 @@ class TeacherTest(PageTest):
         self.assertIn("Mai Tran (2 ballots)", notice.text)
 
         # The teacher voids the first student's ballot; the last counted ballot of the name cannot be voided,
-        # and the server's reason shows in #message.
+        # and the server's reason shows under the ballots (the list drawn again has replaced the button pressed).
         first_ballot = f'{ballots}[data-username="{first.username}"]'
         second_ballot = f'{ballots}[data-username="{second.username}"]'
         seen_by_teacher.click(f"{first_ballot} button.ballot-toggle")
@@ -496,8 +496,10 @@ class TeacherTest(PageTest):
                              and seen_by_teacher.text(f"{first_ballot} button.ballot-toggle") == "Restore",
                              lambda: f"the first ballot shows voided (#message says {seen_by_teacher.message()!r})")
         seen_by_teacher.click(f"{second_ballot} button.ballot-toggle")
-        seen_by_teacher.wait(lambda driver: "last counted ballot" in seen_by_teacher.message(),
-                             lambda: f"#message gives the server's reason (it says {seen_by_teacher.message()!r})")
+        refusal = "#vote-settling .action-error"
+        seen_by_teacher.wait(lambda driver: "last counted ballot" in (seen_by_teacher.text_of(refusal) or ""),
+                             lambda: f"the server's reason shows under the ballots (it says {seen_by_teacher.text_of(refusal)!r}, "
+                                     f"#message {seen_by_teacher.message()!r})")
         self.assertIn("counted", seen_by_teacher.find(second_ballot).get_attribute("class"))
 
         # The teacher publishes: every page shows the result, with one ballot voided by the initiator.

@@ -1,0 +1,31 @@
+// The page's one message line at the top of the panel (#message): for what concerns the whole page (the map's
+// places could not be read, the session ended), and for a control's error once the control is gone. Errors of
+// a control go beside it instead (forms.js).
+import { byId, clear, el } from './dom.js';
+import { problemLines } from './problems.js';
+
+export function showError(error) {
+  if (error?.name === 'AbortError') return; // a newer request replaced this one: nothing went wrong
+  const box = byId('message');
+  clear(box);
+  box.setAttribute('role', 'alert');
+  box.className = 'error';
+  const { detail, fields } = problemLines(error);
+  box.append(el('p', { class: 'detail', text: detail }));
+  if (fields.length > 0) box.append(el('ul', { class: 'field-errors' }, fields.map((text) => el('li', { text }))));
+}
+
+export function showOk(text) {
+  const box = byId('message');
+  clear(box);
+  box.setAttribute('role', 'status');
+  box.className = 'ok';
+  box.append(el('p', { text }));
+}
+
+export function clearMessage() {
+  const box = byId('message');
+  clear(box);
+  box.className = '';
+  box.setAttribute('role', 'alert');
+}
