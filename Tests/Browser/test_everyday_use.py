@@ -1,19 +1,24 @@
 """The map page as students use it, at both sizes it is checked at, a 1280x800 desktop and a 375x812 phone:
 - an error said beside the control that caused it, in view, in the form's own words;
+- on a phone, the title above the map and a place chosen in the panel shown on the map; notices clear of the
+  zoom buttons and the tabs, going by themselves;
 
 Every coordinate comes from Data/*.csv. Scripts/check/browser.sh runs these before test_map_page.py, whose last
 test checks every session's log for CSP violations and script errors.
 """
 
 import sys
+import time
 import unittest
 
-from vicinity_browser import SERVER, Account, ApiError, Browser, api, building
+from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, api, building
 
 
 SIZES = ((1280, 800, False), (375, 812, True))
 # How far under its control an error may be and still read as the control's.
 BESIDE_PX = 24
+# notices.js: how long a notice stays.
+NOTICE_SHOWN_MS = 15000
 
 MEASUREMENTS = []
 
@@ -139,6 +144,85 @@ class UseTest(unittest.TestCase):
                 self.assert_no_wire_names(page, "#vote-open-form", ["subject", "options", "password", "participants"])
                 self.assertEqual(page.message(), "", "the errors are said beside the fields, not at the top")
                 page.assert_not_reloaded()
+
+    # On a phone
+
+    def test_the_title_is_above_the_map_and_a_place_chosen_in_the_panel_shows_on_the_map(self):
+        library = building("csulb-lib")
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                boxes = page.js(BOX + "return {title: box(document.querySelector('.app-header h1')), map: box(document.getElementById('map'))};")
+                self.assertGreaterEqual(boxes["title"]["top"], 0, boxes)
+                if mobile:
+                    self.assertLessEqual(boxes["title"]["bottom"], boxes["map"]["top"], f"the title is above the map: {boxes}")
+
+                page.fill("#place-search", library.name)
+                page.submit("#place-search-form")
+                result = page.visible(f'#place-results li[data-place-id="{library.id}"] button', "the search lists the library")
+                # Read down to the results, as one does on a phone, then choose.
+                page.js("window.scrollTo(0, arguments[0].getBoundingClientRect().top + scrollY - 120)", result)
+                before = self.map_shown(page)
+                if mobile:
+                    self.assertLess(before, 0.5, f"the map is out of view at the results ({before:.0%} shows)")
+                result.click()
+                page.wait(lambda driver: page.pin_at("point", "point", library), "the point's pin is at the library")
+                after = page.wait(lambda driver: (shown := self.map_shown(page)) >= 0.9 and shown,
+                                  lambda: f"the map shows once a place is chosen ({self.map_shown(page):.0%} shows)")
+                pin = page.js(BOX + """
+                    return {pin: box(document.querySelector('#map [data-kind="point"]')), map: box(document.getElementById('map')),
+                            height: innerHeight};""")
+                self.assertTrue(pin["map"]["top"] <= pin["pin"]["top"] and pin["pin"]["bottom"] <= min(pin["map"]["bottom"], pin["height"]),
+                                f"the chosen place's pin is on the map in view: {pin}")
+                measured(f"{size_name(width, height)}: the map showed {before:.0%} at the results, {after:.0%} once a place was chosen")
+
+    def map_shown(self, page):
+        return page.js("""
+            const box = document.getElementById('map').getBoundingClientRect();
+            return Math.max(0, Math.min(box.bottom, innerHeight) - Math.max(box.top, 0)) / box.height;""")
+
+    def test_a_notice_keeps_clear_of_the_zoom_buttons_and_tabs_and_goes_by_itself(self):
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+                pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+                pim.befriend_through_api(nok)
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                page.sign_in(nok)
+                page.tab("friends")
+                page.visible(page.friend_item(pim), "Pim is listed")
+                page.js("window.scrollTo(0, 0)")
+                self.poked(page, pim, nok)
+                shown_at = time.monotonic()
+                where = page.js(BOX + """
+                    const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+                    const notices = box(document.getElementById('notices'));
+                    const covered = {};
+                    for (const [name, css] of [['zoom buttons', '.leaflet-control-zoom'], ['tabs', '.tabs'], ['title', '.app-header h1']]) {
+                      covered[name] = overlaps(notices, box(document.querySelector(css)));
+                    }
+                    return {covered, notices, height: innerHeight};""")
+                self.assertEqual(where["covered"], {"zoom buttons": False, "tabs": False, "title": False}, where)
+                self.assertLessEqual(where["notices"]["bottom"], where["height"], f"the notice is in view: {where}")
+                page.wait(lambda driver: not [item for item in page.find_all("#notices li") if "Pim" in item.text],
+                          "the notice goes by itself", timeout=NOTICE_SHOWN_MS / 1000 + WAIT)
+                measured(f"{size_name(width, height)}: a notice went by itself after {time.monotonic() - shown_at:.1f} s "
+                         f"(notices.js: {NOTICE_SHOWN_MS / 1000:g} s)")
+
+    def poked(self, page, friend, account):
+        """Has `friend` poke `account` until the page shows the notice (the page's live stream may still be
+        opening at the first poke); returns the notice."""
+        for _ in range(3):
+            api("POST", f"/v1/friends/{account.id}/pokes", friend.token)
+            try:
+                return page.wait(lambda driver: [item for item in page.find_all("#notices li")
+                                                 if item.is_displayed() and friend.first_name in item.text],
+                                 "the poke shows as a notice", timeout=5)[0]
+            except AssertionError:
+                continue
+        self.fail("no poke showed as a notice")
 
 
 if __name__ == "__main__":
