@@ -2,6 +2,8 @@
 - an error said beside the control that caused it, in view, in the form's own words;
 - on a phone, the title above the map and a place chosen in the panel shown on the map; notices clear of the
   zoom buttons and the tabs, going by themselves;
+- an outage of the server said as "Reconnecting…", live updates back within about two seconds of the server,
+  and the errors that said it could not be reached gone with it;
 
 Every coordinate comes from Data/*.csv. Scripts/check/browser.sh runs these before test_map_page.py, whose last
 test checks every session's log for CSP violations and script errors.
@@ -11,7 +13,7 @@ import sys
 import time
 import unittest
 
-from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, api, building
+from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, Relay, api, building
 
 
 SIZES = ((1280, 800, False), (375, 812, True))
@@ -19,6 +21,10 @@ SIZES = ((1280, 800, False), (375, 812, True))
 BESIDE_PX = 24
 # notices.js: how long a notice stays.
 NOTICE_SHOWN_MS = 15000
+# The page's bound for live updates after the server comes back (stream.js, connection.js), and the slack a busy
+# machine gets on top of it.
+RECONNECT_BOUND_MS = 2000
+RECONNECT_SLACK_MS = 1000
 
 MEASUREMENTS = []
 
@@ -223,6 +229,72 @@ class UseTest(unittest.TestCase):
             except AssertionError:
                 continue
         self.fail("no poke showed as a notice")
+
+    # Outages
+
+    def test_after_an_outage_live_updates_come_back_within_two_seconds_and_the_errors_go(self):
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+                pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+                pim.befriend_through_api(nok)
+                relay = Relay()
+                self.addCleanup(relay.close)
+                page = self.browser(width, height, mobile)
+                page.open("/", server=relay.url)
+                page.sign_in(nok)
+                page.tab("friends")
+                page.visible(page.friend_item(pim), "Pim is listed")
+                self.poked(page, pim, nok)
+                self.assertEqual(page.text("#connection"), "", "nothing to say while the page is in touch")
+
+                relay.cut()
+                note = page.wait(lambda driver: "Reconnecting" in page.text("#connection") and page.find("#connection"),
+                                 lambda: f"the page says it is reconnecting (it says {page.text('#connection')!r})")
+                self.assert_in_view(page, note, "the reconnecting note")
+                self.assertEqual(note.get_attribute("role"), "status")
+                # Meanwhile a search fails, said beside it.
+                page.tab("places")
+                page.fill("#place-search", building("csulb-lib").name)
+                page.submit("#place-search-form")
+                self.said_in_form(page, "#place-search-form", "could not be reached")
+
+                page.js("""
+                    window.__vicinityBackAt = null;
+                    const note = document.getElementById('connection');
+                    new MutationObserver((changes, observer) => {
+                      if (note.textContent === '') { window.__vicinityBackAt = Date.now(); observer.disconnect(); }
+                    }).observe(note, {childList: true, characterData: true, subtree: true});""")
+                time.sleep(1)  # the outage outlasts a probe or two
+                relay.restore()
+                restored_at = time.time() * 1000
+                page.wait(lambda driver: page.js("return window.__vicinityBackAt") is not None,
+                          lambda: f"the reconnecting note goes (it says {page.text('#connection')!r})")
+                back_ms = page.js("return window.__vicinityBackAt") - restored_at
+                measured(f"{size_name(width, height)}: live updates back {back_ms:.0f} ms after the server "
+                         f"(bound {RECONNECT_BOUND_MS} ms, {RECONNECT_SLACK_MS} ms slack)")
+                self.assertLessEqual(back_ms, RECONNECT_BOUND_MS + RECONNECT_SLACK_MS)
+                page.wait(lambda driver: page.text("#place-search-form-error") == "",
+                          lambda: f"the 'could not be reached' error goes (it says {page.text('#place-search-form-error')!r})")
+                self.assertNotIn("could not be reached", page.message())
+                # Live again: a poke made now arrives.
+                page.js("document.getElementById('notices').replaceChildren()")
+                api("POST", f"/v1/friends/{nok.id}/pokes", pim.token)
+                page.wait(lambda driver: [item for item in page.find_all("#notices li") if "Pim" in item.text],
+                          "a poke after the outage shows without reload")
+                page.assert_not_reloaded()
+
+    def said_in_form(self, page, form_css, words):
+        slot = page.wait(lambda driver: words in page.text(f"{form_css} .form-error") and page.find(f"{form_css} .form-error"),
+                         lambda: f"{form_css} says {words!r} (#message says {page.message()!r})")
+        self.assert_in_view(page, slot, f"the error of {form_css}")
+        return page.text(slot)
+
+    def assert_in_view(self, page, element, what):
+        where = page.js(BOX + "return {box: box(arguments[0]), width: innerWidth, height: innerHeight};", element)
+        box = where["box"]
+        self.assertTrue(box["height"] > 0 and box["top"] >= 0 and box["bottom"] <= where["height"]
+                        and box["left"] >= 0 and box["right"] <= where["width"], f"{what} is in view: {where}")
 
 
 if __name__ == "__main__":

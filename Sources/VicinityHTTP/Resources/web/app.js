@@ -6,6 +6,7 @@ import { initBlocks } from './blocks.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
 import { initCodeSignIn } from './codesignin.js';
+import { initConnection } from './connection.js';
 import { initDevices } from './devices.js';
 import { initDirection } from './direction.js';
 import { byId } from './dom.js';
@@ -73,6 +74,7 @@ async function boot() {
   initDirection();
   initNotices();
   initStream();
+  initConnection();
   initLinks();
 
   const config = await loadConfig();

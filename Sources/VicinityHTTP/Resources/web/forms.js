@@ -4,7 +4,7 @@
 // made when the form is wired, empty until needed, so that screen readers announce what is written into it
 // later; a button's slot is made at its first error, as an alert.
 import { byId, el } from './dom.js';
-import { clearMessage, showError } from './messageline.js';
+import { clearMessage, markUnreachable, showError } from './messageline.js';
 import { labelWords, problemLines } from './problems.js';
 
 const settings = new WeakMap(); // form → { words, controls }
@@ -82,6 +82,7 @@ export function showFormError(form, error, explain) {
       control.setAttribute('aria-invalid', 'true');
       first ??= control;
     }
+    markUnreachable(slot, error);
     slot.append(el('span', { text }));
   }
   // The keyboard goes where the problem is; the control's message is read with it.
@@ -105,6 +106,7 @@ export function showBeside(trail, error) {
   const slot = besideSlot(node);
   const { detail, fields } = problemLines(error);
   slot.replaceChildren(...[detail, ...fields].map((text) => el('span', { text })));
+  markUnreachable(slot, error);
 }
 
 // Empties the slot under `control`, if it has one: what it said no longer holds.

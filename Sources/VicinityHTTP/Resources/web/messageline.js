@@ -1,6 +1,7 @@
 // The page's one message line at the top of the panel (#message): for what concerns the whole page (the map's
 // places could not be read, the session ended), and for a control's error once the control is gone. Errors of
-// a control go beside it instead (forms.js).
+// a control go beside it instead (forms.js). An error that says the server could not be reached is marked, so
+// that it goes once the server answers again (connection.js).
 import { byId, clear, el } from './dom.js';
 import { problemLines } from './problems.js';
 
@@ -10,6 +11,7 @@ export function showError(error) {
   clear(box);
   box.setAttribute('role', 'alert');
   box.className = 'error';
+  markUnreachable(box, error);
   const { detail, fields } = problemLines(error);
   box.append(el('p', { class: 'detail', text: detail }));
   if (fields.length > 0) box.append(el('ul', { class: 'field-errors' }, fields.map((text) => el('li', { text }))));
@@ -20,6 +22,7 @@ export function showOk(text) {
   clear(box);
   box.setAttribute('role', 'status');
   box.className = 'ok';
+  delete box.dataset.unreachable;
   box.append(el('p', { text }));
 }
 
@@ -28,4 +31,11 @@ export function clearMessage() {
   clear(box);
   box.className = '';
   box.setAttribute('role', 'alert');
+  delete box.dataset.unreachable;
+}
+
+// Marks `node` as saying the server could not be reached, or unmarks it.
+export function markUnreachable(node, error) {
+  if (error?.unreachable) node.dataset.unreachable = 'true';
+  else delete node.dataset.unreachable;
 }

@@ -1,11 +1,16 @@
 // The signed-in person's live events (GET /v1/events). EventSource cannot send the Authorization header,
 // so the stream is read with fetch and parsed here as Server-Sent Events; each event is announced on the
-// page's bus as "stream:<type>", and every (re)connection as "stream-open".
+// page's bus as "stream:<type>", every (re)connection as "stream-open", and every stream lost as "stream-lost".
+import { fromServer } from './api.js';
 import { emit, on } from './bus.js';
 import { bearer, endSession } from './session.js';
 
-// Until the stream's own "retry:" line says otherwise; the server sends 3000.
+// Until the stream's own "retry:" line says otherwise; the server sends 3000. The base of the backoff below.
 const DEFAULT_RETRY_MS = 3000;
+// A stream that worked and then ended was most likely cut by a restart or a change of network: it is tried
+// again after this (and up to half again), so that live updates are back within about two seconds of the
+// server; while the server cannot be reached at all, connection.js says when it answers again.
+const RECONNECT_MS = 1000;
 // A stream that ends before this without delivering anything did not work (a busy server, or more tabs than
 // the five streams a person may hold, pushing each other out): the wait doubles, up to MAX_BACKOFF_MS.
 const HEALTHY_STREAM_MS = 10000;
@@ -19,9 +24,16 @@ let retryTimer = null;
 let failures = 0;
 // Set by the parser when an event arrives.
 let delivered = false;
+// The last try did not reach the server: the next starts as soon as the server answers anything.
+let awaitingServer = false;
 
 export function initStream() {
   on('session', (account) => (account ? start() : stop()));
+  on('server-reachable', () => {
+    if (!awaitingServer || !controller) return;
+    clearTimeout(retryTimer);
+    connect(controller.signal);
+  });
 }
 
 function start() {
@@ -34,6 +46,7 @@ function stop() {
   controller?.abort();
   controller = null;
   clearTimeout(retryTimer);
+  awaitingServer = false;
   // A new sign-in starts from now, not from another person's last event.
   lastEventId = null;
   failures = 0;
@@ -43,12 +56,16 @@ async function connect(signal) {
   const opened = Date.now();
   let serverWait = 0;
   delivered = false;
+  awaitingServer = false;
+  let reached = false;
   try {
     const token = bearer();
     if (!token) return;
     const headers = { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' };
     if (lastEventId !== null) headers['Last-Event-ID'] = lastEventId;
     const response = await fetch('/v1/events', { headers, signal, cache: 'no-store' });
+    reached = fromServer(response);
+    if (reached) emit('server-reachable');
     if (response.status === 401) {
       endSession();
       return;
@@ -62,8 +79,13 @@ async function connect(signal) {
     // A dropped connection, or the server going away: retried below, as SSE clients do.
   }
   if (signal.aborted) return;
+  emit('stream-lost');
+  if (!reached) {
+    awaitingServer = true;
+    emit('server-unreachable');
+  }
   failures = delivered || Date.now() - opened >= HEALTHY_STREAM_MS ? 0 : failures + 1;
-  const backoff = Math.min(retryMs * 2 ** failures, MAX_BACKOFF_MS);
+  const backoff = failures === 0 ? RECONNECT_MS : Math.min(retryMs * 2 ** failures, MAX_BACKOFF_MS);
   // Up to half again at random, so that the tabs and phones a restart cut off do not all come back at once.
   const wait = Math.max(serverWait, backoff * (1 + Math.random() / 2));
   retryTimer = setTimeout(() => connect(signal), wait);
