@@ -4,6 +4,9 @@
   zoom buttons and the tabs, going by themselves;
 - an outage of the server said as "Reconnecting…", live updates back within about two seconds of the server,
   and the errors that said it could not be reached gone with it;
+- the main flows by keyboard alone, the focus always visible and kept after signing in; signing out with a
+  direction line shown; an accessibility check (axe-core, from PyPI's axe-selenium-python where Scripts/check/browser.sh could install it, and labels,
+  focus order and contrast by hand).
 
 Every coordinate comes from Data/*.csv. Scripts/check/browser.sh runs these before test_map_page.py, whose last
 test checks every session's log for CSP violations and script errors.
@@ -13,8 +16,15 @@ import sys
 import time
 import unittest
 
-from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, Relay, api, building
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 
+from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, Relay, api, building, temple_named
+
+try:
+    from axe_selenium_python import Axe
+except ImportError:  # not installed: the hand-made checks below still run
+    Axe = None
 
 SIZES = ((1280, 800, False), (375, 812, True))
 # How far under its control an error may be and still read as the control's.
@@ -25,6 +35,9 @@ NOTICE_SHOWN_MS = 15000
 # machine gets on top of it.
 RECONNECT_BOUND_MS = 2000
 RECONNECT_SLACK_MS = 1000
+# The least contrast WCAG 2.1 asks of text (1.4.3, AA), and of large text: 24 px, or bold at 18.66 px.
+TEXT_CONTRAST = 4.5
+LARGE_TEXT_CONTRAST = 3.0
 
 MEASUREMENTS = []
 
@@ -295,6 +308,213 @@ class UseTest(unittest.TestCase):
         box = where["box"]
         self.assertTrue(box["height"] > 0 and box["top"] >= 0 and box["bottom"] <= where["height"]
                         and box["left"] >= 0 and box["right"] <= where["width"], f"{what} is in view: {where}")
+
+    # Keyboard and details
+
+    def test_the_main_flows_by_keyboard_alone_with_the_focus_visible_and_kept_after_signing_in(self):
+        wat_pho = temple_named("Wat Pho")
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                account = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                page.js("document.activeElement.blur()")
+                stops = []
+
+                # Search for Wat Pho and choose it, by keyboard.
+                self.tab_to(page, stops, "#place-search")
+                self.keys(page, wat_pho.name, Keys.ENTER)
+                page.visible(f'#place-results li[data-place-id="{wat_pho.id}"]', "Wat Pho is found")
+                self.tab_to(page, stops, f'#place-results li[data-place-id="{wat_pho.id}"] button')
+                self.keys(page, Keys.ENTER)
+                page.wait(lambda driver: wat_pho.name in page.text("#point-info"), "Wat Pho is the point")
+                self.tab_to(page, stops, "#temples-button")
+                self.keys(page, Keys.ENTER)
+                page.wait(lambda driver: page.find_all("#temple-results li[data-place-id]"), "temples are listed")
+
+                # On to the map, a temple's pin and the zoom buttons.
+                self.tab_to(page, stops, "#map")
+                self.tab_to(page, stops, '#map .leaflet-marker-icon[data-kind="temple"]')
+                pin = page.js(BOX + "return {pin: box(document.activeElement), map: box(document.getElementById('map'))};")
+                self.assertTrue(pin["map"]["left"] <= pin["pin"]["left"] and pin["pin"]["right"] <= pin["map"]["right"]
+                                and pin["map"]["top"] <= pin["pin"]["top"] and pin["pin"]["bottom"] <= pin["map"]["bottom"],
+                                f"the focused pin is on the map in view: {pin}")
+                self.tab_to(page, stops, "#map .leaflet-control-zoom-in")
+                self.keys(page, Keys.ENTER)
+
+                # Sign in: back to the tabs, the arrow keys to Account, the form, Enter.
+                self.tab_to(page, stops, "#tab-places", backwards=True)
+                self.keys(page, Keys.END)
+                self.assertEqual(page.js("return document.activeElement.id"), "tab-account")
+                self.tab_to(page, stops, "#signin-login")
+                self.keys(page, account.username, Keys.TAB, account.password, Keys.ENTER)
+                page.wait_signed_in(account)
+                focused = page.wait(lambda driver: page.js(
+                    "const a = document.activeElement; return a && a !== document.body && a.getClientRects().length > 0 ? (a.id || a.outerHTML.slice(0, 80)) : null"),
+                    "the focus stays on the page after signing in")
+                self.assertEqual(focused, "whoami", "the focus goes to who is signed in")
+                self.assert_focus_ring(page, stops)
+                self.keys(page, Keys.TAB)
+                self.assertEqual(page.js("return document.activeElement.id"), "signout", "the next stop is Sign out")
+                self.assert_focus_ring(page, stops)
+                self.keys(page, Keys.ENTER)
+                page.wait(lambda driver: "Signed out." in page.message(), "signed out")
+                self.assertEqual(page.js("return document.activeElement.id"), "signin-heading", "the focus goes to Sign in")
+
+                kinds = sorted({stop["what"] for stop in stops})
+                measured(f"{size_name(width, height)}: {len(stops)} focus stops by keyboard, each with a visible ring "
+                         f"(outline at least 2 px, or a box shadow): {', '.join(kinds)}")
+
+    def keys(self, page, *keys):
+        ActionChains(page.driver).send_keys(*keys).perform()
+
+    def tab_to(self, page, stops, css, backwards=False, limit=120):
+        """Presses Tab (Shift+Tab) until the focus is on an element matching `css`, checking the focus ring at
+        every stop on the way."""
+        for _ in range(limit):
+            if backwards:
+                ActionChains(page.driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+            else:
+                self.keys(page, Keys.TAB)
+            if page.js("return document.activeElement === document.body"):
+                continue  # past the page's last stop
+            self.assert_focus_ring(page, stops)
+            if page.js("return document.activeElement.matches(arguments[0])", css):
+                return
+        self.fail(f"{limit} presses of Tab never reached {css}")
+
+    def assert_focus_ring(self, page, stops):
+        ring = page.js("""
+            const a = document.activeElement; const s = getComputedStyle(a);
+            return {what: a.id ? '#' + a.id : a.tagName.toLowerCase() + (a.className && a.className.baseVal === undefined ? '.' + String(a.className).split(' ')[0] : ''),
+                    visible: a.matches(':focus-visible'), outline: s.outlineStyle, width: parseFloat(s.outlineWidth) || 0,
+                    shadow: s.boxShadow};""")
+        stops.append(ring)
+        self.assertTrue(ring["visible"] and ((ring["outline"] != "none" and ring["width"] >= 2) or ring["shadow"] != "none"),
+                        f"no visible focus ring on {ring}")
+
+    def test_signing_out_with_a_direction_line_shown_says_only_signed_out(self):
+        hall_of_science, library = building("csulb-hsci"), building("csulb-lib")
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                nok = Account("Nok", "Srisuk", "nok").sign_up_through_api()
+                pim = Account("Pim", "Chaiyo", "pim").sign_up_through_api()
+                pim.befriend_through_api(nok)
+                pim.share_through_api(library)
+                nok.share_through_api(hall_of_science)
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                page.sign_in(nok)
+                page.tab("friends")
+                page.click(page.visible(page.friend_item(pim) + " button.show-direction", "Pim has a direction button"))
+                page.visible("#direction-info", "the direction to Pim shows")
+                page.wait(lambda driver: page.find_all("#direction-line"), "the line is on the map")
+                page.tab("account")
+                page.click("#signout")
+                page.wait(lambda driver: "Signed out." in page.message(), "signed out")
+                time.sleep(1)  # anything that would still go wrong has done so by now
+                self.assertEqual(page.message(), "Signed out.")
+                self.assertNotIn("error", page.find("#message").get_attribute("class") or "")
+                self.assertEqual([text for text in page.js(
+                    "return [...document.querySelectorAll('.action-error, .form-error')].map((n) => n.textContent.trim())") if text], [])
+                self.assertEqual(page.find_all("#direction-line"), [], "the line is gone")
+
+    # The accessibility check
+
+    def test_the_page_passes_an_accessibility_check_at_both_sizes(self):
+        wat_pho = temple_named("Wat Pho")
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                page.set_point(wat_pho)
+                page.click("#temples-button")
+                page.wait(lambda driver: page.find_all("#temple-results li[data-place-id]"), "temples are listed")
+                # An error beside a control, to be checked too: the browser refuses its position.
+                self.deny_position(page)
+                page.click("#locate-me")
+                self.said_beside(page, "#locate-me", "not allowed")
+                for tab in ("places", "account"):
+                    page.tab(tab)
+                    where = f"{size_name(width, height)}, {tab} tab"
+                    self.assert_labelled(page, where)
+                    self.assert_focus_order(page, where)
+                    self.assert_contrast(page, where)
+                    if Axe is not None:
+                        self.assert_axe(page, where)
+                if Axe is None:
+                    measured(f"{size_name(width, height)}: axe-selenium-python is not installed; labels, focus order and "
+                             "contrast checked by hand only")
+
+    def assert_labelled(self, page, where):
+        unlabelled = page.js("""
+            return [...document.querySelectorAll('input, select, textarea, button, a[href], [tabindex]')]
+              .filter((node) => node.getClientRects().length > 0 && node.type !== 'hidden')
+              .filter((node) => !(node.labels && node.labels.length) && !node.getAttribute('aria-label')
+                                && !node.getAttribute('aria-labelledby') && !node.getAttribute('title')
+                                && !node.textContent.trim())
+              .map((node) => node.outerHTML.slice(0, 120));""")
+        self.assertEqual(unlabelled, [], f"{where}: controls without a name")
+
+    def assert_focus_order(self, page, where):
+        """The panel's tab stops come in the order they are read: top to bottom (a row's stops left to right)."""
+        # From the top, where the sticky tabs are where they belong.
+        backwards = page.js("""
+            document.getElementById('side').scrollTop = 0;
+            window.scrollTo(0, 0);
+            const stops = [...document.querySelectorAll('#side input, #side select, #side textarea, #side button, #side a[href], #side [tabindex]')]
+              .filter((node) => node.tabIndex >= 0 && !node.disabled && node.getClientRects().length > 0);
+            const positive = [...document.querySelectorAll('[tabindex]')].filter((node) => node.tabIndex > 0).map((node) => node.outerHTML.slice(0, 80));
+            const out = [];
+            for (let i = 1; i < stops.length; i += 1) {
+              const [a, b] = [stops[i - 1].getBoundingClientRect(), stops[i].getBoundingClientRect()];
+              // Later in the order but wholly above the one before it, and not beside it in a row.
+              if (b.bottom <= a.top) out.push(stops[i - 1].outerHTML.slice(0, 60) + ' then ' + stops[i].outerHTML.slice(0, 60));
+            }
+            return {out, positive};""")
+        self.assertEqual(backwards["positive"], [], f"{where}: a positive tabindex changes the order")
+        self.assertEqual(backwards["out"], [], f"{where}: tab stops out of reading order")
+
+    def assert_contrast(self, page, where):
+        """Every piece of text shown against its nearest opaque background: 4.5:1, or 3:1 for large text."""
+        low = page.js("""
+            const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : null; };
+            const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                                         return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+            const background = (node) => { for (; node; node = node.parentElement) { const c = parse(getComputedStyle(node).backgroundColor);
+                                              if (c && (c.length < 4 || c[3] >= 0.99)) return c; } return [255, 255, 255]; };
+            const out = [];
+            const walker = document.createTreeWalker(document.getElementById('side'), NodeFilter.SHOW_TEXT);
+            const seen = new Set();
+            while (walker.nextNode()) {
+              const node = walker.currentNode.parentElement;
+              if (!walker.currentNode.textContent.trim() || seen.has(node) || node.getClientRects().length === 0) continue;
+              seen.add(node);
+              const style = getComputedStyle(node);
+              if (style.visibility === 'hidden' || parseFloat(style.opacity) < 1) continue;
+              const fg = parse(style.color), bg = background(node);
+              const [l1, l2] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+              const ratio = (l1 + 0.05) / (l2 + 0.05);
+              const size = parseFloat(style.fontSize), bold = Number(style.fontWeight) >= 700;
+              const needed = size >= 24 || (bold && size >= 18.66) ? arguments[1] : arguments[0];
+              if (ratio < needed) out.push(`${ratio.toFixed(2)} < ${needed}: ${node.tagName.toLowerCase()}.${node.className} "${node.textContent.trim().slice(0, 40)}"`);
+            }
+            return out;""", TEXT_CONTRAST, LARGE_TEXT_CONTRAST)
+        self.assertEqual(low, [], f"{where}: text with too little contrast")
+
+    def assert_axe(self, page, where):
+        axe = Axe(page.driver)
+        axe.inject()
+        # axe-core 3.1.1 (what axe-selenium-python 2.1.6 ships for Python before 3.12) takes autocomplete="off" for
+        # an invalid value; axe-core 3.1.2 no longer does (dequelabs/axe-core#1109).
+        results = axe.run(options="{rules: {'autocomplete-valid': {enabled: false}}}")
+        serious = [violation for violation in results["violations"] if violation.get("impact") in ("serious", "critical")]
+        lines = [f"{violation['id']} ({violation['impact']}): {violation['help']} — "
+                 + "; ".join(node["target"][0] if node["target"] else "?" for node in violation["nodes"][:5])
+                 for violation in results["violations"]]
+        measured(f"{where}: axe-core {results.get('testEngine', {}).get('version', '?')}: {len(results['passes'])} rules "
+                 f"passed, {len(results['violations'])} violated" + ("".join(f"\n      {line}" for line in lines)))
+        self.assertEqual(serious, [], f"{where}: axe-core finds serious or critical violations:\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":

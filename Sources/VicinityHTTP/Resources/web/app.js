@@ -12,6 +12,7 @@ import { initDirection } from './direction.js';
 import { byId } from './dom.js';
 import { initEmail } from './email.js';
 import { initFriends } from './friends.js';
+import { initFocusKeeping } from './keepfocus.js';
 import { followAddress, initLinks } from './links.js';
 import { createMap } from './map.js';
 import { showError } from './messages.js';
@@ -75,6 +76,7 @@ async function boot() {
   initNotices();
   initStream();
   initConnection();
+  initFocusKeeping();
   initLinks();
 
   const config = await loadConfig();

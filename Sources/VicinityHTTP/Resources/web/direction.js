@@ -8,6 +8,7 @@ import { layerGroup, leafletMap } from './map.js';
 import { showError } from './messages.js';
 import { currentPoint } from './point.js';
 import { ownPosition } from './position.js';
+import { isSignedIn } from './session.js';
 
 // Room around the line's ends when the map is fitted to it, so neither pin sits on the edge.
 const FIT_PADDING_PX = 48;
@@ -26,7 +27,7 @@ export function initDirection() {
     else hide();
   });
   on('own-position', () => {
-    if (shownFor) refresh({ id: shownFor });
+    if (shownFor && isSignedIn()) refresh({ id: shownFor });
   });
   on('session', (account) => {
     if (!account) hide();
@@ -44,6 +45,8 @@ async function refresh(friend) {
     draw(await measure(friend.id), { fit: false });
   } catch (error) {
     hide();
+    // Signed out meanwhile (signing out clears one's own position first): the line just goes.
+    if (!isSignedIn()) return;
     if (error.status === 404 || error.status === 409) {
       const name = friend.first_name ? fullName(friend) : 'This friend';
       showNote(`${name}'s position is no longer shown to you, so the line is gone.`);

@@ -81,7 +81,13 @@ export function makeMarker({ kind, id, lat, lon, label = null, title = null, onC
   });
   marker.vicinity = { kind, id, labelNode };
   if (onClick) marker.on('click', onClick);
-  marker.on('add', () => stamp(marker));
+  marker.on('add', () => {
+    stamp(marker);
+    // A pin reached with the Tab key may be outside the view (a temple far away): the map goes to it.
+    marker.getElement()?.addEventListener('focus', () => {
+      if (!map.getBounds().contains(marker.getLatLng())) map.panTo(marker.getLatLng());
+    });
+  });
   return marker;
 }
 
