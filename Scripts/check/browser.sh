@@ -27,7 +27,7 @@
 # chosen in the panel shown on the map, notices clear of the zoom buttons and tabs that go by themselves; an outage
 # (a relay between browser and server cut and restored) said as "Reconnecting…", live updates back within about
 # 2 s of the server and its errors gone; the main flows by keyboard alone with the focus visible and kept after
-# signing in; signing out with a direction line shown; an accessibility check (axe-core
+# signing in; signing out with a direction line shown; temples too far to walk to; an accessibility check (axe-core
 # from PyPI's axe-selenium-python, installed here when pip can, and labels, focus order and contrast by hand).
 # Fails when any test fails. -k runs only the tests whose names hold PATTERN.
 # The server mails through a real SMTP relay on loopback (aiosmtpd, started and stopped here): every test

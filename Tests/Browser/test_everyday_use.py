@@ -5,7 +5,8 @@
 - an outage of the server said as "Reconnecting…", live updates back within about two seconds of the server,
   and the errors that said it could not be reached gone with it;
 - the main flows by keyboard alone, the focus always visible and kept after signing in; signing out with a
-  direction line shown; an accessibility check (axe-core, from PyPI's axe-selenium-python where Scripts/check/browser.sh could install it, and labels,
+  direction line shown; temples too far to walk to said to be, with no walking directions; an accessibility
+  check (axe-core, from PyPI's axe-selenium-python where Scripts/check/browser.sh could install it, and labels,
   focus order and contrast by hand).
 
 Every coordinate comes from Data/*.csv. Scripts/check/browser.sh runs these before test_map_page.py, whose last
@@ -35,6 +36,8 @@ NOTICE_SHOWN_MS = 15000
 # machine gets on top of it.
 RECONNECT_BOUND_MS = 2000
 RECONNECT_SLACK_MS = 1000
+# walking.js: the farthest a temple is offered walking directions to.
+WALKING_LIMIT_M = 5000
 # The least contrast WCAG 2.1 asks of text (1.4.3, AA), and of large text: 24 px, or bold at 18.66 px.
 TEXT_CONTRAST = 4.5
 LARGE_TEXT_CONTRAST = 3.0
@@ -418,6 +421,34 @@ class UseTest(unittest.TestCase):
                 self.assertEqual([text for text in page.js(
                     "return [...document.querySelectorAll('.action-error, .form-error')].map((n) => n.textContent.trim())") if text], [])
                 self.assertEqual(page.find_all("#direction-line"), [], "the line is gone")
+
+    def test_temples_too_far_to_walk_to_say_how_far_and_offer_no_walking_directions(self):
+        hall_of_science = building("csulb-hsci")
+        for width, height, mobile in SIZES:
+            with self.subTest(size=size_name(width, height)):
+                page = self.browser(width, height, mobile)
+                page.open("/")
+                page.set_point(hall_of_science)
+                page.click("#temples-button")
+                items = page.wait(lambda driver: page.find_all("#temple-results li[data-place-id]"), "temples are listed")
+                answer = api("GET", f"/v1/temples/recommended?lat={hall_of_science.lat_text}&lon={hall_of_science.lon_text}&radius=1000&limit=10")
+                nearest_km = round(answer["temples"][0]["distance_m"] / 1000)
+                note = page.text("#temple-results li.empty")
+                self.assertIn(f"the nearest is {nearest_km:,} km away.", note)
+                far = 0
+                for item, temple in zip(items, answer["temples"]):
+                    distance = page.text(item.find_element("css selector", ".temple-distance"))
+                    links = item.find_elements("css selector", "a.directions")
+                    if temple["distance_m"] > WALKING_LIMIT_M:
+                        far += 1
+                        self.assertRegex(distance, r"^\d{1,3}(,\d{3})* km$", "thousands are grouped")
+                        self.assertEqual(links, [], f"walking directions to {temple['name']}, {distance} away")
+                        self.assertIn("Too far to walk", item.text)
+                    else:
+                        self.assertEqual(len(links), 1)
+                self.assertGreater(far, 0, "from CSULB the temples are in Thailand")
+                measured(f"{size_name(width, height)}: from {hall_of_science.name}, the nearest temple is said to be "
+                         f"{nearest_km:,} km away; {far} of {len(items)} listed offer no walking directions")
 
     # The accessibility check
 

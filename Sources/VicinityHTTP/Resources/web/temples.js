@@ -1,5 +1,5 @@
-// Temples recommended near the current point, nearest first, each with a link that opens directions in
-// the phone's map app, and drawn on the map.
+// Temples recommended near the current point, nearest first, each with how far it is, a link that opens
+// directions in the phone's map app where walking there makes sense, and drawn on the map.
 import { get, localProblem } from './api.js';
 import { on } from './bus.js';
 import { byId, clear, el, emptyItem, externalLink } from './dom.js';
@@ -9,6 +9,7 @@ import { centreOn, layerGroup, makeMarker } from './map.js';
 import { reporting } from './messages.js';
 import { placeName } from './placetext.js';
 import { currentPoint } from './point.js';
+import { walkable } from './walking.js';
 
 // A short list to choose from; the radius select widens the search instead.
 const TEMPLE_LIMIT = 10;
@@ -52,11 +53,12 @@ async function recommend() {
 function templeItem(temple) {
   const show = el('button', { class: 'show-place', text: 'Show on map', attrs: { type: 'button' } });
   show.addEventListener('click', () => centreOn(temple.lat, temple.lon));
+  const directions = walkable(temple.distance_m)
+    ? externalLink(temple.directions_url, 'Directions', 'directions')
+    : el('span', { class: 'too-far', text: 'Too far to walk' });
   return el('li', { data: { placeId: temple.id } },
     placeName(temple, 'temple-name'),
     el('span', { class: 'temple-distance', text: formatDistance(temple.distance_m) }),
     Math.round(temple.distance_m) > 0 ? el('span', { class: 'temple-bearing', text: formatBearing(temple.bearing_deg) }) : null,
-    el('span', { class: 'actions' },
-      externalLink(temple.directions_url, 'Directions', 'directions'),
-      show));
+    el('span', { class: 'actions' }, directions, show));
 }
