@@ -2,7 +2,7 @@
 // live-update stream could not reach the server, "Reconnecting…" shows and /health is asked every second or so
 // until the server answers; then the note goes, and so do the errors that said the server could not be reached,
 // and the stream reconnects at once (stream.js, told by api.js's "server-reachable"). While signed in, a live
-// stream that dropped shows the note too, until it is open again.
+// stream that dropped shows the note too, until it is open again; one cut off has the server asked at once.
 import { get } from './api.js';
 import { on } from './bus.js';
 import { byId, el } from './dom.js';
@@ -38,6 +38,13 @@ export function initConnection() {
   on('stream-lost', () => {
     streamLost = true;
     show();
+  });
+  // Cut off: by a network that went, or a server that did. Asked within half a probe's time, at random, so
+  // that the pages one restart cut off do not all ask in the same instant.
+  on('stream-cut', () => {
+    if (downSince !== null) return;
+    clearTimeout(probeTimer);
+    probeTimer = setTimeout(probe, (PROBE_MS / 2) * Math.random());
   });
   on('stream-open', () => {
     streamLost = false;

@@ -1,6 +1,8 @@
 // The signed-in person's live events (GET /v1/events). EventSource cannot send the Authorization header,
 // so the stream is read with fetch and parsed here as Server-Sent Events; each event is announced on the
-// page's bus as "stream:<type>", every (re)connection as "stream-open", and every stream lost as "stream-lost".
+// page's bus as "stream:<type>", every (re)connection as "stream-open", every stream lost as "stream-lost", and
+// one cut off (rather than ended by the server) as "stream-cut", for connection.js to see whether the server is
+// there.
 import { fromServer } from './api.js';
 import { emit, on } from './bus.js';
 import { bearer, endSession } from './session.js';
@@ -24,13 +26,19 @@ let retryTimer = null;
 let failures = 0;
 // Set by the parser when an event arrives.
 let delivered = false;
-// The last try did not reach the server: the next starts as soon as the server answers anything.
+// A try is due (retryTimer runs).
+let waiting = false;
+// The server may be away (the last stream was cut off, or a request did not reach it): the next try starts as
+// soon as the server answers anything, rather than when the timer says.
 let awaitingServer = false;
 
 export function initStream() {
   on('session', (account) => (account ? start() : stop()));
+  on('server-unreachable', () => {
+    if (waiting) awaitingServer = true;
+  });
   on('server-reachable', () => {
-    if (!awaitingServer || !controller) return;
+    if (!waiting || !awaitingServer || !controller) return;
     clearTimeout(retryTimer);
     connect(controller.signal);
   });
@@ -46,6 +54,7 @@ function stop() {
   controller?.abort();
   controller = null;
   clearTimeout(retryTimer);
+  waiting = false;
   awaitingServer = false;
   // A new sign-in starts from now, not from another person's last event.
   lastEventId = null;
@@ -56,8 +65,10 @@ async function connect(signal) {
   const opened = Date.now();
   let serverWait = 0;
   delivered = false;
+  waiting = false;
   awaitingServer = false;
   let reached = false;
+  let cut = false;
   try {
     const token = bearer();
     if (!token) return;
@@ -77,18 +88,20 @@ async function connect(signal) {
     }
   } catch {
     // A dropped connection, or the server going away: retried below, as SSE clients do.
+    cut = reached;
   }
   if (signal.aborted) return;
-  emit('stream-lost');
-  if (!reached) {
-    awaitingServer = true;
-    emit('server-unreachable');
-  }
   failures = delivered || Date.now() - opened >= HEALTHY_STREAM_MS ? 0 : failures + 1;
   const backoff = failures === 0 ? RECONNECT_MS : Math.min(retryMs * 2 ** failures, MAX_BACKOFF_MS);
   // Up to half again at random, so that the tabs and phones a restart cut off do not all come back at once.
   const wait = Math.max(serverWait, backoff * (1 + Math.random() / 2));
+  waiting = true;
   retryTimer = setTimeout(() => connect(signal), wait);
+  // A stream cut off again and again soon after opening (a proxy's short timeout, say) waits its backoff out.
+  awaitingServer = !reached || (cut && failures <= 1);
+  emit('stream-lost');
+  if (!reached) emit('server-unreachable');
+  else if (cut) emit('stream-cut');
 }
 
 async function read(body, signal) {
