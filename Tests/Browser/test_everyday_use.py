@@ -553,7 +553,8 @@ class UseTest(unittest.TestCase):
         lines = [f"{violation['id']} ({violation['impact']}): {violation['help']} — "
                  + "; ".join(node["target"][0] if node["target"] else "?" for node in violation["nodes"][:5])
                  for violation in results["violations"]]
-        measured(f"{where}: axe-core {results.get('testEngine', {}).get('version', '?')}: {len(results['passes'])} rules "
+        version = page.js("return window.axe && axe.version")
+        measured(f"{where}: axe-core {version}: {len(results['passes'])} rules "
                  f"passed, {len(results['violations'])} violated" + ("".join(f"\n      {line}" for line in lines)))
         self.assertEqual(serious, [], f"{where}: axe-core finds serious or critical violations:\n" + "\n".join(lines))
 
