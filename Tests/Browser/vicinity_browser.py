@@ -23,7 +23,9 @@ import os
 import pathlib
 import random
 import re
+import socket
 import string
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -198,6 +200,87 @@ class Account:
 
     def share_through_api(self, place, status=None):
         api("PUT", "/v1/me/position", self.token, {"lat": place.lat, "lon": place.lon, "status": status})
+
+
+class Relay:
+    """A TCP relay on a loopback port of its own that passes every connection on to the server under test, and
+    can be cut: `cut()` drops every connection and refuses new ones, as a server that stopped does; `restore()`
+    takes connections again on the same port, as the server back. A page opened through `url` sees an outage of
+    the server; the server and every other page see nothing."""
+
+    def __init__(self):
+        parsed = urllib.parse.urlparse(SERVER)
+        self.upstream = (parsed.hostname, parsed.port or 80)
+        self.port = None
+        self.listener = None
+        self.open = set()
+        self.lock = threading.Lock()
+        self.restore()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def restore(self):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port or 0))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self):
+        # Shut down first: closing alone would leave the thread blocked in accept() taking connections.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        with self.lock:
+            cut, self.open = self.open, set()
+        for connection in cut:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
+
+    def close(self):
+        self.cut()
+
+    def _accept(self, listener):
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            try:
+                server = socket.create_connection(self.upstream, timeout=WAIT)
+                server.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.open |= {client, server}
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        # Either side's end ends both: a browser whose server went away sees its connection close.
+        for connection in (source, sink):
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
+        with self.lock:
+            self.open -= {source, sink}
 
 
 # The probe runs in every document before the page's own scripts (CDP, so the page's CSP does not apply to
@@ -375,8 +458,9 @@ class Browser:
 
     # The page
 
-    def open(self, path="/"):
-        self.driver.get(SERVER + path)
+    def open(self, path="/", server=SERVER):
+        """Opens `path` of the server (or of another address for it: a Relay's)."""
+        self.driver.get(server + path)
         self.wait(lambda driver: self.js("return document.readyState") == "complete", "the page loads")
         self.visible("#tab-places", "the page shows its tabs")
         self.js("window.__vicinityNotReloaded = true")

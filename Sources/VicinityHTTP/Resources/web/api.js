@@ -1,6 +1,11 @@
 // Calls the Vicinity API and turns every failure into an ApiError holding a problem+json body, so that
-// each panel reports errors the same way.
+// each panel reports errors the same way. Whether the server could be reached is announced on the page's bus
+// ("server-reachable", "server-unreachable") for connection.js, and marked on the error (`unreachable`).
+import { emit } from './bus.js';
 import { bearer, endSession } from './session.js';
+
+// What a proxy in front of the server answers while the server is down or restarting: not the server's words.
+const GATEWAY_STATUSES = new Set([502, 503, 504]);
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -35,8 +40,10 @@ export async function request(method, path, { query, body, auth = false, signal,
     response = await fetch(withQuery(path, query), options);
   } catch (error) {
     if (error.name === 'AbortError') throw error;
-    throw localProblem('The server could not be reached. Check the connection and try again.');
+    throw unreachable();
   }
+  if (!fromServer(response)) throw unreachable();
+  emit('server-reachable');
 
   if (response.ok) {
     if (raw) return response;
@@ -57,6 +64,19 @@ export const post = (path, options) => request('POST', path, options);
 export const put = (path, options) => request('PUT', path, options);
 export const patch = (path, options) => request('PATCH', path, options);
 export const del = (path, options) => request('DELETE', path, options);
+
+function unreachable() {
+  emit('server-unreachable');
+  const error = localProblem('The server could not be reached. Check the connection and try again.');
+  error.unreachable = true;
+  return error;
+}
+
+// Whether the server itself answered: its own refusals are problem+json (a busy server's 503 among them), a
+// proxy's word that it is away is not.
+export function fromServer(response) {
+  return !GATEWAY_STATUSES.has(response.status) || (response.headers.get('Content-Type') ?? '').includes('json');
+}
 
 function withQuery(path, query) {
   if (!query) return path;

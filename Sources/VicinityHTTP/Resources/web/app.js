@@ -6,11 +6,13 @@ import { initBlocks } from './blocks.js';
 import { drawCampuses } from './campuses.js';
 import { initAccount, restoreSession } from './account.js';
 import { initCodeSignIn } from './codesignin.js';
+import { initConnection } from './connection.js';
 import { initDevices } from './devices.js';
 import { initDirection } from './direction.js';
 import { byId } from './dom.js';
 import { initEmail } from './email.js';
 import { initFriends } from './friends.js';
+import { initFocusKeeping } from './keepfocus.js';
 import { followAddress, initLinks } from './links.js';
 import { createMap } from './map.js';
 import { showError } from './messages.js';
@@ -73,6 +75,8 @@ async function boot() {
   initDirection();
   initNotices();
   initStream();
+  initConnection();
+  initFocusKeeping();
   initLinks();
 
   const config = await loadConfig();

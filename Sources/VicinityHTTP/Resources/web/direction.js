@@ -1,5 +1,5 @@
 // The direction to one friend: a line on the map from where one is to where they are, with the distance,
-// bearing and a walking-directions link, kept up to date as either moves.
+// bearing and a walking-directions link where walking there makes sense, kept up to date as either moves.
 import { get, localProblem } from './api.js';
 import { on } from './bus.js';
 import { byId, clear, el, externalLink } from './dom.js';
@@ -8,6 +8,8 @@ import { layerGroup, leafletMap } from './map.js';
 import { showError } from './messages.js';
 import { currentPoint } from './point.js';
 import { ownPosition } from './position.js';
+import { isSignedIn } from './session.js';
+import { walkable } from './walking.js';
 
 // Room around the line's ends when the map is fitted to it, so neither pin sits on the edge.
 const FIT_PADDING_PX = 48;
@@ -26,7 +28,7 @@ export function initDirection() {
     else hide();
   });
   on('own-position', () => {
-    if (shownFor) refresh({ id: shownFor });
+    if (shownFor && isSignedIn()) refresh({ id: shownFor });
   });
   on('session', (account) => {
     if (!account) hide();
@@ -44,6 +46,8 @@ async function refresh(friend) {
     draw(await measure(friend.id), { fit: false });
   } catch (error) {
     hide();
+    // Signed out meanwhile (signing out clears one's own position first): the line just goes.
+    if (!isSignedIn()) return;
     if (error.status === 404 || error.status === 409) {
       const name = friend.first_name ? fullName(friend) : 'This friend';
       showNote(`${name}'s position is no longer shown to you, so the line is gone.`);
@@ -79,7 +83,11 @@ function draw(direction, { fit }) {
   const stale = direction.presence === 'last_seen' ? ` (last seen ${formatTime(direction.updated_at)})` : '';
   info.append(
     el('p', { class: 'direction-text', text: `To ${fullName(direction)}: ${formatDistanceBearing(direction.distance_m, direction.bearing_deg)}${stale}` }),
-    el('p', { class: 'actions' }, externalLink(direction.directions_url, 'Walking directions', 'directions'), hideButton));
+    el('p', { class: 'actions' },
+      walkable(direction.distance_m)
+        ? externalLink(direction.directions_url, 'Walking directions', 'directions')
+        : el('span', { class: 'too-far', text: 'Too far to walk' }),
+      hideButton));
   info.hidden = false;
 
   const group = layerGroup('direction');

@@ -6,12 +6,15 @@ const WHOLE_KM_FROM_M = 100 * METRES_PER_KM;
 const COMPASS = ['N', 'NE', 'E', 'SE', 'S', 'SW', 'W', 'NW'];
 const DEGREES_PER_POINT = 360 / COMPASS.length;
 
-// "420 m", "1.2 km", "153 km".
+// Thousands grouped as the page's English reads them: "13,314 km".
+const WHOLE_NUMBER = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
+
+// "420 m", "1.2 km", "153 km", "13,314 km".
 export function formatDistance(metres) {
   if (metres === null || metres === undefined || !Number.isFinite(metres)) return '';
   if (metres < METRES_PER_KM) return `${Math.round(metres)} m`;
   if (metres < WHOLE_KM_FROM_M) return `${(metres / METRES_PER_KM).toFixed(1)} km`;
-  return `${Math.round(metres / METRES_PER_KM)} km`;
+  return `${WHOLE_NUMBER.format(Math.round(metres / METRES_PER_KM))} km`;
 }
 
 // "45° NE": whole degrees clockwise from north and the nearest of eight compass points.

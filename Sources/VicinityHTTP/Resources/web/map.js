@@ -45,6 +45,16 @@ export function createMap(config) {
 export function centreOn(lat, lon) {
   if (!map) return;
   map.setView([lat, lon], Math.max(map.getZoom(), FOCUS_ZOOM));
+  bringIntoView();
+}
+
+// On a phone the panel is below the map, so what was chosen there would move a map scrolled out of sight:
+// the page scrolls up to the map when less than half of it shows.
+function bringIntoView() {
+  const container = map.getContainer();
+  const box = container.getBoundingClientRect();
+  const shown = Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0);
+  if (shown < box.height / 2) container.scrollIntoView({ block: 'nearest' });
 }
 
 // A layer group on the map, made when first asked for.
@@ -71,7 +81,13 @@ export function makeMarker({ kind, id, lat, lon, label = null, title = null, onC
   });
   marker.vicinity = { kind, id, labelNode };
   if (onClick) marker.on('click', onClick);
-  marker.on('add', () => stamp(marker));
+  marker.on('add', () => {
+    stamp(marker);
+    // A pin reached with the Tab key may be outside the view (a temple far away): the map goes to it.
+    marker.getElement()?.addEventListener('focus', () => {
+      if (!map.getBounds().contains(marker.getLatLng())) map.panTo(marker.getLatLng());
+    });
+  });
   return marker;
 }
 

@@ -1,51 +1,37 @@
-// The one message line (#message): a problem+json answer as its detail and each field's message, or a
-// short success notice.
-import { byId, clear, el } from './dom.js';
+// What the panels tell people: a control's error beside that control (forms.js), anything about the whole
+// page, and short success notices, in the message line (messageline.js).
+import { clearActionErrors, clearFormErrors, showBeside } from './forms.js';
+import { clearMessage } from './messageline.js';
 
-export function showError(error) {
-  if (error?.name === 'AbortError') return; // a newer request replaced this one: nothing went wrong
-  const box = byId('message');
-  clear(box);
-  box.setAttribute('role', 'alert');
-  box.className = 'error';
-  const problem = error?.problem;
-  if (!problem) {
-    box.append(el('p', { text: `Something went wrong: ${error?.message ?? error}` }));
-    return;
-  }
-  // The server's words already say when to try again (429 and 503 name the wait): said once.
-  const detail = problem.detail ?? 'The request failed.';
-  box.append(el('p', { class: 'detail', text: detail }));
-  if (Array.isArray(problem.errors) && problem.errors.length > 0) {
-    box.append(el('ul', { class: 'field-errors' },
-      problem.errors.map((item) => el('li', { text: `${item.field}: ${item.message}` }))));
-  }
-}
+export { clearMessage, showError, showOk } from './messageline.js';
 
-export function showOk(text) {
-  const box = byId('message');
-  clear(box);
-  box.setAttribute('role', 'status');
-  box.className = 'ok';
-  box.append(el('p', { text }));
-}
-
-export function clearMessage() {
-  const box = byId('message');
-  clear(box);
-  box.className = '';
-  box.setAttribute('role', 'alert');
-}
-
-// Runs an action and reports its failure, so that a click handler never leaves a rejected promise behind.
-// The message of an earlier action goes first: it would read as this one's.
+// Runs an action and reports its failure beside the control it was started from (the button pressed, the form
+// sent), so that a click handler never leaves a rejected promise behind and its error shows where the eyes are.
+// What an earlier action said goes first: it would read as this one's.
 export function reporting(action) {
-  return async (...args) => {
+  return async (event, ...rest) => {
+    // Only while the event is dispatched does it name the control; the action may wait first.
+    const control = event?.currentTarget instanceof Element ? event.currentTarget : null;
+    const trail = control ? ancestors(control) : [];
     clearMessage();
+    clearActionErrors();
+    const form = control?.closest('form');
+    if (form) clearFormErrors(form);
     try {
-      await action(...args);
+      await action(event, ...rest);
     } catch (error) {
-      showError(error);
+      showBeside(trail, error);
     }
   };
+}
+
+// The control and what holds it, nearest first, up to its form or the section it is in: a list drawn again by
+// the action has replaced the button, and its error then goes beside the list.
+function ancestors(control) {
+  const trail = [];
+  for (let node = control; node && !node.matches('section, .panel, .card'); node = node.parentElement) {
+    trail.push(node);
+    if (node.tagName === 'FORM') break;
+  }
+  return trail;
 }

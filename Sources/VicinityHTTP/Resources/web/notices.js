@@ -1,6 +1,6 @@
 // Live notices (#notices): pokes, friend requests, accepted requests, and votes finished, called off or
 // waiting for their initiator to settle ballots cast under the same name, as they arrive on the event stream.
-// Each stays until dismissed; the oldest go when too many pile up.
+// Each goes by itself after a while, or when dismissed; the oldest go when too many pile up.
 import { on } from './bus.js';
 import { byId, el } from './dom.js';
 import { formatDateTime, formatTime, fullName } from './format.js';
@@ -9,6 +9,8 @@ import { openVote } from './vote.js';
 
 // More than this would cover the map on a phone.
 const MAX_NOTICES = 5;
+// Time to read the longest notice twice; one the pointer or the keyboard is on stays until left.
+const NOTICE_SHOWN_MS = 15000;
 
 export function initNotices() {
   on('stream:poke', (event) => add(event, `${fullName(event.from)} poked you`));
@@ -66,5 +68,22 @@ function add(event, text, action = null) {
   dismiss.addEventListener('click', () => item.remove());
   item.append(dismiss);
   list.append(item);
+  goesByItself(item);
   while (list.children.length > MAX_NOTICES) list.firstElementChild.remove();
+}
+
+function goesByItself(item) {
+  let timer = null;
+  const wait = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => item.remove(), NOTICE_SHOWN_MS);
+  };
+  const hold = () => clearTimeout(timer);
+  item.addEventListener('pointerenter', hold);
+  item.addEventListener('pointerleave', wait);
+  item.addEventListener('focusin', hold);
+  item.addEventListener('focusout', (event) => {
+    if (!item.contains(event.relatedTarget)) wait();
+  });
+  wait();
 }

@@ -4,7 +4,8 @@ import { emit } from './bus.js';
 import { localProblem } from './api.js';
 import { byId } from './dom.js';
 import { formatCoordinate } from './format.js';
-import { clearMessage, showError, showOk } from './messages.js';
+import { clearActionErrors, clearBeside, formAction, prepareForm, showBeside } from './forms.js';
+import { clearMessage, showOk } from './messages.js';
 
 // Geolocation may take a while outdoors; after this the manual form is offered instead.
 const LOCATE_TIMEOUT_MS = 15000;
@@ -26,21 +27,20 @@ export function setPoint(lat, lon, { source = 'map', accuracy = null, centre = f
 }
 
 export function initPointControls() {
-  byId('point-form').addEventListener('submit', (event) => {
-    event.preventDefault();
-    const lat = readDegrees(byId('point-lat').value);
-    const lon = readDegrees(byId('point-lon').value);
-    const errors = [];
-    if (lat === null || lat < -90 || lat > 90) errors.push({ field: 'lat', message: 'must be a number of degrees in [-90, 90]' });
-    if (lon === null || lon < -180 || lon > 180) errors.push({ field: 'lon', message: 'must be a number of degrees in [-180, 180]' });
-    if (errors.length > 0) {
-      showError(localProblem('The point needs a latitude and a longitude in decimal degrees.', errors));
-      return;
-    }
-    clearMessage();
-    setPoint(lat, lon, { source: 'typed', centre: true });
-  });
+  const form = byId('point-form');
+  prepareForm(form);
+  form.addEventListener('submit', formAction(form, typed));
   byId('locate-me').addEventListener('click', locate);
+}
+
+function typed() {
+  const lat = readDegrees(byId('point-lat').value);
+  const lon = readDegrees(byId('point-lon').value);
+  const errors = [];
+  if (lat === null || lat < -90 || lat > 90) errors.push({ field: 'lat', message: 'must be a number of degrees from -90 to 90' });
+  if (lon === null || lon < -180 || lon > 180) errors.push({ field: 'lon', message: 'must be a number of degrees from -180 to 180' });
+  if (errors.length > 0) throw localProblem('The point needs a latitude and a longitude in decimal degrees.', errors);
+  setPoint(lat, lon, { source: 'typed', centre: true });
 }
 
 function readDegrees(text) {
@@ -50,6 +50,8 @@ function readDegrees(text) {
 }
 
 function locate() {
+  clearMessage();
+  clearActionErrors();
   if (!('geolocation' in navigator)) {
     offerManualEntry('This browser cannot tell its position.');
     return;
@@ -61,6 +63,7 @@ function locate() {
     (position) => {
       button.disabled = false;
       const { latitude, longitude, accuracy } = position.coords;
+      clearBeside(button);
       showOk(`Your position is set as the point (within ${Math.round(accuracy)} m).`);
       setPoint(latitude, longitude, { source: 'device', accuracy, centre: true });
     },
@@ -77,7 +80,9 @@ function locate() {
   );
 }
 
+// Said under the button, where the eyes are after pressing it; the keyboard goes on to the coordinates.
 function offerManualEntry(reason) {
-  showError(localProblem(`${reason} Type the latitude and longitude instead, or click the map.`));
+  clearMessage();
+  showBeside([byId('locate-me')], localProblem(`${reason} Type the latitude and longitude instead, or click the map.`));
   byId('point-lat').focus();
 }

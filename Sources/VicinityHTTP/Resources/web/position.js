@@ -3,6 +3,7 @@ import { del, get, localProblem, put } from './api.js';
 import { emit, on } from './bus.js';
 import { byId } from './dom.js';
 import { formatCoordinate, formatTime } from './format.js';
+import { formAction, prepareForm } from './forms.js';
 import { layerGroup, makeMarker, moveMarker, relabelMarker } from './map.js';
 import { reporting, showError, showOk } from './messages.js';
 import { currentPoint } from './point.js';
@@ -16,7 +17,9 @@ export function ownPosition() {
 }
 
 export function initPosition() {
-  byId('position-form').addEventListener('submit', reporting(share));
+  const form = byId('position-form');
+  prepareForm(form);
+  form.addEventListener('submit', formAction(form, share));
   byId('stop-sharing').addEventListener('click', reporting(stop));
   on('point', describePoint);
   on('session', (account) => (account ? load() : show(null)));
@@ -33,8 +36,7 @@ async function load() {
   }
 }
 
-async function share(event) {
-  event.preventDefault();
+async function share() {
   const point = currentPoint();
   if (!point) throw localProblem('Choose a point first (Places): click the map, pick a place, or use your position.');
   const status = byId('position-status').value.trim();

@@ -7,7 +7,7 @@ import { emit, on } from './bus.js';
 import { byId, clear, el } from './dom.js';
 import { formatDateTime } from './format.js';
 import { clearFormErrors, formAction, prepareForm } from './forms.js';
-import { reporting, showError, showOk } from './messages.js';
+import { showError, showOk } from './messages.js';
 import { isSignedIn } from './session.js';
 
 const VOTE_ID = /^[2-9A-HJKMNP-TV-Z]{6}$/;
@@ -26,10 +26,9 @@ let clockTimer = null;
 let clockTarget = null; // "id@time" of the last timer set, so that a clock that runs ahead never loops
 
 export function initVote() {
-  byId('vote-find-form').addEventListener('submit', reporting(async (event) => {
-    event.preventDefault();
-    await openVote(byId('vote-find-id').value);
-  }));
+  const findForm = byId('vote-find-form');
+  prepareForm(findForm);
+  findForm.addEventListener('submit', formAction(findForm, () => loadVote(byId('vote-find-id').value)));
   const ballotForm = byId('ballot-form');
   prepareForm(ballotForm, { words: { password: 'Vote password', option: 'An option' } });
   ballotForm.addEventListener('submit', formAction(ballotForm, cast, { explain: explainBallot }));
@@ -58,26 +57,30 @@ export function shownVote() {
 // Shows the vote; a listing from the nearby list stands in for guests, who may not read a vote by id.
 export async function openVote(rawId, listing = null) {
   try {
-    const id = rawId.trim().toUpperCase();
-    if (!VOTE_ID.test(id)) {
-      throw localProblem('A vote id is 6 characters of 2-9 and A-Z without I, L, O and U, such as 7KQ2MX.', [
-        { field: 'id', message: 'is not a vote id' },
-      ]);
-    }
-    let vote = listing;
-    if (isSignedIn()) {
-      vote = await get(`/v1/votes/${id}`, { auth: true });
-      // One's own ballot comes with the vote, from another device or an earlier visit too.
-      keepOwnBallot(vote.id, vote.your_ballot);
-    }
-    if (!vote) throw localProblem('Sign in (Account) to open a vote by its id.');
-    if (shown?.id !== vote.id) byId('vote-result').hidden = true;
-    render(vote);
-    byId('vote-detail').scrollIntoView({ block: 'nearest' });
-    if (vote.state === 'finished' && isSignedIn()) await showResult(vote.id);
+    await loadVote(rawId, listing);
   } catch (error) {
     showError(error);
   }
+}
+
+async function loadVote(rawId, listing = null) {
+  const id = rawId.trim().toUpperCase();
+  if (!VOTE_ID.test(id)) {
+    throw localProblem('A vote id is 6 characters of 2-9 and A-Z without I, L, O and U, such as 7KQ2MX.', [
+      { field: 'id', message: 'is 6 characters of 2-9 and A-Z without I, L, O and U, such as 7KQ2MX' },
+    ]);
+  }
+  let vote = listing;
+  if (isSignedIn()) {
+    vote = await get(`/v1/votes/${id}`, { auth: true });
+    // One's own ballot comes with the vote, from another device or an earlier visit too.
+    keepOwnBallot(vote.id, vote.your_ballot);
+  }
+  if (!vote) throw localProblem('Sign in (Account) to open a vote by its id.');
+  if (shown?.id !== vote.id) byId('vote-result').hidden = true;
+  render(vote);
+  byId('vote-detail').scrollIntoView({ block: 'nearest' });
+  if (vote.state === 'finished' && isSignedIn()) await showResult(vote.id);
 }
 
 // Shows the vote as an answer gave it (the initiator's controls answer with the vote), with its result

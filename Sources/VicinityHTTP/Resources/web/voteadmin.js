@@ -7,6 +7,7 @@ import { get, patch, post } from './api.js';
 import { emit, on } from './bus.js';
 import { byId, clear, el, emptyItem } from './dom.js';
 import { formatAge, formatDateTime, formatTime } from './format.js';
+import { formAction, prepareForm } from './forms.js';
 import { reporting, showError, showOk } from './messages.js';
 import { isSignedIn } from './session.js';
 import { refreshVote, showVote, shownVote } from './vote.js';
@@ -36,14 +37,16 @@ export function initVoteAdmin() {
   });
   byId('vote-cancel-yes').addEventListener('click', reporting(() => act('cancel', (id) => post(`/v1/votes/${id}/cancel`, { auth: true }),
     (vote) => `Vote ${vote.id} is called off.`)));
-  byId('vote-extend-form').addEventListener('submit', reporting((event) => {
-    event.preventDefault();
+  const extendForm = byId('vote-extend-form');
+  prepareForm(extendForm);
+  extendForm.addEventListener('submit', formAction(extendForm, () => {
     const duration = byId('vote-extend-duration').value;
     return act('extend', (id) => post(`/v1/votes/${id}/extend`, { auth: true, body: { duration } }),
       (vote) => `Vote ${vote.id} now closes at ${formatDateTime(vote.closes_at)}.`);
   }));
-  byId('vote-edit-form').addEventListener('submit', reporting((event) => {
-    event.preventDefault();
+  const editForm = byId('vote-edit-form');
+  prepareForm(editForm);
+  editForm.addEventListener('submit', formAction(editForm, () => {
     const body = {
       subject: byId('vote-edit-subject').value,
       options: byId('vote-edit-options').value.split('\n').map((line) => line.trim()).filter((line) => line !== ''),

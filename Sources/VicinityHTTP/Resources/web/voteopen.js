@@ -3,16 +3,18 @@
 import { localProblem, post } from './api.js';
 import { emit } from './bus.js';
 import { byId, clear, el } from './dom.js';
-import { reporting, showOk } from './messages.js';
+import { formAction, prepareForm } from './forms.js';
+import { showOk } from './messages.js';
 import { currentPoint } from './point.js';
 import { openVote } from './vote.js';
 
 export function initVoteOpen() {
-  byId('vote-open-form').addEventListener('submit', reporting(openHere));
+  const form = byId('vote-open-form');
+  prepareForm(form);
+  form.addEventListener('submit', formAction(form, openHere));
 }
 
-async function openHere(event) {
-  event.preventDefault();
+async function openHere() {
   const point = currentPoint();
   if (!point) throw localProblem('Choose a point first (Places): the vote is held there.');
   const participants = byId('vote-participants').value.trim();
