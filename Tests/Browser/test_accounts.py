@@ -19,17 +19,14 @@ import unittest
 
 from selenium.webdriver.common.keys import Keys
 
-from vicinity_browser import (MAIL_DIR, MAIL_DOMAIN, RUN, SERVER, Account, ApiError, Browser, api, code_mailed,
-                              mail_count, mailed)
+from vicinity_browser import (MAIL_DIR, MAIL_DOMAIN, RUN, Account, ApiError, Browser, api, code_mailed, mail_count,
+                              mailed, require_server)
 
 CODE_ON_ITS_WAY = "If an account has {} as its confirmed address, a code is on its way to it."
 
 
 def setUpModule():
-    try:
-        api("GET", "/health")
-    except (ApiError, OSError) as error:
-        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+    require_server()
     if not MAIL_DIR:
         raise unittest.SkipTest("no mail relay's folder (VICINITY_BROWSER_MAIL_DIR): accounts need a server that mails")
 

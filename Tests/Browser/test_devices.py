@@ -16,16 +16,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, api, building
+from vicinity_browser import SERVER, WAIT, Account, Browser, api, building, require_server
 
 CONFIG_LINK_PREFIX = "owntracks:///config?inline="
 
 
 def setUpModule():
-    try:
-        api("GET", "/health")
-    except (ApiError, OSError) as error:
-        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+    require_server()
     if shutil.which("zbarimg") is None:
         raise RuntimeError("no zbarimg: apt-get install zbar-tools (Scripts/check/browser.sh installs it)")
 

@@ -13,14 +13,13 @@ Every coordinate comes from Data/*.csv. Scripts/check/browser.sh runs these befo
 test checks every session's log for CSP violations and script errors.
 """
 
-import sys
 import time
 import unittest
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, Relay, api, building, temple_named
+from vicinity_browser import WAIT, Account, Browser, Measurements, Relay, api, building, require_server, temple_named
 
 try:
     from axe_selenium_python import Axe
@@ -42,24 +41,15 @@ WALKING_LIMIT_M = 5000
 TEXT_CONTRAST = 4.5
 LARGE_TEXT_CONTRAST = 3.0
 
-MEASUREMENTS = []
-
-
-def measured(line):
-    MEASUREMENTS.append(line)
-    print(f"\n    {line}", file=sys.stderr, flush=True)
+measured = Measurements()
 
 
 def setUpModule():
-    try:
-        api("GET", "/health")
-    except (ApiError, OSError) as error:
-        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+    require_server()
 
 
 def tearDownModule():
-    if MEASUREMENTS:
-        print("\n" + "\n".join(MEASUREMENTS), file=sys.stderr, flush=True)
+    measured.report()
 
 
 def size_name(width, height):

@@ -13,7 +13,7 @@ import unittest
 import urllib.error
 import urllib.request
 
-from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, api
+from vicinity_browser import SERVER, WAIT, Account, ApiError, Browser, api, require_server
 
 UNSUPPORTED = "This browser cannot receive notifications."
 NO_SERVER = "This server does not send notifications."
@@ -48,10 +48,7 @@ FAKE_PUSH_SERVICE = r"""
 
 
 def setUpModule():
-    try:
-        api("GET", "/health")
-    except (ApiError, OSError) as error:
-        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+    require_server()
 
 
 def server_sends_notifications():

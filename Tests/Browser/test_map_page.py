@@ -16,7 +16,6 @@ import os
 import random
 import re
 import string
-import sys
 import time
 import unittest
 import urllib.parse
@@ -24,31 +23,22 @@ import urllib.request
 
 from selenium.webdriver.common.by import By
 
-from vicinity_browser import (BROWSER_LOG, ROOT, RUN, SERVER, WAIT, Account, ApiError, Browser, Place, api, building,
-                              distance_in_metres, png_size, query, temple_named)
+from vicinity_browser import (BROWSER_LOG, ROOT, RUN, SERVER, WAIT, Account, Browser, Measurements, Place, api,
+                              building, distance_in_metres, png_size, query, require_server, temple_named)
 
 SCREENSHOTS = pathlib.Path(os.environ.get("VICINITY_BROWSER_SCREENSHOTS", ROOT / "docs" / "screenshots"))
 VOTE_ID = re.compile(r"[2-9A-HJKMNP-TV-Z]{6}")
 DIRECTIONS = "https://www.google.com/maps/dir/?api=1&destination="
 MOVE_BOUND_MS = 2000
-MEASUREMENTS = []
-
-
-def measured(line):
-    MEASUREMENTS.append(line)
-    print(f"\n    {line}", file=sys.stderr, flush=True)
+measured = Measurements()
 
 
 def setUpModule():
-    try:
-        api("GET", "/health")
-    except (ApiError, OSError) as error:
-        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+    require_server()
 
 
 def tearDownModule():
-    if MEASUREMENTS:
-        print("\n" + "\n".join(MEASUREMENTS), file=sys.stderr, flush=True)
+    measured.report()
 
 
 class PageTest(unittest.TestCase):

@@ -25,6 +25,7 @@ import random
 import re
 import socket
 import string
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -93,6 +94,30 @@ def temple_named(name):
 
 
 # The HTTP API, for setting people up quickly where the page itself is not what a test is about.
+
+def require_server():
+    """A test module's first step: stops it at once, saying what to do, when no server answers at SERVER."""
+    try:
+        api("GET", "/health")
+    except (ApiError, OSError) as error:
+        raise RuntimeError(f"no Vicinity server answers at {SERVER} (VICINITY_BROWSER_URL): {error}") from None
+
+
+class Measurements:
+    """The figures a test module measures: each printed as it comes, and all of them again at the module's end,
+    so that they stand together at the foot of the run's output."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, line):
+        self.lines.append(line)
+        print(f"\n    {line}", file=sys.stderr, flush=True)
+
+    def report(self):
+        if self.lines:
+            print("\n" + "\n".join(self.lines), file=sys.stderr, flush=True)
+
 
 class ApiError(Exception):
     def __init__(self, message, status=None):
