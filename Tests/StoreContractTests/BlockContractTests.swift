@@ -11,8 +11,7 @@ struct BlockContractTests {
         defer { withExtendedLifetime(subject) {} }
         let a = try account("anna"), b = try account("ben"), c = try account("cleo")
         for person in [a, b, c] { try await store.createAccount(person, passwordHash: someHash) }
-        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
-        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
+        try await store.befriend(a.id, b.id)
         let ac = FriendRequest(id: .random(), from: a.id, to: c.id, createdAt: epoch)
         #expect(try await store.sendFriendRequest(ac) == .sent(ac))
 

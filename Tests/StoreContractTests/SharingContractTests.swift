@@ -13,8 +13,7 @@ struct SharingContractTests {
         a.defaultShare = .building
         let b = try account("ben")
         for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
-        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
-        _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
+        try await store.befriend(a.id, b.id)
         let end = epoch + .seconds(60)
         let set = try await store.setSharing(.exact, until: end, from: a.id, to: b.id)
         #expect(set?.shareWithFriend == .exact && set?.shareWithFriendUntil == end)
@@ -52,8 +51,7 @@ struct SharingContractTests {
         for index in 0..<30 {
             let sharer = try account("sharer\(index)"), friend = try account("friend\(index)")
             for person in [sharer, friend] { try await store.createAccount(person, passwordHash: someHash) }
-            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: sharer.id, to: friend.id, createdAt: epoch))
-            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend.id, to: sharer.id, createdAt: epoch))
+            try await store.befriend(sharer.id, friend.id)
             _ = try await store.setSharing(.building, until: epoch + .seconds(Int64(index + 1)), from: sharer.id, to: friend.id)
             sharers.append(sharer)
         }

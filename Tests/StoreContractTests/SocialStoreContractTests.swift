@@ -66,6 +66,14 @@ extension AccountStore {
     }
 }
 
+extension FriendStore {
+    /// Makes two people friends as the store's own rule does: a request, and the other asking back.
+    func befriend(_ a: UserID, _ b: UserID, at time: Timestamp = epoch) async throws {
+        _ = try await sendFriendRequest(FriendRequest(id: .random(), from: a, to: b, createdAt: time))
+        _ = try await sendFriendRequest(FriendRequest(id: .random(), from: b, to: a, createdAt: time))
+    }
+}
+
 /// A poke to `recipient` from a sender who need not have an account (an event keeps what it tells), told apart
 /// from other pokes by its time.
 func poke(to recipient: UserID, number: Int = 0, from sender: Account? = nil) throws -> EventDraft {
@@ -408,8 +416,7 @@ struct SocialSpatiaLiteFileTests {
         do {
             let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
             for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
-            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: a.id, to: b.id, createdAt: epoch))
-            _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: b.id, to: a.id, createdAt: epoch))
+            try await store.befriend(a.id, b.id)
             try await store.setPosition(SharedPosition(
                 userID: a.id, coordinate: hallOfScience, accuracy: nil, status: nil, label: "Around Hall of Science",
                 onCampus: nil, closestPlace: nil, updatedAt: epoch))
