@@ -20,6 +20,9 @@ struct SocialState {
     var requests: [FriendRequestID: FriendRequest] = [:]
     /// Each blocker's blocks, by the person blocked.
     var blocks: [UserID: [UserID: Block]] = [:]
+    /// Each person's permissions to set place alerts on them, by watcher.
+    var watches: [UserID: [UserID: WatchPermission]] = [:]
+    var alerts: [AlertID: Alert] = [:]
     var events: [Event] = []
     var lastEventID: Int64 = 0
 
@@ -84,6 +87,8 @@ struct SocialState {
             a, b, sides: sides,
             requests: requests.values.filter { Set([$0.from, $0.to]) == Set([a, b]) },
             blocks: [blocks[a]?[b], blocks[b]?[a]].compactMap { $0 },
+            watches: [watches[a]?[b], watches[b]?[a]].compactMap { $0 },
+            alerts: alerts.values.filter { Set([$0.watcher, $0.watched]) == Set([a, b]) },
             defaultShares: Dictionary([a, b].compactMap { id in accounts[id].map { (id, $0.account.defaultShare) } }) { first, _ in first })
     }
 
@@ -98,6 +103,11 @@ struct SocialState {
         blocks[a]?[b] = nil
         blocks[b]?[a] = nil
         for block in pair.blocks { blocks[block.blocker, default: [:]][block.blocked] = block }
+        watches[a]?[b] = nil
+        watches[b]?[a] = nil
+        for permission in pair.watches { watches[permission.person, default: [:]][permission.watcher] = permission }
+        alerts = alerts.filter { Set([$0.value.watcher, $0.value.watched]) != Set([a, b]) }
+        for alert in pair.alerts { alerts[alert.id] = alert }
     }
 }
 
@@ -267,6 +277,9 @@ extension InMemoryStore: AccountStore {
             state.social.requests = state.social.requests.filter { $0.value.from != id && $0.value.to != id }
             state.social.blocks[id] = nil
             for blocker in state.social.blocks.keys { state.social.blocks[blocker]?[id] = nil }
+            state.social.watches[id] = nil
+            for person in state.social.watches.keys { state.social.watches[person]?[id] = nil }
+            state.social.alerts = state.social.alerts.filter { $0.value.watcher != id && $0.value.watched != id }
             state.social.events.removeAll { $0.recipient == id || $0.payload.about == id }
             let events = state.social.append(drafts)
             return (true, changes + events.map { .event($0.id, recipient: $0.recipient) })
@@ -466,6 +479,43 @@ extension InMemoryStore: FriendStore {
     public func blocks(involving user: UserID) async throws -> [Block] {
         state.withLock { state in
             Array((state.social.blocks[user] ?? [:]).values) + state.social.blocks.values.compactMap { $0[user] }
+        }
+    }
+
+    public func allowWatching(by person: UserID, watcher: UserID, at time: Timestamp) async throws -> WatchOutcome? {
+        try changingPair(person, watcher) { $0.allowWatching(by: person, at: time) }
+    }
+
+    public func revokeWatching(by person: UserID, watcher: UserID) async throws -> Bool {
+        try changingPair(person, watcher) { $0.revokeWatching(by: person) }
+    }
+
+    public func addAlert(_ alert: Alert, limit: Int) async throws -> AlertOutcome {
+        try changingPair(alert.watcher, alert.watched) { $0.add(alert, limit: limit) }
+    }
+
+    public func removeAlert(_ id: AlertID, watcher: UserID) async throws -> Bool {
+        guard let alert = state.withLock({ $0.social.alerts[id] }), alert.watcher == watcher else { return false }
+        return try changingPair(alert.watcher, alert.watched) { $0.removeAlert(id, watcher: watcher) }
+    }
+
+    public func alerts(involving user: UserID) async throws -> [Alert] {
+        state.withLock { state in state.social.alerts.values.filter { $0.watcher == user || $0.watched == user } }
+    }
+
+    public func watchPermissions(involving user: UserID) async throws -> [WatchPermission] {
+        state.withLock { state in
+            Array((state.social.watches[user] ?? [:]).values) + state.social.watches.values.compactMap { $0[user] }
+        }
+    }
+
+    public func advance(_ id: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
+        changing { state in
+            guard let alert = state.social.alerts[id], alert.inside == before else { return (false, []) }
+            state.social.alerts[id]?.inside = inside
+            state.social.alerts[id]?.toldAt = toldAt
+            let events = state.social.append(telling.map { [$0] } ?? [])
+            return (true, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 

@@ -43,6 +43,11 @@ public enum ServiceError: Error, Hashable, Sendable {
         case block
         /// The VAPID key browsers subscribe with: none without Web Push.
         case applicationServerKey
+        case alert
+        /// An alert's place or campus.
+        case alertPlace
+        /// A permission to set place alerts that the caller gave.
+        case watchPermission
     }
 
     public enum Conflict: Hashable, Sendable {
@@ -91,6 +96,9 @@ public enum ServiceError: Error, Hashable, Sendable {
         case tooManyDevices(limit: Int)
         /// A person registers `PushRules.maximumPerPerson` devices for push at most.
         case tooManyPushDevices(limit: Int)
+        /// A place alert on a friend who has not allowed the caller.
+        case notAllowedToWatch
+        case tooManyAlerts(limit: Int)
     }
 
     public enum Limit: Hashable, Sendable {
@@ -144,6 +152,9 @@ public enum ServiceError: Error, Hashable, Sendable {
             case .device: "No device of yours has this id."
             case .pushDevice: "No device of yours registered for notifications has this id."
             case .block: "You have not blocked this user."
+            case .alert: "No alert of yours has this id."
+            case .alertPlace: "No place or campus has this id."
+            case .watchPermission: "You have not allowed this friend to set place alerts on you."
             case .applicationServerKey:
                 "This service sends no Web Push notifications: its operator has configured no VAPID key (vicinity serve --vapid-key)."
             }
@@ -181,6 +192,10 @@ public enum ServiceError: Error, Hashable, Sendable {
                 "You have \(limit) devices, the most one person may have: remove one you no longer use first."
             case .tooManyPushDevices(let limit):
                 "You have \(limit) devices registered for notifications, the most one person may have: remove one you no longer use first."
+            case .notAllowedToWatch:
+                "This friend has not allowed you to set place alerts on them; they can allow you from their list of friends."
+            case .tooManyAlerts(let limit):
+                "You have \(limit) alerts on this friend, the most one person may set on one friend: remove one first."
             }
         case .rateLimited(let retryAfter, let limit):
             switch limit {

@@ -17,6 +17,8 @@ public struct Services<S: Stores>: Sendable {
     public let outbox: OutboxSender<S>
     /// Devices registered for pushes, and what their people mute.
     public let push: PushService<S>
+    /// Alerts friends set on each other, worked out at every move (`friends` calls it).
+    public let alerts: AlertService<S>
 
     public init(
         stores: S,
@@ -40,9 +42,10 @@ public struct Services<S: Stores>: Sendable {
             stores: stores, accounts: accounts, mail: mail, push: pushTransport, clock: clock, rules: settings.outbox,
             signal: outboxSignal, observe: observeOutbox)
         push = PushService(stores: stores, clock: clock, rules: settings.push, transport: pushTransport)
+        alerts = AlertService(stores: stores, clock: clock, locator: places, positions: settings.friends.positions, rules: settings.alerts)
         friends = FriendService(
-            stores: stores, clock: clock, locator: places, events: events, visibility: visibility, rules: settings.friends,
-            limitKeys: limitKeys)
+            stores: stores, clock: clock, locator: places, events: events, visibility: visibility, alerts: alerts,
+            rules: settings.friends, limitKeys: limitKeys)
         moves = FriendMoves(friends: friends, hub: events.hub)
         follower = ChangeFollower(
             stores: stores, hub: events.hub, moves: moves, clock: clock, rules: settings.following, outboxSignal: outboxSignal)
@@ -65,6 +68,7 @@ public struct ServiceSettings: Hashable, Sendable {
     public var outbox: OutboxRules
     public var devices: DeviceRules = .standard
     public var push: PushRules = .standard
+    public var alerts: AlertRules = .standard
 
     public static let standard = ServiceSettings()
 

@@ -158,6 +158,31 @@ public protocol FriendStore: Sendable {
 
     /// The blocks `user` placed and those placed on them, in no particular order.
     func blocks(involving user: UserID) async throws -> [Block]
+
+    /// `person` lets `watcher` set place alerts on them (`FriendPair.allowWatching`), in one step with every
+    /// other change to the pair; nil when they are not friends.
+    func allowWatching(by person: UserID, watcher: UserID, at time: Timestamp) async throws -> WatchOutcome?
+
+    /// `person` takes back `watcher`'s permission and the alerts that needed it, in one step; false when none.
+    func revokeWatching(by person: UserID, watcher: UserID) async throws -> Bool
+
+    /// Sets an alert (`FriendPair.add`), in one step with every other change to the pair.
+    func addAlert(_ alert: Alert, limit: Int) async throws -> AlertOutcome
+
+    /// Removes the alert `id` that `watcher` set; false when they have none such.
+    func removeAlert(_ id: AlertID, watcher: UserID) async throws -> Bool
+
+    /// Alerts `user` set, and alerts set on them, in no particular order.
+    func alerts(involving user: UserID) async throws -> [Alert]
+
+    /// Permissions `user` gave and was given, in no particular order.
+    func watchPermissions(involving user: UserID) async throws -> [WatchPermission]
+
+    /// Moves the alert from `before` to `inside` only if it still reads `before` (another front may have worked
+    /// out the same move, or a later one, first), setting `toldAt`, and records `telling` in the same
+    /// transaction: the watcher is told of a change once, and never without it. False when the alert is gone
+    /// or another writer changed it first.
+    func advance(_ alert: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool
 }
 
 extension FriendStore {

@@ -34,6 +34,11 @@ extension Wire {
             return ["friend": summary(friend)]
         case .sharingEnded(let friend, let share):
             return ["friend": summary(friend), "share": .string(share.rawValue)]
+        case .friendArrived(let notice), .friendLeft(let notice), .friendNearby(let notice):
+            return [
+                "alert_id": .string(notice.alert.rawValue), "friend": summary(notice.friend),
+                "place_name": notice.placeName.map(JSONValue.string) ?? .null, "radius_m": .number(notice.radius.meters),
+            ]
         case .voteFinished(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),

@@ -126,6 +126,7 @@ public func routeTable<S: Stores>(
         AccountRoutes(accounts: services.accounts, options: options),
         FriendRoutes(friends: services.friends, options: options),
         BlockRoutes(friends: services.friends, options: options),
+        AlertRoutes(alerts: services.alerts, options: options),
         EventRoutes(events: services.events, options: options),
         VoteRoutes(votes: services.votes, options: options),
         DeviceRoutes(devices: services.devices, options: options),

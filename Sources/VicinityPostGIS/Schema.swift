@@ -496,5 +496,35 @@ enum Schema {
                     'vote-lookups-from-address', 'codes-for-account', 'codes-to-address', 'codes-from-client', 'device-reports',
                     'friend-requests', 'visibility-notices'));
             """),
+        Migration(name: "v15 alerts", sql: """
+            -- As SpatiaLite's "v16 alerts": alerts friends set on each other, with what was last worked out of each,
+            -- and the permissions place alerts need, gone with either account.
+            CREATE TABLE watch_permission (
+                person_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                watcher_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                since bigint NOT NULL,
+                PRIMARY KEY (person_id, watcher_id),
+                CHECK (person_id <> watcher_id)
+            );
+            CREATE INDEX watch_permission_watcher ON watch_permission (watcher_id);
+            CREATE TABLE friend_alert (
+                id text PRIMARY KEY,
+                watcher_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                watched_id text NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+                target text NOT NULL CHECK (target IN ('place', 'campus', 'point', 'nearby')),
+                place_id text,
+                lat double precision,
+                lon double precision,
+                radius_m double precision NOT NULL CHECK (radius_m >= 0),
+                created_at bigint NOT NULL,
+                inside boolean,
+                told_at bigint,
+                CHECK (watcher_id <> watched_id),
+                CHECK ((place_id IS NOT NULL) = (target IN ('place', 'campus'))),
+                CHECK ((lat IS NOT NULL AND lon IS NOT NULL) = (target = 'point'))
+            );
+            CREATE INDEX friend_alert_watcher ON friend_alert (watcher_id);
+            CREATE INDEX friend_alert_watched ON friend_alert (watched_id);
+            """),
     ]
 }

@@ -38,6 +38,8 @@ extension RecordStore {
                                 .select(FriendshipSide.self) { friendships in
                                     .select(FriendRequest.self) { requests in
                                      .select(Block.self) { blocks in
+                                      .select(WatchPermission.self) { watches in
+                                      .select(Alert.self) { alerts in
                                         .select(Event.self, order: [.ascending("id")]) { events in
                                             .lastNumber(Event.table) { lastGiven in
                                                 .select(StoredVote.self) { votes in
@@ -49,7 +51,7 @@ extension RecordStore {
                                                             places: places, campuses: campuses, accounts: accounts,
                                                             sessions: sessions, positions: positions,
                                                             friendships: friendships, friendRequests: requests,
-                                                            blocks: blocks,
+                                                            blocks: blocks, watches: watches, alerts: alerts,
                                                             events: events,
                                                             nextEventNumber: max(lastGiven, events.last?.id.rawValue ?? 0) + 1,
                                                             votes: votes, ballots: ballots, devices: devices,
@@ -59,6 +61,8 @@ extension RecordStore {
                                                       }
                                                      }
                                                     }
+                                                  }
+                                                 }
                                                 }
                                             }
                                         }
@@ -99,6 +103,9 @@ public struct RecordContents: Hashable, Sendable {
     public var friendships: [FriendshipSide] = []
     public var friendRequests: [FriendRequest] = []
     public var blocks: [Block] = []
+    /// Permissions to set place alerts, and the alerts with what was last worked out of them.
+    public var watches: [WatchPermission] = []
+    public var alerts: [Alert] = []
     public var events: [Event] = []
     /// The number the next event is given at least: above every number ever given, also to events already
     /// removed, so that a client's `Last-Event-ID` from before the move still means "after this one".
@@ -114,7 +121,7 @@ public struct RecordContents: Hashable, Sendable {
     public init(
         places: [Place] = [], campuses: [Campus] = [], accounts: [StoredAccount] = [], sessions: [Session] = [],
         positions: [SharedPosition] = [], friendships: [FriendshipSide] = [], friendRequests: [FriendRequest] = [],
-        blocks: [Block] = [], events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
+        blocks: [Block] = [], watches: [WatchPermission] = [], alerts: [Alert] = [], events: [Event] = [], nextEventNumber: Int64 = 1, votes: [StoredVote] = [], ballots: [Ballot] = [],
         devices: [StoredDevice] = [], pushDevices: [PushSubscription] = [], pushPreferences: [PushPreferences] = []
     ) {
         self.places = places
@@ -125,6 +132,8 @@ public struct RecordContents: Hashable, Sendable {
         self.friendships = friendships
         self.friendRequests = friendRequests
         self.blocks = blocks
+        self.watches = watches
+        self.alerts = alerts
         self.events = events
         self.nextEventNumber = nextEventNumber
         self.votes = votes
@@ -151,7 +160,8 @@ public struct RecordContents: Hashable, Sendable {
     static let tables: [Table] = [
         Table("places", \.places), Table("campuses", \.campuses), Table("accounts", \.accounts),
         Table("sessions", \.sessions), Table("positions", \.positions), Table("friendships", \.friendships),
-        Table("friend requests", \.friendRequests), Table("blocks", \.blocks), Table("events", \.events), Table("votes", \.votes),
+        Table("friend requests", \.friendRequests), Table("blocks", \.blocks),
+        Table("watch permissions", \.watches), Table("alerts", \.alerts), Table("events", \.events), Table("votes", \.votes),
         Table("ballots", \.ballots), Table("devices", \.devices), Table("push devices", \.pushDevices),
         Table("push preferences", \.pushPreferences),
     ]

@@ -469,6 +469,40 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v16 alerts") { db in
+            // Alerts friends set on each other, with what was last worked out of each (inside, when last told), and
+            // the permissions place alerts need; both gone with either account (and with the friendship, by the
+            // rule that ends it). Alerts are read by either person at every move of theirs.
+            try db.execute(sql: """
+                CREATE TABLE watch_permission (
+                    person_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    watcher_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    since INTEGER NOT NULL,
+                    PRIMARY KEY (person_id, watcher_id),
+                    CHECK (person_id <> watcher_id)
+                );
+                CREATE INDEX watch_permission_watcher ON watch_permission(watcher_id);
+                CREATE TABLE friend_alert (
+                    id TEXT PRIMARY KEY,
+                    watcher_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    watched_id TEXT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    target TEXT NOT NULL CHECK (target IN ('place', 'campus', 'point', 'nearby')),
+                    place_id TEXT,
+                    lat REAL,
+                    lon REAL,
+                    radius_m REAL NOT NULL CHECK (radius_m >= 0),
+                    created_at INTEGER NOT NULL,
+                    inside INTEGER CHECK (inside IN (0, 1)),
+                    told_at INTEGER,
+                    CHECK (watcher_id <> watched_id),
+                    CHECK ((place_id IS NOT NULL) = (target IN ('place', 'campus'))),
+                    CHECK ((lat IS NOT NULL AND lon IS NOT NULL) = (target = 'point'))
+                );
+                CREATE INDEX friend_alert_watcher ON friend_alert(watcher_id);
+                CREATE INDEX friend_alert_watched ON friend_alert(watched_id);
+                """)
+        }
+
         return migrator
     }
 

@@ -61,6 +61,16 @@ struct RecordCopyTests {
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: nok.id, to: pim.id, createdAt: epoch))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: pim.id, to: nok.id, createdAt: epoch + .seconds(5)))
         _ = try await store.setSharing(.building, from: pim.id, to: nok.id)
+        // Nok lets Pim set place alerts on her; Pim watches Hall of Science and a point, told of one arrival.
+        _ = try await store.allowWatching(by: nok.id, watcher: pim.id, at: epoch + .seconds(5))
+        let watched = Alert(
+            id: .random(), watcher: pim.id, watched: nok.id, target: .point(hall), radius: try AlertRadius(meters: 120), createdAt: epoch)
+        for alert in [watched, Alert(
+            id: .random(), watcher: pim.id, watched: nok.id, target: .place(try PlaceID("csulb-hsci")), radius: .standard, createdAt: epoch)]
+        {
+            #expect(try await store.addAlert(alert, limit: 10) == .added(alert))
+        }
+        #expect(try await store.advance(watched.id, from: nil, to: true, toldAt: epoch + .seconds(6), telling: nil))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ana.id, to: pim.id, createdAt: epoch))
         // Ana blocks Pim, which withdraws her request to him; his request to her then waits, held.
         _ = try await store.block(pim.id, by: ana.id, at: epoch + .seconds(6))

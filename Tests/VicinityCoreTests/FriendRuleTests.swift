@@ -6,7 +6,7 @@ import Testing
 import VicinityCore
 
 /// A small world: services over an in-memory store with a manual clock, and helpers to make people.
-private struct World {
+struct World {
     let clock = ManualClock()
     let store = InMemoryStore()
     let services: Services<InMemoryStore>

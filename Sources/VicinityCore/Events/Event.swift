@@ -28,6 +28,9 @@ public enum EventType: String, Hashable, Sendable, CaseIterable {
     case voteProgress = "vote_progress"
     case friendVisibility = "friend_visibility"
     case sharingEnded = "sharing_ended"
+    case friendArrived = "friend_arrived"
+    case friendLeft = "friend_left"
+    case friendNearby = "friend_nearby"
 }
 
 /// An event to record for one recipient; the store gives it its number.
@@ -63,6 +66,19 @@ public struct EventDraft: Hashable, Sendable {
     /// A level the recipient gave a friend for a while has ended.
     public static func sharingEnded(_ ended: EndedSharing, friend: UserSummary, at time: Timestamp) -> EventDraft {
         EventDraft(recipient: ended.side.user, payload: .sharingEnded(friend: friend, share: ended.fallback), createdAt: time)
+    }
+
+    /// An alert of the recipient's was set off (`AlertRule`): `type` is `friendArrived`, `friendLeft` or
+    /// `friendNearby`.
+    public static func alert(_ type: EventType, to recipient: UserID, _ notice: AlertNotice, at time: Timestamp) -> EventDraft? {
+        let payload: EventPayload
+        switch type {
+        case .friendArrived: payload = .friendArrived(notice)
+        case .friendLeft: payload = .friendLeft(notice)
+        case .friendNearby: payload = .friendNearby(notice)
+        default: return nil
+        }
+        return EventDraft(recipient: recipient, payload: payload, createdAt: time)
     }
 
     /// What the recipient may see of `friend` changed.

@@ -16,6 +16,12 @@ public enum EventPayload: Hashable, Sendable {
     case friendVisibility(friend: UserSummary)
     /// A level the recipient gave `friend` for a while has ended: `share` (their default) holds now.
     case sharingEnded(friend: UserSummary, share: ShareLevel)
+    /// A friend the recipient watches came to the place, campus or point of one of their alerts.
+    case friendArrived(AlertNotice)
+    /// ... and left it, beyond the radius and its margin.
+    case friendLeft(AlertNotice)
+    /// A friend came within the radius of the recipient, both having a nearby alert on the other.
+    case friendNearby(AlertNotice)
 
     /// The person the event tells of, besides its recipient: who poked, asked or accepted. Deleting their
     /// account deletes the events about them, wherever they wait.
@@ -23,6 +29,7 @@ public enum EventPayload: Hashable, Sendable {
         switch self {
         case .poke(let from), .friendRequest(_, let from): from.id
         case .friendAccepted(let friend), .friendVisibility(let friend), .sharingEnded(let friend, _): friend.id
+        case .friendArrived(let notice), .friendLeft(let notice), .friendNearby(let notice): notice.friend.id
         case .voteFinished, .voteConflict, .voteCancelled, .voteProgress: nil
         }
     }
@@ -38,6 +45,9 @@ public enum EventPayload: Hashable, Sendable {
         case .voteProgress: .voteProgress
         case .friendVisibility: .friendVisibility
         case .sharingEnded: .sharingEnded
+        case .friendArrived: .friendArrived
+        case .friendLeft: .friendLeft
+        case .friendNearby: .friendNearby
         }
     }
 }

@@ -1,5 +1,6 @@
-/// Everything between two people that friend requests, friendships and blocks change: the friendship's two
-/// sides (or none), the requests pending between them and the blocks either placed. Stores read it whole under
+/// Everything between two people that friend requests, friendships, blocks and alerts change: the friendship's
+/// two sides (or none), the requests pending between them, the blocks either placed, and the alerts and
+/// permissions to set them that live only as long as the friendship. Stores read it whole under
 /// the pair's lock, let one of the rules below change it and write back what changed, so that however requests
 /// and blocks race, a pair ends with one friendship at most, never beside a block, and the rules are written
 /// once.
@@ -12,18 +13,24 @@ public struct FriendPair: Hashable, Sendable {
     public private(set) var requests: [FriendRequest]
     /// Blocks either of the two placed on the other.
     public private(set) var blocks: [Block]
+    /// Which of the two lets the other set place alerts on them (`FriendPair+Alerts.swift`).
+    public internal(set) var watches: [WatchPermission]
+    /// Alerts either of the two set on the other.
+    public internal(set) var alerts: [Alert]
     /// How each of the two shares with a new friend (`Account.defaultShare`), as it stood when the pair was read.
     public let defaultShares: [UserID: ShareLevel]
 
     public init(
         _ first: UserID, _ second: UserID, sides: [FriendshipSide], requests: [FriendRequest], blocks: [Block],
-        defaultShares: [UserID: ShareLevel] = [:]
+        watches: [WatchPermission] = [], alerts: [Alert] = [], defaultShares: [UserID: ShareLevel] = [:]
     ) {
         self.first = first
         self.second = second
         self.sides = sides
         self.requests = requests
         self.blocks = blocks
+        self.watches = watches
+        self.alerts = alerts
         self.defaultShares = defaultShares
     }
 
@@ -103,10 +110,12 @@ public struct FriendPair: Hashable, Sendable {
         return friendship(of: user)
     }
 
-    /// Ends the friendship for both; false when there was none.
+    /// Ends the friendship for both, with the alerts and permissions that came with it; false when there was none.
     public mutating func end() -> Bool {
         guard areFriends else { return false }
         sides = []
+        watches = []
+        alerts = []
         return true
     }
 

@@ -80,15 +80,17 @@ public struct FriendService<S: Stores>: Sendable {
     let locator: Locator<S.Places, S.Campuses>
     let events: EventService<S>
     let visibility: VisibilityNotices<S>
+    let alerts: AlertService<S>
     public let rules: FriendRules
     private let pokes: WindowLimit<S.KeyedLimits>
     private let requestsToOne: WindowLimit<S.KeyedLimits>
 
     public init(
         stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, events: EventService<S>,
-        visibility: VisibilityNotices<S>, rules: FriendRules = .standard, limitKeys: LimitKeys = .random()
+        visibility: VisibilityNotices<S>, alerts: AlertService<S>, rules: FriendRules = .standard, limitKeys: LimitKeys = .random()
     ) {
         self.visibility = visibility
+        self.alerts = alerts
         self.stores = stores
         self.clock = clock
         self.locator = locator
@@ -104,7 +106,9 @@ public struct FriendService<S: Stores>: Sendable {
     /// Shares the caller's position and status (they travel together: a position without a status clears
     /// the status) and says where it is in words. `fixedAt` is when a phone took the fix, when it says so;
     /// the position is as old as that, for freshness and for every viewer. A position in the same building
-    /// area as the one before keeps that one's `areaSince`.
+    /// area as the one before keeps that one's `areaSince`. The move's alerts are worked out before the answer:
+    /// a failure there fails the call with the position kept, and sending it again works them out again
+    /// (`AlertService.moved` changes each alert once).
     public func sharePosition(
         _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, fixedAt: Timestamp? = nil
     ) async throws -> PositionUpdate {
@@ -123,6 +127,7 @@ public struct FriendService<S: Stores>: Sendable {
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
             updatedAt: updatedAt, areaSince: areaSince)
         try await stores.positions.setPosition(position)
+        try await alerts.moved(identity.userID)
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }
 

@@ -25,6 +25,8 @@ public enum PushFanOut {
         switch event.payload {
         case .poke: event.createdAt + .seconds(3600)
         case .voteConflict(let notice): max(notice.settlingUntil, event.createdAt + OutboxRules.standard.deliveryDeadline)
+        // An arrival is news while the friend may still be there: the quiet period's length.
+        case .friendArrived, .friendLeft, .friendNearby: event.createdAt + AlertRules.standard.quietPeriod
         case .friendRequest, .friendAccepted, .voteFinished, .voteCancelled, .friendVisibility, .voteProgress, .sharingEnded: event.createdAt + EventRules.standard.retention
         }
     }

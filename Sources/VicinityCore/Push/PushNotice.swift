@@ -67,6 +67,20 @@ public struct PushNotice: Hashable, Sendable {
             self.init(
                 event: event.id, type: event.type, title: "Sharing", body: "What \(friend.displayName) sees of you is back to your default.",
                 url: "/#friends", tag: "sharing-\(friend.id)")
+        // The place stays out: Apple and the push services read notices, and a place named with a friend is
+        // where the friend is. The app shows it from the event.
+        case .friendArrived(let notice):
+            self.init(
+                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) arrived at a place you watch.",
+                url: "/#friends", tag: "alert-\(notice.alert)")
+        case .friendLeft(let notice):
+            self.init(
+                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) left a place you watch.",
+                url: "/#friends", tag: "alert-\(notice.alert)")
+        case .friendNearby(let notice):
+            self.init(
+                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) is nearby.",
+                url: "/#friends", tag: "alert-\(notice.alert)")
         case .friendVisibility(let friend):
             // Never pushed (it has no `PushCategory`): words for completeness, naming the friend and nothing else.
             self.init(

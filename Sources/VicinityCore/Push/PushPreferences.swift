@@ -7,6 +7,8 @@ public enum PushCategory: String, Hashable, Sendable, CaseIterable, Comparable {
     case voteConflict = "vote_conflict"
     /// A vote one took part in finished or was called off.
     case voteResult = "vote_result"
+    /// A watched friend arrived, left or came near.
+    case alert
 
     /// Nil for a type that is never pushed: it only keeps an open page up to date.
     public init?(_ type: EventType) {
@@ -15,6 +17,7 @@ public enum PushCategory: String, Hashable, Sendable, CaseIterable, Comparable {
         case .friendRequest, .friendAccepted: self = .friendRequest
         case .voteConflict: self = .voteConflict
         case .voteFinished, .voteCancelled: self = .voteResult
+        case .friendArrived, .friendLeft, .friendNearby: self = .alert
         case .friendVisibility, .voteProgress, .sharingEnded: return nil
         }
     }

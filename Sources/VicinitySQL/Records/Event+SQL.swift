@@ -66,6 +66,11 @@ enum StoredEventData {
             return ["friend": person(friend)]
         case .sharingEnded(let friend, let share):
             return ["friend": person(friend), "share": .string(share.rawValue)]
+        case .friendArrived(let notice), .friendLeft(let notice), .friendNearby(let notice):
+            return [
+                "alert_id": .string(notice.alert.rawValue), "friend": person(notice.friend),
+                "place_name": notice.placeName.map(JSONValue.string) ?? .null, "radius_m": .number(notice.radius.meters),
+            ]
         case .voteFinished(let notice):
             return [
                 "vote_id": .string(notice.vote.rawValue), "subject": .string(notice.subject),
@@ -105,6 +110,13 @@ enum StoredEventData {
             let text = try data.text("share")
             guard let share = ShareLevel(rawValue: text) else { throw data.corrupt("share \(text)") }
             return .sharingEnded(friend: try data.person("friend"), share: share)
+        case .friendArrived, .friendLeft, .friendNearby:
+            let alertText = try data.text("alert_id")
+            guard let alert = AlertID(alertText) else { throw data.corrupt("the malformed alert id \(alertText)") }
+            let notice = AlertNotice(
+                alert: alert, friend: try data.person("friend"), placeName: try data.optionalText("place_name"),
+                radius: Distance(meters: try data.real("radius_m")))
+            return kind == .friendArrived ? .friendArrived(notice) : kind == .friendLeft ? .friendLeft(notice) : .friendNearby(notice)
         case .voteFinished:
             let reasonText = try data.text("reason")
             guard let reason = VoteState.FinishReason(rawValue: reasonText) else { throw data.corrupt("reason \(reasonText)") }
@@ -199,6 +211,18 @@ enum StoredEventData {
         func text(_ name: String) throws(StoreError) -> String {
             guard case .string(let text) = try member(name) else { throw corrupt("a \(name) that is not text") }
             return text
+        }
+
+        func optionalText(_ name: String) throws(StoreError) -> String? {
+            let value = try member(name)
+            if case .null = value { return nil }
+            guard case .string(let text) = value else { throw corrupt("a \(name) that is not text") }
+            return text
+        }
+
+        func real(_ name: String) throws(StoreError) -> Double {
+            guard case .number(let number) = try member(name), number.isFinite else { throw corrupt("a \(name) that is not a number") }
+            return number
         }
 
         func bool(_ name: String) throws(StoreError) -> Bool {

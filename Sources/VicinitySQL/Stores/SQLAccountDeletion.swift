@@ -23,6 +23,8 @@ extension SQLRecordStore {
                         SharedPosition.delete(where: .equals("account_id", person)),
                         FriendshipSide.delete(where: .or([.equals("account_id", person), .equals("friend_id", person)])),
                         FriendRequest.delete(where: .or([.equals("from_id", person), .equals("to_id", person)])),
+                        WatchPermission.delete(where: .or([.equals("person_id", person), .equals("watcher_id", person)])),
+                        Alert.delete(where: .or([.equals("watcher_id", person), .equals("watched_id", person)])),
                         StoredCode.delete(where: .equals("account_id", person)),
                         OutboxMessage.delete(where: .or([.equals("account_id", person), .equals("about_id", person)])),
                         StoredDevice.delete(where: .equals("account_id", person)),

@@ -17,11 +17,21 @@ extension SQLPlan {
                         .and([.equals("blocker_id", x), .equals("blocked_id", y)]),
                         .and([.equals("blocker_id", y), .equals("blocked_id", x)]),
                     ]), lock: .forUpdate) { blocks in
-                        // Read only for a friendship that begins now: its sides start at each one's default.
-                        .select(StoredAccount.self, where: .among("id", [x, y])) { accounts in
-                            try next(FriendPair(
-                                a, b, sides: sides, requests: requests, blocks: blocks,
-                                defaultShares: Dictionary(accounts.map { ($0.account.id, $0.account.defaultShare) }) { first, _ in first }))
+                        .select(WatchPermission.self, where: .or([
+                            .and([.equals("person_id", x), .equals("watcher_id", y)]),
+                            .and([.equals("person_id", y), .equals("watcher_id", x)]),
+                        ]), lock: .forUpdate) { watches in
+                            .select(Alert.self, where: .or([
+                                .and([.equals("watcher_id", x), .equals("watched_id", y)]),
+                                .and([.equals("watcher_id", y), .equals("watched_id", x)]),
+                            ]), lock: .forUpdate) { alerts in
+                                // Read only for a friendship that begins now: its sides start at each one's default.
+                                .select(StoredAccount.self, where: .among("id", [x, y])) { accounts in
+                                    try next(FriendPair(
+                                        a, b, sides: sides, requests: requests, blocks: blocks, watches: watches, alerts: alerts,
+                                        defaultShares: Dictionary(accounts.map { ($0.account.id, $0.account.defaultShare) }) { first, _ in first }))
+                                }
+                            }
                         }
                     }
                 }
@@ -38,7 +48,8 @@ extension SQLPlan {
             var after = before
             let result = try rule(&after)
             let writes = SQLWrite.changes(from: before.sides, to: after.sides) + SQLWrite.changes(from: before.requests, to: after.requests)
-                + SQLWrite.changes(from: before.blocks, to: after.blocks)
+                + SQLWrite.changes(from: before.blocks, to: after.blocks) + SQLWrite.changes(from: before.watches, to: after.watches)
+                + SQLWrite.changes(from: before.alerts, to: after.alerts)
             let drafts = try announcing(result)
             if drafts.isEmpty { return .writing(writes, result: result) }
             return .writing(writes) { _ in .appending(drafts) { _ in .done(result) } }
@@ -160,6 +171,48 @@ extension SQLRecordStore {
     public func blocks(involving user: UserID) async throws -> [Block] {
         let id = SQLValue.text(user.rawValue)
         return try await records(Block.self, where: .or([.equals("blocker_id", id), .equals("blocked_id", id)]))
+    }
+
+    public func allowWatching(by person: UserID, watcher: UserID, at time: Timestamp) async throws -> WatchOutcome? {
+        try await write(.changing(person, watcher) { $0.allowWatching(by: person, at: time) })
+    }
+
+    public func revokeWatching(by person: UserID, watcher: UserID) async throws -> Bool {
+        try await write(.changing(person, watcher) { $0.revokeWatching(by: person) })
+    }
+
+    public func addAlert(_ alert: Alert, limit: Int) async throws -> AlertOutcome {
+        try await write(.changing(alert.watcher, alert.watched) { $0.add(alert, limit: limit) })
+    }
+
+    public func removeAlert(_ id: AlertID, watcher: UserID) async throws -> Bool {
+        try await write(.select(Alert.self, where: .and([.equals("id", .text(id.rawValue)), .equals("watcher_id", .text(watcher.rawValue))])) { seen in
+            guard let alert = seen.first else { return .done(false) }
+            return .changing(alert.watcher, alert.watched) { $0.removeAlert(id, watcher: watcher) }
+        })
+    }
+
+    public func alerts(involving user: UserID) async throws -> [Alert] {
+        let id = SQLValue.text(user.rawValue)
+        return try await records(Alert.self, where: .or([.equals("watcher_id", id), .equals("watched_id", id)]))
+    }
+
+    public func watchPermissions(involving user: UserID) async throws -> [WatchPermission] {
+        let id = SQLValue.text(user.rawValue)
+        return try await records(WatchPermission.self, where: .or([.equals("person_id", id), .equals("watcher_id", id)]))
+    }
+
+    /// A conditional update: of two fronts working out moves of the same person, the second finds the state
+    /// changed and does nothing, so the watcher is told once.
+    public func advance(_ id: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
+        let state: SQLCondition = before.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
+        return try await write(.writing([
+            .set(Alert.table, [("inside", .bool(inside)), ("told_at", .optionalTime(toldAt))], where: .and([.equals("id", .text(id.rawValue)), state]))
+        ]) { outcomes in
+            guard (outcomes.first?.count ?? 0) > 0 else { return .done(false) }
+            guard let telling else { return .done(true) }
+            return .appending([telling]) { _ in .done(true) }
+        })
     }
 
     public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {

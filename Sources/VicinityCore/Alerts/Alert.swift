@@ -1,0 +1,172 @@
+import GeoCore
+
+public enum AlertKind {}
+/// An alert's identifier.
+public typealias AlertID = RandomIdentifier<AlertKind>
+
+/// Where an alert watches a friend.
+public enum AlertTarget: Hashable, Sendable {
+    /// Arriving within the radius of a place, and leaving it.
+    case place(PlaceID)
+    /// Arriving inside a campus boundary, and leaving it: the radius is not used.
+    case campus(PlaceID)
+    /// Arriving within the radius of a point the watcher chose, and leaving it.
+    case point(Coordinate)
+    /// The friend coming within the radius of the watcher; both must have such an alert on the other.
+    case nearby
+
+    /// Whether the watched person must have allowed the watcher first: a place, campus or point says where
+    /// someone is going, what the watched person decides; being near each other is mutual by itself.
+    public var needsPermission: Bool { self != .nearby }
+
+    /// The kind's name, as stores and clients name it.
+    public var kindName: String {
+        switch self {
+        case .place: "place"
+        case .campus: "campus"
+        case .point: "point"
+        case .nearby: "nearby"
+        }
+    }
+
+    /// The place's or campus's id, for those kinds.
+    public var placeID: PlaceID? {
+        switch self {
+        case .place(let id), .campus(let id): id
+        case .point, .nearby: nil
+        }
+    }
+
+    public var point: Coordinate? {
+        if case .point(let coordinate) = self { return coordinate }
+        return nil
+    }
+}
+
+/// How far from its target an alert is set off.
+public struct AlertRadius: Hashable, Sendable {
+    public let distance: Distance
+
+    /// 25 m: about what a phone's fix is good to outdoors, so a smaller radius would flap on noise alone.
+    public static let minimum = Distance(meters: 25)
+    /// 5 km: the size of a city district; beyond it "arrived" says nothing a person would act on.
+    public static let maximum = Distance(meters: 5000)
+    /// 100 m for places and points: the distance at which a position is "Around" a building (`LabelRule.around`).
+    public static let standard = AlertRadius(unchecked: LabelRule.standard.around)
+    /// Campus alerts follow the boundary.
+    public static let boundary = AlertRadius(unchecked: .zero)
+
+    public init(meters: Double) throws(ValidationError) {
+        guard meters.isFinite, meters >= Self.minimum.meters, meters <= Self.maximum.meters else {
+            throw ValidationError(
+                field: "radius_m", message: "must be a number of metres from \(Int(Self.minimum.meters)) to \(Int(Self.maximum.meters))")
+        }
+        distance = Distance(meters: meters)
+    }
+
+    init(unchecked distance: Distance) { self.distance = distance }
+}
+
+/// "Tell `watcher` when `watched` arrives at or leaves `target`" (or comes near them), with what the service
+/// last worked out: whether the friend was inside, and when the watcher was last told.
+public struct Alert: Hashable, Sendable {
+    public var id: AlertID
+    public var watcher: UserID
+    public var watched: UserID
+    public var target: AlertTarget
+    public var radius: AlertRadius
+    public var createdAt: Timestamp
+    /// Inside the target when last worked out; nil until the first move after the alert was set, which sets
+    /// it without telling (the friend did not arrive: they were there).
+    public var inside: Bool?
+    /// When the watcher was last told of this alert, for the quiet period.
+    public var toldAt: Timestamp?
+
+    public init(
+        id: AlertID, watcher: UserID, watched: UserID, target: AlertTarget, radius: AlertRadius, createdAt: Timestamp,
+        inside: Bool? = nil, toldAt: Timestamp? = nil
+    ) {
+        self.id = id
+        self.watcher = watcher
+        self.watched = watched
+        self.target = target
+        self.radius = radius
+        self.createdAt = createdAt
+        self.inside = inside
+        self.toldAt = toldAt
+    }
+}
+
+/// `person` lets `watcher` set place alerts on them: what they can see and take back (which ends those alerts).
+public struct WatchPermission: Hashable, Sendable {
+    public var person: UserID
+    public var watcher: UserID
+    public var since: Timestamp
+
+    public init(person: UserID, watcher: UserID, since: Timestamp) {
+        self.person = person
+        self.watcher = watcher
+        self.since = since
+    }
+}
+
+/// What allowing a watcher did.
+public struct WatchOutcome: Hashable, Sendable {
+    public var permission: WatchPermission
+    /// False when the person had allowed them already: the permission keeps its first time.
+    public var isNew: Bool
+
+    public init(permission: WatchPermission, isNew: Bool) {
+        self.permission = permission
+        self.isNew = isNew
+    }
+}
+
+/// What setting an alert did.
+public enum AlertOutcome: Hashable, Sendable {
+    case added(Alert)
+    /// The two are not friends: it reads as an unknown friend.
+    case notFriends
+    /// A place alert on someone who has not allowed the watcher.
+    case notAllowed
+    /// The watcher holds `AlertRules.perFriend` alerts on this friend already.
+    case tooMany
+}
+
+/// The rules of alerts.
+public struct AlertRules: Hashable, Sendable {
+    /// At most one alert per alert (a pair and a place) within this time: someone walking along a building's
+    /// edge tells the watcher once, not at every step.
+    public var quietPeriod: Duration
+    /// Leaving is beyond the radius plus at least this: a fix that wanders across the edge does not flap.
+    public var minimumMargin: Distance
+    /// Alerts one person may hold on one friend: bounds what a single pair costs every move.
+    public var perFriend: Int
+
+    /// A quiet period of 10 minutes: about a class break, within which an arrival right after a departure is
+    /// the same visit. A margin of 25 m: `AlertRadius.minimum`. Ten alerts per friend: more places than
+    /// anyone watches one person at.
+    public static let standard = AlertRules(quietPeriod: .seconds(600), minimumMargin: AlertRadius.minimum, perFriend: 10)
+
+    public init(quietPeriod: Duration, minimumMargin: Distance, perFriend: Int) {
+        self.quietPeriod = quietPeriod
+        self.minimumMargin = minimumMargin
+        self.perFriend = perFriend
+    }
+}
+
+/// What an alert tells its watcher: which alert, the friend, and the name of the place or campus watched (nil
+/// for a point, which the watcher chose and knows, and for nearby alerts). Never a position or a distance.
+public struct AlertNotice: Hashable, Sendable {
+    public var alert: AlertID
+    public var friend: UserSummary
+    public var placeName: String?
+    public var radius: Distance
+
+    public init(alert: AlertID, friend: UserSummary, placeName: String?, radius: Distance) {
+        self.alert = alert
+        self.friend = friend
+        self.placeName = placeName
+        self.radius = radius
+    }
+}

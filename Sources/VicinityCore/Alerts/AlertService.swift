@@ -1,0 +1,201 @@
+import GeoCore
+
+/// An alert as its watcher (or the person watched) reads it.
+public struct AlertView: Hashable, Sendable {
+    public var alert: Alert
+    /// The other person: the one watched, in the watcher's list; the watcher, in the watched person's.
+    public var person: UserSummary
+    /// The place's or campus's name; nil for a point and for nearby alerts.
+    public var placeName: String?
+}
+
+/// Someone who may set place alerts on the caller, or holds alerts on them: what the caller sees and can take back.
+public struct WatcherView: Hashable, Sendable {
+    public var person: UserSummary
+    /// Since when the caller allows them place alerts; nil when they hold only nearby alerts.
+    public var allowedSince: Timestamp?
+    public var alerts: [AlertView]
+}
+
+/// Alerts: setting, listing and removing them, the permissions place alerts need, and working out each move.
+///
+/// Every move is worked out once, by the front that took it, against the alerts of the person who moved
+/// (`moved`): the state each alert is in lives in the record and changes by a conditional write
+/// (`FriendStore.advance`), so of two fronts that race on the same person's moves one changes it and the other
+/// finds it changed, and the watcher is told once.
+///
+/// Never told: a friend who is hidden from the watcher (privacy mode, sharing `none`), whose position is not
+/// current, or who shares buildings only when the alert is finer than the building says (a radius below the
+/// area's own reach, `LabelRule.around` around a building and `LabelRule.landmark` near one; and campus
+/// boundaries, whose side a building-level friend is never shown). A building-level friend is measured from the
+/// building's point, as the watcher sees them. The state of such alerts is left as it was.
+public struct AlertService<S: Stores>: Sendable {
+    let stores: S
+    let clock: any WallClock
+    let locator: Locator<S.Places, S.Campuses>
+    let positions: PositionRules
+    public let rules: AlertRules
+
+    public init(stores: S, clock: any WallClock, locator: Locator<S.Places, S.Campuses>, positions: PositionRules, rules: AlertRules = .standard) {
+        self.stores = stores
+        self.clock = clock
+        self.locator = locator
+        self.positions = positions
+        self.rules = rules
+    }
+
+    // MARK: Setting alerts
+
+    /// Sets an alert on a friend. Place, campus and point alerts need the friend's permission; a nearby alert
+    /// tells only once the friend has one on the caller too.
+    public func set(_ target: AlertTarget, radius: AlertRadius?, on friend: UserID, by identity: Identity) async throws -> AlertView {
+        let placeName = try await name(of: target)
+        let chosen: AlertRadius
+        if case .campus = target { chosen = .boundary } else { chosen = radius ?? .standard }
+        let alert = Alert(id: .random(), watcher: identity.userID, watched: friend, target: target, radius: chosen, createdAt: clock.now)
+        switch try await stores.friends.addAlert(alert, limit: rules.perFriend) {
+        case .added(let added):
+            guard let person = try await stores.accounts.summaries(of: [friend])[friend] else { throw ServiceError.notFound(.friend) }
+            return AlertView(alert: added, person: person, placeName: placeName)
+        case .notFriends: throw ServiceError.notFound(.friend)
+        case .notAllowed: throw ServiceError.conflict(.notAllowedToWatch)
+        case .tooMany: throw ServiceError.conflict(.tooManyAlerts(limit: rules.perFriend))
+        }
+    }
+
+    public func remove(_ id: AlertID, by identity: Identity) async throws {
+        guard try await stores.friends.removeAlert(id, watcher: identity.userID) else { throw ServiceError.notFound(.alert) }
+    }
+
+    /// The caller's alerts, by friend's name then time set.
+    public func alerts(of identity: Identity) async throws -> [AlertView] {
+        let mine = try await stores.friends.alerts(involving: identity.userID).filter { $0.watcher == identity.userID }
+        return try await views(mine, person: \.watched)
+    }
+
+    // MARK: Who watches me
+
+    /// `identity` lets a friend set place alerts on them.
+    public func allow(_ watcher: UserID, by identity: Identity) async throws -> WatchOutcome {
+        guard let outcome = try await stores.friends.allowWatching(by: identity.userID, watcher: watcher, at: clock.now) else {
+            throw ServiceError.notFound(.friend)
+        }
+        return outcome
+    }
+
+    /// Takes back a friend's permission: their place alerts on the caller end with it.
+    public func revoke(_ watcher: UserID, by identity: Identity) async throws {
+        guard try await stores.friends.revokeWatching(by: identity.userID, watcher: watcher) else {
+            throw ServiceError.notFound(.watchPermission)
+        }
+    }
+
+    /// Everyone the caller allows, or who holds alerts on them, by name.
+    public func watchers(of identity: Identity) async throws -> [WatcherView] {
+        let me = identity.userID
+        let allowed = try await stores.friends.watchPermissions(involving: me).filter { $0.person == me }
+        let onMe = try await views(try await stores.friends.alerts(involving: me).filter { $0.watched == me }, person: \.watcher)
+        let people = try await stores.accounts.summaries(of: allowed.map(\.watcher) + onMe.map(\.alert.watcher))
+        let since = Dictionary(allowed.map { ($0.watcher, $0.since) }) { first, _ in first }
+        return people.values.map { person in
+            WatcherView(person: person, allowedSince: since[person.id], alerts: onMe.filter { $0.alert.watcher == person.id })
+        }
+        .sorted { ($0.person.displayName, $0.person.id) < ($1.person.displayName, $1.person.id) }
+    }
+
+    private func views(_ alerts: [Alert], person: KeyPath<Alert, UserID>) async throws -> [AlertView] {
+        let people = try await stores.accounts.summaries(of: alerts.map { $0[keyPath: person] })
+        var views: [AlertView] = []
+        for alert in alerts {
+            guard let summary = people[alert[keyPath: person]] else { continue }
+            views.append(AlertView(alert: alert, person: summary, placeName: try await name(of: alert.target)))
+        }
+        return views.sorted {
+            ($0.person.displayName, $0.person.id, $0.alert.createdAt, $0.alert.id)
+                < ($1.person.displayName, $1.person.id, $1.alert.createdAt, $1.alert.id)
+        }
+    }
+
+    /// The name of a place or campus target; nil for the others. Throws for one that names nothing.
+    private func name(of target: AlertTarget) async throws -> String? {
+        switch target {
+        case .place(let id):
+            guard let place = try await locator.place(id: id) else { throw ServiceError.notFound(.alertPlace) }
+            return place.name
+        case .campus(let id):
+            guard let campus = try await locator.allCampuses().first(where: { $0.id == id }) else { throw ServiceError.notFound(.alertPlace) }
+            return campus.name
+        case .point, .nearby:
+            return nil
+        }
+    }
+
+    // MARK: Working out moves
+
+    /// Works out what `mover`'s move (already recorded) does to every alert on them and every nearby alert of
+    /// theirs, telling watchers of changes. Costs one read when nobody watches them.
+    public func moved(_ mover: UserID) async throws {
+        let alerts = try await stores.friends.alerts(involving: mover).filter { $0.watched == mover || $0.target == .nearby }
+        guard !alerts.isEmpty else { return }
+        let now = clock.now
+        let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
+        let people = Array(Set(alerts.flatMap { [$0.watcher, $0.watched] }))
+        let accounts = Dictionary(try await stores.accounts.accounts(ids: people).map { ($0.id, $0) }) { first, _ in first }
+        let located = Dictionary(try await stores.positions.positions(of: people).map { ($0.userID, $0) }) { first, _ in first }
+        let friendships = Dictionary(try await stores.friends.friendships(of: mover).map { ($0.friend, $0) }) { first, _ in first }
+        var campuses: [PlaceID: Campus]?
+        for alert in alerts {
+            // A nearby alert counts only while the friend has one on the watcher too.
+            if alert.target == .nearby && !nearbyPairs.contains(Pair(watcher: alert.watched, watched: alert.watcher)) { continue }
+            guard let watched = accounts[alert.watched], let friendship = friendships[mover == alert.watched ? alert.watcher : alert.watched],
+                let position = located[alert.watched]
+            else { continue }
+            // How the watched person shares with the watcher, from whichever side the mover reads it.
+            let (level, until) =
+                mover == alert.watched
+                ? (friendship.shareWithFriend, friendship.shareWithFriendUntil) : (friendship.friendShareWithMe, friendship.friendShareWithMeUntil)
+            let share = ShareLevel.effective(level, until: until, fallback: watched.defaultShare, at: now)
+            guard !watched.privacyMode, share != .none, positions.isCurrent(position, at: now) else { continue }
+            var seen = position.coordinate
+            var accuracy = position.accuracy
+            var reach = Distance.zero
+            if share == .building {
+                guard let area = try await locator.area(of: position), area.place == position.closestPlace else { continue }
+                seen = area.coordinate
+                accuracy = nil
+                reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
+                if case .campus = alert.target { continue }
+                guard alert.radius.distance >= reach else { continue }
+            }
+            let reading: AlertReading
+            switch alert.target {
+            case .place(let id):
+                guard let place = try await locator.place(id: id) else { continue }
+                reading = .distance(haversineDistance(from: place.coordinate, to: seen))
+            case .point(let point):
+                reading = .distance(haversineDistance(from: point, to: seen))
+            case .campus(let id):
+                if campuses == nil { campuses = Dictionary(try await locator.allCampuses().map { ($0.id, $0) }) { first, _ in first } }
+                guard let campus = campuses?[id] else { continue }
+                reading = .boundary(contains: campus.boundary.contains(seen), edge: campus.boundary.distanceToBoundary(from: seen))
+            case .nearby:
+                guard let own = located[alert.watcher], positions.isCurrent(own, at: now) else { continue }
+                reading = .distance(haversineDistance(from: own.coordinate, to: seen))
+            }
+            guard let step = AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules) else { continue }
+            var telling: EventDraft?
+            if let told = step.told {
+                let notice = AlertNotice(
+                    alert: alert.id, friend: watched.summary, placeName: try await name(of: alert.target), radius: alert.radius.distance)
+                telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
+            }
+            _ = try await stores.friends.advance(
+                alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling)
+        }
+    }
+
+    private struct Pair: Hashable {
+        var watcher: UserID
+        var watched: UserID
+    }
+}

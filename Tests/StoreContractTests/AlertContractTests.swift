@@ -1,0 +1,120 @@
+import GeoCore
+import Testing
+import VicinityCore
+
+@Suite("Alert store contract")
+struct AlertContractTests {
+    private func alert(_ watcher: Account, on watched: Account, _ target: AlertTarget, at time: Timestamp = epoch) throws -> Alert {
+        Alert(id: .random(), watcher: watcher.id, watched: watched.id, target: target, radius: try AlertRadius(meters: 150), createdAt: time)
+    }
+
+    @Test("place alerts need the watched person's permission and end with it, with the friendship and with either account; nearby alerts need none",
+          arguments: StoreKind.available)
+    func permissions(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben"), c = try account("cleo")
+        for person in [a, b, c] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        let library = try alert(a, on: b, .place(PlaceID("library")))
+        #expect(try await store.addAlert(library, limit: 10) == .notAllowed)
+        #expect(try await store.addAlert(try alert(a, on: c, .nearby), limit: 10) == .notFriends)
+        #expect(try await store.allowWatching(by: c.id, watcher: a.id, at: epoch) == nil, "strangers cannot be allowed")
+
+        let allowed = try #require(try await store.allowWatching(by: b.id, watcher: a.id, at: epoch + .seconds(1))).permission
+        #expect(allowed == WatchPermission(person: b.id, watcher: a.id, since: epoch + .seconds(1)))
+        #expect(try await store.allowWatching(by: b.id, watcher: a.id, at: epoch + .seconds(5)) == WatchOutcome(permission: allowed, isNew: false),
+                "the first time stands")
+        #expect(try await store.addAlert(library, limit: 10) == .added(library))
+        let point = try alert(a, on: b, .point(Coordinate(latitude: 33.7776, longitude: -118.1145)))
+        let campus = Alert(
+            id: .random(), watcher: a.id, watched: b.id, target: .campus(try PlaceID("csulb")), radius: .boundary, createdAt: epoch)
+        let nearby = try alert(b, on: a, .nearby)
+        for added in [point, campus, nearby] { #expect(try await store.addAlert(added, limit: 10) == .added(added)) }
+        #expect(Set(try await store.alerts(involving: a.id)) == [library, point, campus, nearby], "read back as set, both ways")
+        #expect(try await store.watchPermissions(involving: a.id) == [allowed])
+
+        // Taking the permission back ends the alerts that needed it, not the other's nearby alert.
+        #expect(try await store.revokeWatching(by: b.id, watcher: a.id))
+        #expect(try await store.revokeWatching(by: b.id, watcher: a.id) == false)
+        #expect(try await store.alerts(involving: b.id) == [nearby])
+        #expect(try await store.removeAlert(nearby.id, watcher: a.id) == false, "only its watcher removes it")
+        #expect(try await store.removeAlert(nearby.id, watcher: b.id))
+        #expect(try await store.alerts(involving: b.id).isEmpty)
+
+        // The friendship's end ends alerts and permissions with it.
+        _ = try await store.allowWatching(by: b.id, watcher: a.id, at: epoch)
+        #expect(try await store.addAlert(library, limit: 10) == .added(library))
+        #expect(try await store.endFriendship(of: b.id, with: a.id))
+        #expect(try await store.alerts(involving: a.id).isEmpty)
+        #expect(try await store.watchPermissions(involving: b.id).isEmpty)
+
+        // So does an account's deletion.
+        try await store.befriend(a.id, c.id)
+        _ = try await store.allowWatching(by: c.id, watcher: a.id, at: epoch)
+        _ = try await store.addAlert(try alert(a, on: c, .nearby), limit: 10)
+        #expect(try await store.deleteAccount(c.id, at: epoch, cancel: { _ in false }, announcements: { _, _ in [] }))
+        #expect(try await store.alerts(involving: a.id).isEmpty)
+        #expect(try await store.watchPermissions(involving: a.id).isEmpty)
+    }
+
+    @Test("an alert's state changes once however many writers race the same change, and its event is recorded with it",
+          arguments: StoreKind.available)
+    func advanceOnce(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        _ = try await store.allowWatching(by: b.id, watcher: a.id, at: epoch)
+        var alerts: [Alert] = []
+        for index in 0..<10 {
+            let added = try alert(a, on: b, .point(Coordinate(latitude: 33.7776, longitude: -118.1145 + Double(index) / 1000)))
+            #expect(try await store.addAlert(added, limit: 10) == .added(added))
+            alerts.append(added)
+        }
+        #expect(try await store.addAlert(try alert(a, on: b, .nearby), limit: 10) == .tooMany)
+        // Every alert first set without telling; then four writers each try to tell the same arrival.
+        for alert in alerts { #expect(try await store.advance(alert.id, from: nil, to: false, toldAt: nil, telling: nil)) }
+        let won = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for alert in alerts {
+                for racer in 0..<4 {
+                    let writer = subject.store(for: racer)
+                    let notice = AlertNotice(alert: alert.id, friend: b.summary, placeName: nil, radius: alert.radius.distance)
+                    group.addTask {
+                        try await writer.advance(
+                            alert.id, from: false, to: true, toldAt: epoch + .seconds(1),
+                            telling: .alert(.friendArrived, to: a.id, notice, at: epoch + .seconds(1)))
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(won == alerts.count)
+        let told = try await store.events(for: a.id, after: nil, since: epoch, limit: 100).filter { $0.type == .friendArrived }
+        #expect(told.count == alerts.count)
+        #expect(Set(told.compactMap { if case .friendArrived(let notice) = $0.payload { notice.alert } else { nil } }) == Set(alerts.map(\.id)))
+        let stored = try await store.alerts(involving: a.id)
+        #expect(stored.allSatisfy { $0.inside == true && $0.toldAt == epoch + .seconds(1) })
+        #expect(try await store.advance(alerts[0].id, from: false, to: true, toldAt: nil, telling: nil) == false, "the state moved on")
+    }
+
+    @Test("twenty alerts set at once through two stores on one friend stop at the limit", arguments: StoreKind.available)
+    func limitHoldsUnderRace(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        let outcomes = try await withThrowingTaskGroup(of: AlertOutcome.self) { group in
+            for index in 0..<20 {
+                let writer = subject.store(for: index), added = try alert(a, on: b, .nearby)
+                group.addTask { try await writer.addAlert(added, limit: 10) }
+            }
+            return try await group.reduce(into: [AlertOutcome]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { if case .added = $0 { true } else { false } }.count == 10)
+        #expect(outcomes.filter { $0 == .tooMany }.count == 10)
+        #expect(try await store.alerts(involving: a.id).count == 10)
+    }
+}
