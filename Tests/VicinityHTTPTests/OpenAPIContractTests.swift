@@ -122,7 +122,7 @@ struct OpenAPIContractTests {
             "PATCH /v1/friends/{id}", "POST /v1/votes", "POST /v1/votes/{id}/ballots",
             "PATCH /v1/votes/{id}/ballots/{ballot_id}", "PATCH /v1/votes/{id}", "POST /v1/votes/{id}/extend",
             "POST /v1/me/devices", "POST /v1/me/push-subscriptions", "PUT /v1/me/push-preferences", "POST /v1/blocks",
-            "PATCH /v1/friends",
+            "PATCH /v1/friends", "POST /v1/alerts",
         ]).union(Self.phoneOperations.filter { $0.hasPrefix("POST") }))
     }
 

@@ -112,7 +112,7 @@ struct PushFlowTests {
             // Pokes muted: the next poke writes no push; a request from Carol still comes, and nothing more.
             let muted = try await client.call(
                 .put, "/v1/me/push-preferences", as: bob,
-                json: #"{"poke":false,"friend_request":true,"vote_conflict":true,"vote_result":true}"#)
+                json: #"{"poke":false,"friend_request":true,"vote_conflict":true,"vote_result":true,"alert":true}"#)
             #expect(muted.status == .ok && muted.object?["poke"] as? Bool == false && muted.object?["friend_request"] as? Bool == true)
             let partial = try await client.call(.put, "/v1/me/push-preferences", as: bob, json: #"{"poke":true}"#)
             #expect(partial.status == .badRequest, "every kind is said, so that none changes unmeant")
@@ -239,7 +239,7 @@ struct PushRegistrationTests {
             let refused = try await client.call(.post, "/v1/me/push-subscriptions", as: ana, json: Self.subscription(0))
             #expect(refused.status == .conflict && refused.object?["setting"] as? String == "--vapid-key", "\(refused.text)")
             let preferences = try await client.call(.get, "/v1/me/push-preferences", as: ana)
-            #expect(preferences.status == .ok && preferences.object?.count == 4 && preferences.object?.values.allSatisfy { $0 as? Bool == true } == true)
+            #expect(preferences.status == .ok && preferences.object?.count == PushCategory.allCases.count && preferences.object?.values.allSatisfy { $0 as? Bool == true } == true)
         }
     }
 }

@@ -128,6 +128,34 @@ struct TwoFrontTests {
         }
     }
 
+    @Test("an alert is told once per arrival and leaving when both fronts take the same person's moves at the same time")
+    func alertOnceAcrossFronts() async throws {
+        var settings = ServiceSettings.standard
+        // Every crossing told, so that a second telling of one would show.
+        settings.alerts.quietPeriod = .zero
+        try await withTwoFronts(settings: settings) { a, _, b, _, record in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            try await a.befriend(anna, ben)
+            #expect(try await a.call(.put, "/v1/me/watchers/\(ben.id)", as: anna).status == .created)
+            // 100 m around Hall of Science; the Library, 350 m away, is outside (Data/csulb-buildings.csv).
+            let set = try await b.call(
+                .post, "/v1/alerts", as: ben, json: #"{"friend":"\#(anna.id)","kind":"point","point":{"lat":33.779842,"lon":-118.112526},"radius_m":100}"#)
+            #expect(set.status == .created, "\(set.text)")
+            try await a.share(anna, 33.777267, -118.114777)
+            let rounds = 8
+            for _ in 0..<rounds {
+                for spot in [(33.779842, -118.112526), (33.777267, -118.114777)] {
+                    async let throughA: Void = a.share(anna, spot.0, spot.1)
+                    async let throughB: Void = b.share(anna, spot.0, spot.1)
+                    _ = try await (throughA, throughB)
+                }
+            }
+            let told = try await record.events(for: try #require(UserID(ben.id)), after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+            #expect(told.filter { $0.type == .friendArrived }.count == rounds)
+            #expect(told.filter { $0.type == .friendLeft }.count == rounds)
+        }
+    }
+
     @Test("a phone's post through one front moves its person on the other, and the other front's answer to a phone shows it")
     func phonesCross() async throws {
         try await withTwoFronts { a, _, b, bPort, _ in
