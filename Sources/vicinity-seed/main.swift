@@ -9,7 +9,7 @@ import VicinityRecord
 import VicinitySQL
 
 /// Fills a database with synthetic people and votes for load tests, never for real use:
-///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES]
+///   vicinity-seed DATABASE PLACES.csv OUTPUT_FOLDER [USERS] [FRIENDS] [VOTES] [ALERTS]
 /// DATABASE is what `--db` takes: a SpatiaLite file or a postgres:// URL.
 /// USERS accounts (default 10,000) named user00000, user00001, ..., all with the password "bench password",
 /// each signed in once and sharing a position within 150 m of a random place of PLACES.csv (seeded, so every
@@ -21,6 +21,12 @@ import VicinitySQL
 ///   busy-vote.txt  the id of a permanent public vote at the first place, open to every user (password 482913)
 /// and VOTES (default 0) permanent public votes opened by user00000, spread uniformly over the 20 km square
 /// centred on the first place: a city's worth of open votes for `GET /v1/votes/nearby`.
+/// With ALERTS (even 0), every user is also friends with the next four in a ring (user00000 with user00001 to
+/// user00004, ..., the last with the first four), each of them lets the other set place alerts, and holds ALERTS
+/// alerts: a place alert (150 m around a random place of PLACES.csv) on each of the next four, then a nearby
+/// alert (300 m) on their pair partner (user00000 and user00001, user00002 and user00003, ...), who holds one
+/// back, then more place alerts: the alert load of `Scripts/bench/alerts.sh`, on top of the same friendships
+/// whatever ALERTS is.
 /// The database must already hold the places (`vicinity import places`).
 
 let arguments = CommandLine.arguments
@@ -31,8 +37,10 @@ guard arguments.count >= 4 else {
 let userCount = arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000
 let friendCount = min(arguments.count > 5 ? Int(arguments[5]) ?? 200 : 200, userCount - 1)
 let voteCount = arguments.count > 6 ? Int(arguments[6]) ?? 0 : 0
+let alertsPerUser: Int? = arguments.count > 7 ? Int(arguments[7]) ?? 0 : nil
 let output = URL(fileURLWithPath: arguments[3])
-let anchors = try PlaceFileReader.read(path: arguments[2]).places.map(\.coordinate)
+let placeFile = try PlaceFileReader.read(path: arguments[2]).places
+let anchors = placeFile.map(\.coordinate)
 let started = ContinuousClock.now
 let location = try RecordLocation(arguments[1])
 try await location.withRecord(logger: Logger(label: "seed")) { store in try await seed(store) }
@@ -84,6 +92,7 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ids[0], to: friend, createdAt: now))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: ids[0], createdAt: now))
     }
+    if let alertsPerUser { try await seedAlerts(store, ids: ids, perUser: alertsPerUser, at: now, generator: &generator) }
     try (lines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("sessions.txt"), atomically: true, encoding: .utf8)
     try (deviceLines.joined(separator: "\n") + "\n").write(to: output.appendingPathComponent("devices.txt"), atomically: true, encoding: .utf8)
 
@@ -109,5 +118,37 @@ func seed<Record: RecordStore>(_ store: Record) async throws {
         _ = try await openVote(at: point, participants: ParticipantCount.maximum, subject: "City vote \(index)")
     }
 }
+/// The ring of friendships, the permissions and the alerts described above.
+func seedAlerts<Record: RecordStore>(
+    _ store: Record, ids: [UserID], perUser: Int, at now: Timestamp, generator: inout SeededGenerator
+) async throws {
+    let ring = min(4, ids.count - 1)
+    for (index, user) in ids.enumerated() {
+        for step in 1...max(ring, 1) where ring > 0 {
+            let friend = ids[(index + step) % ids.count]
+            if try await store.friendship(of: user, with: friend) == nil {
+                _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: user, to: friend, createdAt: now))
+                _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: friend, to: user, createdAt: now))
+            }
+            _ = try await store.allowWatching(by: friend, watcher: user, at: now)
+            _ = try await store.allowWatching(by: user, watcher: friend, at: now)
+        }
+    }
+    for (index, user) in ids.enumerated() where ring > 0 {
+        let partner = ids[index ^ 1 < ids.count ? index ^ 1 : index - 1]
+        for number in 0..<perUser {
+            let target: AlertTarget, watched: UserID, radius: AlertRadius
+            if number == ring, partner != user {
+                (target, watched, radius) = (.nearby, partner, try AlertRadius(meters: 300))
+            } else {
+                let place = placeFile[Int.random(in: 0..<placeFile.count, using: &generator)]
+                (target, watched, radius) = (.place(place.id), ids[(index + 1 + number % ring) % ids.count], try AlertRadius(meters: 150))
+            }
+            let alert = Alert(id: .random(), watcher: user, watched: watched, target: target, radius: radius, createdAt: now)
+            _ = try await store.addAlert(alert, limit: AlertRules.standard.perFriend)
+        }
+    }
+}
+
 let elapsed = ContinuousClock.now - started
 print("seeded \(userCount) users with positions, sessions and a phone each, \(friendCount) friends of user00000 and \(voteCount + 1) open votes, in \(elapsed.components.seconds) s")
