@@ -1,6 +1,7 @@
 // Starts the page: reads the server's map settings, draws the map when Leaflet is there (and says so in
 // words when it is not), wires every panel, signs in again with a token kept in this tab, and opens the
 // panel the address names (/#friends).
+import { initAlerts } from './alerts.js';
 import { get } from './api.js';
 import { initBlocks } from './blocks.js';
 import { drawCampuses } from './campuses.js';
@@ -70,6 +71,7 @@ async function boot() {
   initPosition();
   initPeople();
   initBlocks();
+  initAlerts();
   initRequests();
   initFriends();
   initDirection();

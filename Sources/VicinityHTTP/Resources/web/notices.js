@@ -3,7 +3,7 @@
 // Each goes by itself after a while, or when dismissed; the oldest go when too many pile up.
 import { on } from './bus.js';
 import { byId, el } from './dom.js';
-import { formatDateTime, formatTime, fullName } from './format.js';
+import { formatDateTime, formatDistance, formatTime, fullName } from './format.js';
 import { selectTab } from './tabs.js';
 import { openVote } from './vote.js';
 
@@ -20,6 +20,11 @@ export function initNotices() {
       act: () => selectTab('friends'),
     }));
   on('stream:friend_accepted', (event) => add(event, `${fullName(event.friend)} is now your friend`));
+  // Alerts: a place's name, or "the point you watch"; never where exactly.
+  const watched = (event) => event.place_name ?? 'the point you watch';
+  on('stream:friend_arrived', (event) => add(event, `${fullName(event.friend)} arrived at ${watched(event)}`));
+  on('stream:friend_left', (event) => add(event, `${fullName(event.friend)} left ${watched(event)}`));
+  on('stream:friend_nearby', (event) => add(event, `${fullName(event.friend)} is within ${formatDistance(event.radius_m)} of you`));
   on('stream:vote_finished', (event) => {
     const voided = event.result?.ballots_voided ?? 0;
     const voidedText = voided > 0 ? `, ${voided} ${voided === 1 ? 'ballot' : 'ballots'} voided` : '';
