@@ -71,6 +71,20 @@ struct AlertRuleTests {
         #expect(notice.friend.id == w.pim.userID)
     }
 
+    @Test("an alert set while the friend is away tells of their very next arrival; one set while they are there, of their leaving")
+    func setWhereTheFriendIs() async throws {
+        let w = try await Watching()
+        _ = try await w.services.alerts.allow(w.nok.userID, by: w.pim)
+        try await w.pimMoves(400)
+        let away = try await w.services.alerts.set(.point(Spot.library), radius: nil, on: w.pim.userID, by: w.nok)
+        #expect(away.alert.inside == false)
+        try await w.pimMoves(to: Spot.hallOfScience)
+        _ = try await w.services.alerts.set(.point(Spot.hallOfScience), radius: nil, on: w.pim.userID, by: w.nok)
+        try await w.pimMoves(20)
+        #expect(Set(try await w.told()) == [.friendArrived, .friendLeft])
+        #expect(try await w.told().count == 2)
+    }
+
     @Test("nothing is told of a friend in privacy mode, sharing none, with a stale fix, or at building level finer than the building; a revoked permission ends the alert")
     func hiddenFriendsSetOffNothing() async throws {
         let w = try await Watching()

@@ -76,8 +76,8 @@ public struct Alert: Hashable, Sendable {
     public var target: AlertTarget
     public var radius: AlertRadius
     public var createdAt: Timestamp
-    /// Inside the target when last worked out; nil until the first move after the alert was set, which sets
-    /// it without telling (the friend did not arrive: they were there).
+    /// Inside the target when last worked out: set with the alert where the watcher may see the friend then,
+    /// else nil until their first move, which sets it without telling (the friend did not arrive: they were there).
     public var inside: Bool?
     /// When the watcher was last told of this alert, for the quiet period.
     public var toldAt: Timestamp?

@@ -52,7 +52,8 @@ public struct AlertService<S: Stores>: Sendable {
         let placeName = try await name(of: target)
         let chosen: AlertRadius
         if case .campus = target { chosen = .boundary } else { chosen = radius ?? .standard }
-        let alert = Alert(id: .random(), watcher: identity.userID, watched: friend, target: target, radius: chosen, createdAt: clock.now)
+        var alert = Alert(id: .random(), watcher: identity.userID, watched: friend, target: target, radius: chosen, createdAt: clock.now)
+        alert.inside = try await initialState(of: alert)
         switch try await stores.friends.addAlert(alert, limit: rules.perFriend) {
         case .added(let added):
             guard let person = try await stores.accounts.summaries(of: [friend])[friend] else { throw ServiceError.notFound(.friend) }
@@ -154,34 +155,11 @@ public struct AlertService<S: Stores>: Sendable {
             let (level, until) =
                 mover == alert.watched
                 ? (friendship.shareWithFriend, friendship.shareWithFriendUntil) : (friendship.friendShareWithMe, friendship.friendShareWithMeUntil)
-            let share = ShareLevel.effective(level, until: until, fallback: watched.defaultShare, at: now)
-            guard !watched.privacyMode, share != .none, positions.isCurrent(position, at: now) else { continue }
-            var seen = position.coordinate
-            var accuracy = position.accuracy
-            var reach = Distance.zero
-            if share == .building {
-                guard let area = try await locator.area(of: position), area.place == position.closestPlace else { continue }
-                seen = area.coordinate
-                accuracy = nil
-                reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
-                if case .campus = alert.target { continue }
-                guard alert.radius.distance >= reach else { continue }
-            }
-            let reading: AlertReading
-            switch alert.target {
-            case .place(let id):
-                guard let place = try await locator.place(id: id) else { continue }
-                reading = .distance(haversineDistance(from: place.coordinate, to: seen))
-            case .point(let point):
-                reading = .distance(haversineDistance(from: point, to: seen))
-            case .campus(let id):
-                if campuses == nil { campuses = Dictionary(try await locator.allCampuses().map { ($0.id, $0) }) { first, _ in first } }
-                guard let campus = campuses?[id] else { continue }
-                reading = .boundary(contains: campus.boundary.contains(seen), edge: campus.boundary.distanceToBoundary(from: seen))
-            case .nearby:
-                guard let own = located[alert.watcher], positions.isCurrent(own, at: now) else { continue }
-                reading = .distance(haversineDistance(from: own.coordinate, to: seen))
-            }
+            guard
+                let (reading, accuracy) = try await self.reading(
+                    alert, watched: watched, share: ShareLevel.effective(level, until: until, fallback: watched.defaultShare, at: now),
+                    position: position, watcherPosition: located[alert.watcher], at: now, campuses: &campuses)
+            else { continue }
             guard let step = AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules) else { continue }
             var telling: EventDraft?
             if let told = step.told {
@@ -192,6 +170,58 @@ public struct AlertService<S: Stores>: Sendable {
             _ = try await stores.friends.advance(
                 alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling)
         }
+    }
+
+    /// Where the watched friend stands towards the alert's target as the watcher may know them, and how good
+    /// the fix says it is; nil when the privacy rule hides it from the watcher (see the type's comment).
+    private func reading(
+        _ alert: Alert, watched: Account, share: ShareLevel, position: SharedPosition, watcherPosition: SharedPosition?,
+        at now: Timestamp, campuses: inout [PlaceID: Campus]?
+    ) async throws -> (AlertReading, Accuracy?)? {
+        guard !watched.privacyMode, share != .none, positions.isCurrent(position, at: now) else { return nil }
+        var seen = position.coordinate
+        var accuracy = position.accuracy
+        if share == .building {
+            guard let area = try await locator.area(of: position), area.place == position.closestPlace else { return nil }
+            seen = area.coordinate
+            accuracy = nil
+            let reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
+            if case .campus = alert.target { return nil }
+            guard alert.radius.distance >= reach else { return nil }
+        }
+        switch alert.target {
+        case .place(let id):
+            guard let place = try await locator.place(id: id) else { return nil }
+            return (.distance(haversineDistance(from: place.coordinate, to: seen)), accuracy)
+        case .point(let point):
+            return (.distance(haversineDistance(from: point, to: seen)), accuracy)
+        case .campus(let id):
+            if campuses == nil { campuses = Dictionary(try await locator.allCampuses().map { ($0.id, $0) }) { first, _ in first } }
+            guard let campus = campuses?[id] else { return nil }
+            return (.boundary(contains: campus.boundary.contains(seen), edge: campus.boundary.distanceToBoundary(from: seen)), accuracy)
+        case .nearby:
+            guard let own = watcherPosition, positions.isCurrent(own, at: now) else { return nil }
+            return (.distance(haversineDistance(from: own.coordinate, to: seen)), accuracy)
+        }
+    }
+
+    /// Whether the friend is inside the new alert's target now, as the watcher may know it: an alert set while
+    /// the friend is away tells of their next arrival. Nil when the rule hides them: their first move then sets it.
+    private func initialState(of alert: Alert) async throws -> Bool? {
+        let now = clock.now
+        guard let watched = try await stores.accounts.account(id: alert.watched),
+            let friendship = try await stores.friends.friendship(of: alert.watched, with: alert.watcher),
+            let position = try await stores.positions.position(of: alert.watched)
+        else { return nil }
+        var campuses: [PlaceID: Campus]?
+        let share = ShareLevel.effective(
+            friendship.shareWithFriend, until: friendship.shareWithFriendUntil, fallback: watched.defaultShare, at: now)
+        guard
+            let (reading, accuracy) = try await reading(
+                alert, watched: watched, share: share, position: position,
+                watcherPosition: try await stores.positions.position(of: alert.watcher), at: now, campuses: &campuses)
+        else { return nil }
+        return AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules)?.inside
     }
 
     private struct Pair: Hashable {
