@@ -37,6 +37,7 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.templeCategories) var templeCategories: String?
     @Option(Self.options.bcryptCost) var bcryptCost: String?
     @Option(Self.options.positionCurrentFor) var positionCurrentFor: String?
+    @Option(Self.options.alertQuiet) var alertQuiet: String?
     @Option(Self.options.positionMaxAge) var positionMaxAge: String?
     @Option(Self.options.sessionLifetime) var sessionLifetime: String?
     @Option(Self.options.voteSettlingTime) var voteSettlingTime: String?
@@ -129,6 +130,7 @@ struct Serve: AsyncParsableCommand {
         var services = ServiceSettings(temples: try value(table.templeCategories, templeCategories))
         let bcryptCost = try value(table.bcryptCost, bcryptCost)
         services.friends.positions.currentFor = try value(table.positionCurrentFor, positionCurrentFor)
+        services.alerts.quietPeriod = try value(table.alertQuiet, alertQuiet)
         services.friends.positions.maximumAge = try value(table.positionMaxAge, positionMaxAge)
         guard services.friends.positions.currentFor <= services.friends.positions.maximumAge else {
             throw table.positionCurrentFor.name.refusal(.predicate(

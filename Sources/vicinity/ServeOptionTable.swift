@@ -80,6 +80,11 @@ struct ServeOptionTable: Sendable {
         abstract: "Age after which a shared position is shown to nobody, as if none were shared: a number with s, m, h or d.",
         standard: ServiceSettings.standard.friends.positions.maximumAge)
 
+    let alertQuiet = EnvironmentOption.duration(
+        "alert-quiet", variable: "VICINITY_ALERT_QUIET", valueName: "duration",
+        abstract: "The least time between two tellings of one alert (a friend arriving at or leaving one place): a number with s, m, h or d.",
+        standard: ServiceSettings.standard.alerts.quietPeriod)
+
     let sessionLifetime = EnvironmentOption.duration(
         "session-lifetime", variable: "VICINITY_SESSION_LIFETIME", valueName: "duration",
         abstract: "How long a sign-in token works: a number with s, m, h or d.",
