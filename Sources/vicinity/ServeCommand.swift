@@ -37,8 +37,8 @@ struct Serve: AsyncParsableCommand {
     @Option(Self.options.templeCategories) var templeCategories: String?
     @Option(Self.options.bcryptCost) var bcryptCost: String?
     @Option(Self.options.positionCurrentFor) var positionCurrentFor: String?
-    @Option(Self.options.alertQuiet) var alertQuiet: String?
     @Option(Self.options.positionMaxAge) var positionMaxAge: String?
+    @Option(Self.options.alertQuiet) var alertQuiet: String?
     @Option(Self.options.sessionLifetime) var sessionLifetime: String?
     @Option(Self.options.voteSettlingTime) var voteSettlingTime: String?
     @Option(Self.options.trustedProxies) var trustedProxies: [String] = []

@@ -86,7 +86,7 @@ struct CopyCommandTests {
         let copied = try await CLI.run(["copy", "--from", source, "--to", target])
         #expect(copied.status == 0, "\(copied.errors)")
         #expect(copied.output.contains("places                  15 rows"))
-        #expect(copied.output.components(separatedBy: "  same").count - 1 == 15, "fourteen tables (push preferences the last) and the event numbering: \(copied.output)")
+        #expect(copied.output.components(separatedBy: "  same").count - 1 == 17, "sixteen tables (push preferences the last) and the event numbering: \(copied.output)")
         #expect(!copied.output.contains("DIFFERENT"))
         let closest = ["closest", "--lat", "13.746549", "--lon", "100.492766", "--json"]
         #expect(try await CLI.run(closest + ["--db", target]).output == (try await CLI.run(closest + ["--db", source]).output))
