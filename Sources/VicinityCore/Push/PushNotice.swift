@@ -69,18 +69,11 @@ public struct PushNotice: Hashable, Sendable {
                 url: "/#friends", tag: "sharing-\(friend.id)")
         // The place stays out: Apple and the push services read notices, and a place named with a friend is
         // where the friend is. The app shows it from the event.
-        case .friendArrived(let notice):
+        case .friendArrived(let notice), .friendLeft(let notice), .friendNearby(let notice):
+            let what = event.type == .friendArrived ? "arrived at a place you watch" : event.type == .friendLeft ? "left a place you watch" : "is nearby"
             self.init(
-                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) arrived at a place you watch.",
-                url: "/#friends", tag: "alert-\(notice.alert)")
-        case .friendLeft(let notice):
-            self.init(
-                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) left a place you watch.",
-                url: "/#friends", tag: "alert-\(notice.alert)")
-        case .friendNearby(let notice):
-            self.init(
-                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) is nearby.",
-                url: "/#friends", tag: "alert-\(notice.alert)")
+                event: event.id, type: event.type, title: "Alert", body: "\(notice.friend.displayName) \(what).", url: "/#friends",
+                tag: "alert-\(notice.alert)")
         case .friendVisibility(let friend):
             // Never pushed (it has no `PushCategory`): words for completeness, naming the friend and nothing else.
             self.init(
