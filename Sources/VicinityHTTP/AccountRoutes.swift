@@ -6,6 +6,8 @@ import VicinityCore
 /// Signing up, in and out; one's own account, its addresses, its password, its deletion and its export.
 struct AccountRoutes<S: Stores>: RouteGroup {
     let accounts: AccountService<S>
+    /// For the export: the alerts one set, and who may set them on one.
+    let alerts: AlertService<S>
     let options: HTTPOptions
 
     func register(in table: inout RouteTable) {
@@ -187,7 +189,10 @@ struct AccountRoutes<S: Stores>: RouteGroup {
     /// Everything the service holds about the caller, as one JSON document to keep.
     func export(_ request: Request, context: VicinityRequestContext) async throws -> Response {
         try QueryParameters(request.uri.query).finish()
-        var response = WireEncoding.response(json: Wire.export(try await accounts.export(try context.signedIn())))
+        let identity = try context.signedIn()
+        let export = try await accounts.export(identity)
+        var response = WireEncoding.response(
+            json: Wire.export(export, alerts: try await alerts.alerts(of: identity), watchers: try await alerts.watchers(of: identity)))
         response.headers[.contentDisposition] = "attachment; filename=\"vicinity-export.json\""
         response.headers[.cacheControl] = "no-store"
         return response

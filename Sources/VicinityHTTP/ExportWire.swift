@@ -4,7 +4,7 @@ import VicinityCore
 /// The wire form of a person's export: everything the service holds about them, in the forms the API gives
 /// each part.
 extension Wire {
-    static func export(_ export: AccountExport) -> JSONValue {
+    static func export(_ export: AccountExport, alerts: [AlertView], watchers: [WatcherView]) -> JSONValue {
         .object([
             "exported_at": .string(export.at.rfc3339),
             "account": account(export.account),
@@ -23,6 +23,8 @@ extension Wire {
             }),
             "friend_requests": .array(export.requests.map { .object(friendRequest($0, state: "pending")) }),
             "blocks": .array(export.blocks.map(block)),
+            "alerts": .array(alerts.map { alert($0, person: "friend") }),
+            "watchers": .array(watchers.map(watcher)),
             "devices": .array(export.devices.map(device)),
             "push_subscriptions": .array(export.pushDevices.map(pushDevice)),
             "push_preferences": pushPreferences(export.pushPreferences),

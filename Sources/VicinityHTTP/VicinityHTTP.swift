@@ -123,7 +123,7 @@ public func routeTable<S: Stores>(
 ) -> RouteTable {
     let groups: [any RouteGroup] = [
         PlaceRoutes<S>(places: services.places),
-        AccountRoutes(accounts: services.accounts, options: options),
+        AccountRoutes(accounts: services.accounts, alerts: services.alerts, options: options),
         FriendRoutes(friends: services.friends, options: options),
         BlockRoutes(friends: services.friends, options: options),
         AlertRoutes(alerts: services.alerts, options: options),
