@@ -176,6 +176,8 @@ class LegibleMapTest(unittest.TestCase):
                     "subject": f"Coffee break? ({RUN})", "options": ["Yes", "No"], "participants": 3,
                     "password": "".join(random.choices(string.digits, k=6)), "duration": "15m",
                     "visibility": "public", "lat": hall_of_science.lat, "lon": hall_of_science.lon})["id"]
+                # Called off afterwards, so that later pages (the screenshots) do not show it.
+                self.addCleanup(api, "POST", f"/v1/votes/{vote_id}/cancel", nok.token)
 
                 page = self.browser(width, height, mobile)
                 page.open("/")
