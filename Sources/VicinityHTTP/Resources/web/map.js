@@ -1,8 +1,9 @@
 // The Leaflet map: its base (a tile layer when the server names one, else a plain background), the current
 // point's marker, and the one way markers are made, so that every marker's element carries data-kind,
-// data-id, data-lat and data-lon.
+// data-id, data-lat and data-lon, and every change to a marker has labels.js place the labels again.
 import { on } from './bus.js';
 import { el } from './dom.js';
+import { initLabels, RANK, scheduleLabels } from './labels.js';
 import { setPoint } from './point.js';
 
 // Tile servers commonly stop at 19 (OpenStreetMap's do); the plain map stops there too.
@@ -11,9 +12,12 @@ const MAX_ZOOM = 19;
 const FOCUS_ZOOM = 16;
 // Small enough that a campus block's dots stay apart at the opening zoom.
 const PIN_SIZE_PX = 14;
+// The chosen point is a ring wide enough to go round a pin of any kind on the same spot (a temple's
+// diamond reaches 10 px out), so that it reads as "here" and not as one more place.
+const POINT_SIZE_PX = 28;
 // zIndexOffset adds to Leaflet's order by pixel row, so steps far above any map's height in pixels keep
-// each kind above the ones before it: people over votes and temples over places.
-const STACKING = { place: 0, temple: 100000, vote: 100000, point: 200000, friend: 300000, me: 400000 };
+// each kind above the ones of lower rank (labels.js): people over votes, temples, the point and places.
+const STACKING_STEP = 100000;
 
 let map = null;
 let pointMarker = null;
@@ -35,6 +39,7 @@ export function createMap(config) {
   } else {
     map.getContainer().classList.add('no-tiles');
   }
+  initLabels(map);
   map.on('click', (event) => {
     const where = event.latlng.wrap();
     setPoint(where.lat, where.lng, { source: 'map' });
@@ -69,7 +74,8 @@ export function layerGroup(name) {
 export function makeMarker({ kind, id, lat, lon, label = null, title = null, onClick = null }) {
   const labelNode = label === null ? null : el('span', { class: 'pin-label', text: label });
   const body = el('span', { class: 'pin-body' }, el('span', { class: 'pin-dot', attrs: { 'aria-hidden': 'true' } }), labelNode);
-  const icon = L.divIcon({ className: `pin pin-${kind}`, html: body, iconSize: [PIN_SIZE_PX, PIN_SIZE_PX] });
+  const size = kind === 'point' ? POINT_SIZE_PX : PIN_SIZE_PX;
+  const icon = L.divIcon({ className: `pin pin-${kind}`, html: body, iconSize: [size, size] });
   const interactive = onClick !== null;
   const marker = L.marker([lat, lon], {
     icon,
@@ -77,7 +83,7 @@ export function makeMarker({ kind, id, lat, lon, label = null, title = null, onC
     // Hundreds of places as tab stops would bury the panel; they are reached through its lists instead.
     keyboard: interactive && kind !== 'place',
     title: title ?? label ?? '',
-    zIndexOffset: STACKING[kind] ?? 0,
+    zIndexOffset: ((RANK[kind] ?? 1) - 1) * STACKING_STEP,
   });
   marker.vicinity = { kind, id, labelNode };
   if (onClick) marker.on('click', onClick);
@@ -87,19 +93,23 @@ export function makeMarker({ kind, id, lat, lon, label = null, title = null, onC
     marker.getElement()?.addEventListener('focus', () => {
       if (!map.getBounds().contains(marker.getLatLng())) map.panTo(marker.getLatLng());
     });
+    scheduleLabels();
   });
+  marker.on('remove', scheduleLabels);
   return marker;
 }
 
 export function moveMarker(marker, lat, lon) {
   marker.setLatLng([lat, lon]);
   stamp(marker);
+  scheduleLabels();
 }
 
 export function relabelMarker(marker, label) {
   if (marker.vicinity.labelNode) marker.vicinity.labelNode.textContent = label;
   const element = marker.getElement();
   if (element) element.title = label;
+  scheduleLabels();
 }
 
 function stamp(marker) {

@@ -1,5 +1,5 @@
 // The places on the map: every place Vicinity knows around the view, as labelled markers with their
-// footprints, read again whenever the view has settled after a move.
+// footprints, read again whenever the view has settled after a move (labels.js keeps their names apart).
 import { get } from './api.js';
 import { layerGroup, leafletMap, makeMarker, mapReady } from './map.js';
 import { showError } from './messages.js';
@@ -14,7 +14,6 @@ const MAX_PLACES = 500;
 const MIN_RADIUS_M = 1;
 
 const drawn = new Map(); // place id → { marker, footprint }
-let nearestFirst = []; // the drawn places' ids, nearest the view's centre first
 let timer = null;
 let inFlight = null;
 let firstDrawn = false;
@@ -25,7 +24,6 @@ export function initPlaceLayer() {
     clearTimeout(timer);
     timer = setTimeout(refresh, SETTLE_MS);
   });
-  leafletMap().on('zoomend', declutter);
   refresh();
 }
 
@@ -81,26 +79,4 @@ function draw(places) {
     }
     drawn.set(place.id, { marker, footprint });
   }
-  nearestFirst = places.map((place) => place.id);
-  declutter();
-}
-
-// Names that would overlap a name nearer the view's centre are left to the marker's title, so that every
-// name shown can be read.
-function declutter() {
-  const labels = nearestFirst.map((id) => drawn.get(id)?.marker.vicinity.labelNode).filter(Boolean);
-  for (const label of labels) label.classList.remove('pin-label-crowded');
-  const kept = [];
-  const crowded = [];
-  for (const label of labels) {
-    const box = label.getBoundingClientRect();
-    if (box.width === 0) continue; // not on the map
-    if (kept.some((other) => overlap(other, box))) crowded.push(label);
-    else kept.push(box);
-  }
-  for (const label of crowded) label.classList.add('pin-label-crowded');
-}
-
-function overlap(a, b) {
-  return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
 }
