@@ -509,13 +509,31 @@ extension InMemoryStore: FriendStore {
         }
     }
 
-    public func advance(_ id: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
+    public func alertContext(of user: UserID) async throws -> AlertContext {
+        state.withLock { state in
+            let alerts = state.social.alerts.values.filter { $0.watcher == user || $0.watched == user }
+            guard !alerts.isEmpty else { return .empty }
+            let people = Set(alerts.flatMap { [$0.watcher, $0.watched] })
+            return AlertContext(
+                alerts: Array(alerts),
+                accounts: Dictionary(uniqueKeysWithValues: people.compactMap { id in state.social.accounts[id].map { (id, $0.account) } }),
+                friendships: Dictionary(uniqueKeysWithValues: people.compactMap { id in state.social.friendship(of: user, with: id).map { (id, $0) } }))
+        }
+    }
+
+    public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
         changing { state in
-            guard let alert = state.social.alerts[id], alert.inside == before else { return (false, []) }
-            state.social.alerts[id]?.inside = inside
-            state.social.alerts[id]?.toldAt = toldAt
-            let events = state.social.append(telling.map { [$0] } ?? [])
-            return (true, events.map { .event($0.id, recipient: $0.recipient) })
+            var moved: Set<AlertID> = []
+            var drafts: [EventDraft] = []
+            for change in changes {
+                guard let alert = state.social.alerts[change.alert], alert.inside == change.from, !moved.contains(change.alert) else { continue }
+                state.social.alerts[change.alert]?.inside = change.to
+                state.social.alerts[change.alert]?.toldAt = change.toldAt
+                moved.insert(change.alert)
+                if let telling = change.telling { drafts.append(telling) }
+            }
+            let events = state.social.append(drafts)
+            return (moved, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 

@@ -178,14 +178,23 @@ public protocol FriendStore: Sendable {
     /// Permissions `user` gave and was given, in no particular order.
     func watchPermissions(involving user: UserID) async throws -> [WatchPermission]
 
-    /// Moves the alert from `before` to `inside` only if it still reads `before` (another front may have worked
-    /// out the same move, or a later one, first), setting `toldAt`, and records `telling` in the same
-    /// transaction: the watcher is told of a change once, and never without it. False when the alert is gone
-    /// or another writer changed it first.
-    func advance(_ alert: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool
+    /// The alerts on `user` and the nearby alerts they set, with the accounts and friendships they name, in one
+    /// read: what every move of `user` reads.
+    func alertContext(of user: UserID) async throws -> AlertContext
+
+    /// Moves each alert from `from` to `to` only if it still reads `from` (another front may have worked out the
+    /// same move, or a later one, first), setting `toldAt`, and records the `telling` of those it moved, all in
+    /// one transaction: a watcher is told of a change once, and never without it. The ids of the alerts moved;
+    /// not those gone or changed by another writer first.
+    func advance(_ changes: [AlertChange]) async throws -> Set<AlertID>
 }
 
 extension FriendStore {
+    /// One alert moved on, as `advance(_:)` moves several; false when it was not.
+    public func advance(_ alert: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
+        try await advance([AlertChange(alert: alert, from: before, to: inside, toldAt: toldAt, telling: telling)]).contains(alert)
+    }
+
     /// A level with no end.
     public func setSharing(_ share: ShareLevel, from user: UserID, to friend: UserID) async throws -> Friendship? {
         try await setSharing(share, until: nil, from: user, to: friend)

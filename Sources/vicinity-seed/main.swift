@@ -123,6 +123,8 @@ func seedAlerts<Record: RecordStore>(
     _ store: Record, ids: [UserID], perUser: Int, at now: Timestamp, generator: inout SeededGenerator
 ) async throws {
     let ring = min(4, ids.count - 1)
+    // Each alert starts where its friend is, as one set through the service does.
+    let rule = AlertService(stores: store, clock: SystemClock(), locator: Locator(places: store.places, campuses: store.campuses), positions: .standard)
     for (index, user) in ids.enumerated() {
         for step in 1...max(ring, 1) where ring > 0 {
             let friend = ids[(index + step) % ids.count]
@@ -144,7 +146,8 @@ func seedAlerts<Record: RecordStore>(
                 let place = placeFile[Int.random(in: 0..<placeFile.count, using: &generator)]
                 (target, watched, radius) = (.place(place.id), ids[(index + 1 + number % ring) % ids.count], try AlertRadius(meters: 150))
             }
-            let alert = Alert(id: .random(), watcher: user, watched: watched, target: target, radius: radius, createdAt: now)
+            var alert = Alert(id: .random(), watcher: user, watched: watched, target: target, radius: radius, createdAt: now)
+            alert.inside = try await rule.initialState(of: alert)
             _ = try await store.addAlert(alert, limit: AlertRules.standard.perFriend)
         }
     }

@@ -32,6 +32,11 @@ struct AlertContractTests {
         let nearby = try alert(b, on: a, .nearby)
         for added in [point, campus, nearby] { #expect(try await store.addAlert(added, limit: 10) == .added(added)) }
         #expect(Set(try await store.alerts(involving: a.id)) == [library, point, campus, nearby], "read back as set, both ways")
+        let context = try await store.alertContext(of: b.id)
+        #expect(Set(context.alerts) == [library, point, campus, nearby])
+        #expect(Set(context.accounts.keys) == [a.id, b.id] && context.accounts[a.id]?.username == a.username)
+        #expect(Array(context.friendships.keys) == [a.id] && context.friendships[a.id]?.friend == a.id)
+        #expect(try await store.alertContext(of: c.id).alerts.isEmpty)
         #expect(try await store.watchPermissions(involving: a.id) == [allowed])
 
         // Taking the permission back ends the alerts that needed it, not the other's nearby alert.

@@ -155,6 +155,41 @@ public struct AlertRules: Hashable, Sendable {
     }
 }
 
+/// Everything working out a move needs, read at once (`FriendStore.alertContext`): the alerts on the person
+/// who moved and the nearby alerts they set, the accounts of everyone those name, and the mover's friendships
+/// with them.
+public struct AlertContext: Sendable {
+    public var alerts: [Alert]
+    public var accounts: [UserID: Account]
+    /// The mover's friendship with each friend the alerts name, as the mover sees it.
+    public var friendships: [UserID: Friendship]
+
+    public init(alerts: [Alert], accounts: [UserID: Account], friendships: [UserID: Friendship]) {
+        self.alerts = alerts
+        self.accounts = accounts
+        self.friendships = friendships
+    }
+
+    public static let empty = AlertContext(alerts: [], accounts: [:], friendships: [:])
+}
+
+/// One alert moved on by a move: from the state it was read in to the new one, and the event telling of it.
+public struct AlertChange: Hashable, Sendable {
+    public var alert: AlertID
+    public var from: Bool?
+    public var to: Bool
+    public var toldAt: Timestamp?
+    public var telling: EventDraft?
+
+    public init(alert: AlertID, from: Bool?, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
+        self.alert = alert
+        self.from = from
+        self.to = to
+        self.toldAt = toldAt
+        self.telling = telling
+    }
+}
+
 /// What an alert tells its watcher: which alert, the friend, and the name of the place or campus watched (nil
 /// for a point, which the watcher chose and knows, and for nearby alerts). Never a position or a distance.
 public struct AlertNotice: Hashable, Sendable {

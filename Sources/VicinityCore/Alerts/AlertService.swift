@@ -136,19 +136,20 @@ public struct AlertService<S: Stores>: Sendable {
     /// Works out what `mover`'s move (already recorded) does to every alert on them and every nearby alert of
     /// theirs, telling watchers of changes. Costs one read when nobody watches them.
     public func moved(_ mover: UserID) async throws {
-        let alerts = try await stores.friends.alerts(involving: mover).filter { $0.watched == mover || $0.target == .nearby }
+        let context = try await stores.friends.alertContext(of: mover)
+        let alerts = context.alerts.filter { $0.watched == mover || $0.target == .nearby }
         guard !alerts.isEmpty else { return }
         let now = clock.now
         let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
         let people = Array(Set(alerts.flatMap { [$0.watcher, $0.watched] }))
-        let accounts = Dictionary(try await stores.accounts.accounts(ids: people).map { ($0.id, $0) }) { first, _ in first }
         let located = Dictionary(try await stores.positions.positions(of: people).map { ($0.userID, $0) }) { first, _ in first }
-        let friendships = Dictionary(try await stores.friends.friendships(of: mover).map { ($0.friend, $0) }) { first, _ in first }
         var campuses: [PlaceID: Campus]?
+        var changes: [AlertChange] = []
         for alert in alerts {
             // A nearby alert counts only while the friend has one on the watcher too.
             if alert.target == .nearby && !nearbyPairs.contains(Pair(watcher: alert.watched, watched: alert.watcher)) { continue }
-            guard let watched = accounts[alert.watched], let friendship = friendships[mover == alert.watched ? alert.watcher : alert.watched],
+            guard let watched = context.accounts[alert.watched],
+                let friendship = context.friendships[mover == alert.watched ? alert.watcher : alert.watched],
                 let position = located[alert.watched]
             else { continue }
             // How the watched person shares with the watcher, from whichever side the mover reads it.
@@ -158,18 +159,20 @@ public struct AlertService<S: Stores>: Sendable {
             guard
                 let (reading, accuracy) = try await self.reading(
                     alert, watched: watched, share: ShareLevel.effective(level, until: until, fallback: watched.defaultShare, at: now),
-                    position: position, watcherPosition: located[alert.watcher], at: now, campuses: &campuses)
+                    position: position, watcherPosition: located[alert.watcher], at: now, campuses: &campuses),
+                let step = AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules)
             else { continue }
-            guard let step = AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules) else { continue }
             var telling: EventDraft?
             if let told = step.told {
                 let notice = AlertNotice(
                     alert: alert.id, friend: watched.summary, placeName: try await name(of: alert.target), radius: alert.radius.distance)
                 telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
             }
-            _ = try await stores.friends.advance(
-                alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling)
+            changes.append(AlertChange(
+                alert: alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling))
         }
+        // One transaction for the whole move, and none when nothing changed: most moves change no alert.
+        if !changes.isEmpty { _ = try await stores.friends.advance(changes) }
     }
 
     /// Where the watched friend stands towards the alert's target as the watcher may know them, and how good
@@ -207,7 +210,8 @@ public struct AlertService<S: Stores>: Sendable {
 
     /// Whether the friend is inside the new alert's target now, as the watcher may know it: an alert set while
     /// the friend is away tells of their next arrival. Nil when the rule hides them: their first move then sets it.
-    private func initialState(of alert: Alert) async throws -> Bool? {
+    /// For alerts set straight in a store, as `set` sets them (seeding).
+    public func initialState(of alert: Alert) async throws -> Bool? {
         let now = clock.now
         guard let watched = try await stores.accounts.account(id: alert.watched),
             let friendship = try await stores.friends.friendship(of: alert.watched, with: alert.watcher),

@@ -202,16 +202,44 @@ extension SQLRecordStore {
         return try await records(WatchPermission.self, where: .or([.equals("person_id", id), .equals("watcher_id", id)]))
     }
 
-    /// A conditional update: of two fronts working out moves of the same person, the second finds the state
-    /// changed and does nothing, so the watcher is told once.
-    public func advance(_ id: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
-        let state: SQLCondition = before.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
-        return try await write(.writing([
-            .set(Alert.table, [("inside", .bool(inside)), ("told_at", .optionalTime(toldAt))], where: .and([.equals("id", .text(id.rawValue)), state]))
-        ]) { outcomes in
-            guard (outcomes.first?.count ?? 0) > 0 else { return .done(false) }
-            guard let telling else { return .done(true) }
-            return .appending([telling]) { _ in .done(true) }
+    public func alertContext(of user: UserID) async throws -> AlertContext {
+        let me = SQLValue.text(user.rawValue)
+        return try await read(.select(Alert.self, where: .or([.equals("watcher_id", me), .equals("watched_id", me)])) { alerts in
+            let others = Set(alerts.flatMap { [$0.watcher, $0.watched] }).subtracting([user]).map(\.rawValue).sorted().map(SQLValue.text)
+            guard !others.isEmpty else { return .done(.empty) }
+            return .select(StoredAccount.self, where: .among("id", others + [me])) { accounts in
+                .select(FriendshipSide.self, where: .or([
+                    .and([.equals("account_id", me), .among("friend_id", others)]), .and([.equals("friend_id", me), .among("account_id", others)]),
+                ])) { sides in
+                    let byFriend = Dictionary(grouping: sides) { $0.user == user ? $0.friend : $0.user }
+                    return .done(AlertContext(
+                        alerts: alerts,
+                        accounts: Dictionary(accounts.map { ($0.account.id, $0.account) }) { first, _ in first },
+                        friendships: byFriend.compactMapValues { pair in
+                            guard let friend = pair.first.map({ $0.user == user ? $0.friend : $0.user }) else { return nil }
+                            return FriendPair(user, friend, sides: pair, requests: [], blocks: []).friendship(of: user)
+                        }))
+                }
+            }
+        })
+    }
+
+    /// Conditional updates in one transaction: of two fronts working out moves of the same person, the second
+    /// finds the state changed and changes nothing, so the watcher is told once; a move's changes commit once.
+    public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
+        guard !changes.isEmpty else { return [] }
+        let writes: [SQLWrite] = changes.map { change in
+            let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
+            return .set(
+                Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
+                where: .and([.equals("id", .text(change.alert.rawValue)), state]))
+        }
+        return try await write(.writing(writes) { outcomes in
+            let moved = zip(changes, outcomes).filter { $1.count > 0 }.map(\.0)
+            let drafts = moved.compactMap(\.telling)
+            let ids = Set(moved.map(\.alert))
+            guard !drafts.isEmpty else { return .done(ids) }
+            return .appending(drafts) { _ in .done(ids) }
         })
     }
 
