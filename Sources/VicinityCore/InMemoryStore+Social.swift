@@ -92,6 +92,20 @@ struct SocialState {
             defaultShares: Dictionary([a, b].compactMap { id in accounts[id].map { (id, $0.account.defaultShare) } }) { first, _ in first })
     }
 
+    /// Moves on the alerts that still read as each change expects, recording the events of those moved.
+    mutating func advance(_ changes: [AlertChange]) -> (moved: Set<AlertID>, events: [Event]) {
+        var moved: Set<AlertID> = []
+        var drafts: [EventDraft] = []
+        for change in changes {
+            guard let alert = alerts[change.alert], alert.inside == change.from, !moved.contains(change.alert) else { continue }
+            alerts[change.alert]?.inside = change.to
+            alerts[change.alert]?.toldAt = change.toldAt
+            moved.insert(change.alert)
+            if let telling = change.telling { drafts.append(telling) }
+        }
+        return (moved, append(drafts))
+    }
+
     /// Writes a pair back as `FriendPair`'s rule left it.
     mutating func store(_ pair: FriendPair) {
         let (a, b) = (pair.first, pair.second)
@@ -355,10 +369,11 @@ extension InMemoryStore: OutboxStore {
 }
 
 extension InMemoryStore: PositionStore {
-    public func setPosition(_ position: SharedPosition) async throws {
+    public func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID> {
         changing { state in
             state.social.positions[position.userID] = position
-            return ((), [.position(position.userID)])
+            let (moved, events) = state.social.advance(alerts)
+            return (moved, [.position(position.userID)] + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 
@@ -523,16 +538,7 @@ extension InMemoryStore: FriendStore {
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
         changing { state in
-            var moved: Set<AlertID> = []
-            var drafts: [EventDraft] = []
-            for change in changes {
-                guard let alert = state.social.alerts[change.alert], alert.inside == change.from, !moved.contains(change.alert) else { continue }
-                state.social.alerts[change.alert]?.inside = change.to
-                state.social.alerts[change.alert]?.toldAt = change.toldAt
-                moved.insert(change.alert)
-                if let telling = change.telling { drafts.append(telling) }
-            }
-            let events = state.social.append(drafts)
+            let (moved, events) = state.social.advance(changes)
             return (moved, events.map { .event($0.id, recipient: $0.recipient) })
         }
     }

@@ -87,9 +87,10 @@ extension AccountStore {
 
 /// Where shared positions live, one per user.
 public protocol PositionStore: Sendable {
-    /// Stores the user's position, replacing the one before. Of positions of one user sent at once, the last
-    /// to commit is kept.
-    func setPosition(_ position: SharedPosition) async throws
+    /// Stores the user's position, replacing the one before, and moves on the alerts the move changed as
+    /// `FriendStore.advance` does, in the same transaction: a move and what it told commit together. Of positions
+    /// of one user sent at once, the last to commit is kept. The ids of the alerts moved.
+    func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID>
     func position(of user: UserID) async throws -> SharedPosition?
     /// The positions of those among `users` who have one, in no particular order.
     func positions(of users: [UserID]) async throws -> [SharedPosition]
@@ -187,6 +188,13 @@ public protocol FriendStore: Sendable {
     /// one transaction: a watcher is told of a change once, and never without it. The ids of the alerts moved;
     /// not those gone or changed by another writer first.
     func advance(_ changes: [AlertChange]) async throws -> Set<AlertID>
+}
+
+extension PositionStore {
+    /// A position that changes no alert.
+    public func setPosition(_ position: SharedPosition) async throws {
+        _ = try await setPosition(position, alerts: [])
+    }
 }
 
 extension FriendStore {

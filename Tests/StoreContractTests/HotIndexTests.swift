@@ -698,12 +698,12 @@ final class StalledPositionWrite<Record: PositionStore>: PositionStore {
 
     func fail() { released.continuation.yield() }
 
-    func setPosition(_ position: SharedPosition) async throws {
+    func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID> {
         let isFirst = first.withLock { first in
             defer { first = false }
             return first
         }
-        guard isFirst else { return try await record.setPosition(position) }
+        guard isFirst else { return try await record.setPosition(position, alerts: alerts) }
         started.continuation.yield()
         var iterator = released.stream.makeAsyncIterator()
         _ = await iterator.next()

@@ -20,9 +20,10 @@ public struct WatcherView: Hashable, Sendable {
 /// Alerts: setting, listing and removing them, the permissions place alerts need, and working out each move.
 ///
 /// Every move is worked out once, by the front that took it, against the alerts of the person who moved
-/// (`moved`): the state each alert is in lives in the record and changes by a conditional write
-/// (`FriendStore.advance`), so of two fronts that race on the same person's moves one changes it and the other
-/// finds it changed, and the watcher is told once.
+/// (`changes(moving:)`): the state each alert is in lives in the record and changes by a conditional write in
+/// the move's own transaction (`PositionStore.setPosition(_:alerts:)`), so of two fronts that race on the same
+/// person's moves one changes it and the other finds it changed, and the watcher is told once; a move and what
+/// it told commit together or not at all.
 ///
 /// Never told: a friend who is hidden from the watcher (privacy mode, sharing `none`), whose position is not
 /// current, or who shares buildings only when the alert is finer than the building says (a radius below the
@@ -133,16 +134,19 @@ public struct AlertService<S: Stores>: Sendable {
 
     // MARK: Working out moves
 
-    /// Works out what `mover`'s move (already recorded) does to every alert on them and every nearby alert of
-    /// theirs, telling watchers of changes. Costs one read when nobody watches them.
-    public func moved(_ mover: UserID) async throws {
+    /// What moving to `position` does to every alert on its person and every nearby alert of theirs: the
+    /// changes to write with the position (`PositionStore.setPosition(_:alerts:)`), each with the event telling
+    /// its watcher, if any. Costs one read when nobody watches them.
+    public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
+        let mover = position.userID
         let context = try await stores.friends.alertContext(of: mover)
         let alerts = context.alerts.filter { $0.watched == mover || $0.target == .nearby }
-        guard !alerts.isEmpty else { return }
+        guard !alerts.isEmpty else { return [] }
         let now = clock.now
         let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
         let people = Array(Set(alerts.flatMap { [$0.watcher, $0.watched] }))
-        let located = Dictionary(try await stores.positions.positions(of: people).map { ($0.userID, $0) }) { first, _ in first }
+        var located = Dictionary(try await stores.positions.positions(of: people).map { ($0.userID, $0) }) { first, _ in first }
+        located[mover] = position
         var campuses: [PlaceID: Campus]?
         var changes: [AlertChange] = []
         for alert in alerts {
@@ -171,8 +175,7 @@ public struct AlertService<S: Stores>: Sendable {
             changes.append(AlertChange(
                 alert: alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling))
         }
-        // One transaction for the whole move, and none when nothing changed: most moves change no alert.
-        if !changes.isEmpty { _ = try await stores.friends.advance(changes) }
+        return changes
     }
 
     /// Where the watched friend stands towards the alert's target as the watcher may know them, and how good

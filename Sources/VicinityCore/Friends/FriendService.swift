@@ -106,9 +106,8 @@ public struct FriendService<S: Stores>: Sendable {
     /// Shares the caller's position and status (they travel together: a position without a status clears
     /// the status) and says where it is in words. `fixedAt` is when a phone took the fix, when it says so;
     /// the position is as old as that, for freshness and for every viewer. A position in the same building
-    /// area as the one before keeps that one's `areaSince`. The move's alerts are worked out before the answer:
-    /// a failure there fails the call with the position kept, and sending it again works them out again
-    /// (`AlertService.moved` changes each alert once).
+    /// area as the one before keeps that one's `areaSince`. The alerts the move sets off are worked out first and
+    /// written with the position, in one transaction (`AlertService.changes(moving:)`).
     public func sharePosition(
         _ identity: Identity, at coordinate: Coordinate, accuracy: Accuracy?, status: StatusText?, fixedAt: Timestamp? = nil
     ) async throws -> PositionUpdate {
@@ -126,8 +125,7 @@ public struct FriendService<S: Stores>: Sendable {
             userID: identity.userID, coordinate: coordinate, accuracy: accuracy, status: status,
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
             updatedAt: updatedAt, areaSince: areaSince)
-        try await stores.positions.setPosition(position)
-        try await alerts.moved(identity.userID)
+        _ = try await stores.positions.setPosition(position, alerts: try await alerts.changes(moving: position))
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }
 

@@ -155,16 +155,18 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     // MARK: - Writes: the record first, then memory, in commit order
 
-    public func setPosition(_ position: SharedPosition) async throws {
+    public func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID> {
         try await gate(for: position.userID).run {
             ownChanges.withLock { $0.expect(position.userID) }
+            let moved: Set<AlertID>
             do {
-                try await record.setPosition(position)
+                moved = try await record.setPosition(position, alerts: alerts)
             } catch {
                 ownChanges.withLock { $0.withdraw(position.userID) }
                 throw error
             }
             held.write { $0.insert(position) }
+            return moved
         }
     }
 

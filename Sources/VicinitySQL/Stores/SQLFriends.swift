@@ -57,6 +57,28 @@ extension SQLPlan {
     }
 }
 
+extension SQLPlan where Result == Set<AlertID> {
+    /// Conditional updates: of two fronts working out moves of the same person, the second finds the state
+    /// changed and changes nothing, so the watcher is told once; the events of the alerts moved are recorded
+    /// with them.
+    static func advancing(_ changes: [AlertChange]) -> SQLPlan {
+        guard !changes.isEmpty else { return .done([]) }
+        let writes: [SQLWrite] = changes.map { change in
+            let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
+            return .set(
+                Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
+                where: .and([.equals("id", .text(change.alert.rawValue)), state]))
+        }
+        return .writing(writes) { outcomes in
+            let moved = zip(changes, outcomes).filter { $1.count > 0 }.map(\.0)
+            let drafts = moved.compactMap(\.telling)
+            let ids = Set(moved.map(\.alert))
+            guard !drafts.isEmpty else { return .done(ids) }
+            return .appending(drafts) { _ in .done(ids) }
+        }
+    }
+}
+
 extension SQLRecordStore {
     public func sendFriendRequest(
         _ request: FriendRequest, announcing: @escaping @Sendable (FriendRequestOutcome) throws -> [EventDraft]
@@ -224,23 +246,9 @@ extension SQLRecordStore {
         })
     }
 
-    /// Conditional updates in one transaction: of two fronts working out moves of the same person, the second
-    /// finds the state changed and changes nothing, so the watcher is told once; a move's changes commit once.
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
         guard !changes.isEmpty else { return [] }
-        let writes: [SQLWrite] = changes.map { change in
-            let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
-            return .set(
-                Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
-                where: .and([.equals("id", .text(change.alert.rawValue)), state]))
-        }
-        return try await write(.writing(writes) { outcomes in
-            let moved = zip(changes, outcomes).filter { $1.count > 0 }.map(\.0)
-            let drafts = moved.compactMap(\.telling)
-            let ids = Set(moved.map(\.alert))
-            guard !drafts.isEmpty else { return .done(ids) }
-            return .appending(drafts) { _ in .done(ids) }
-        })
+        return try await write(.advancing(changes))
     }
 
     public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {

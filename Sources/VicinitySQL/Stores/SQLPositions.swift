@@ -1,9 +1,9 @@
 import VicinityCore
 
 extension SQLRecordStore {
-    /// The friend finder's most frequent write.
-    public func setPosition(_ position: SharedPosition) async throws {
-        try await write(.writing([SharedPosition.upsert(position)], result: ()))
+    /// The friend finder's most frequent write, with the alerts it moved on in the same transaction.
+    public func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID> {
+        try await write(.writing([SharedPosition.upsert(position)]) { _ in .advancing(alerts) })
     }
 
     public func position(of user: UserID) async throws -> SharedPosition? {
