@@ -110,7 +110,7 @@ public struct AlertService<S: Stores>: Sendable {
         var views: [AlertView] = []
         for alert in alerts {
             guard let summary = people[alert[keyPath: person]] else { continue }
-            views.append(AlertView(alert: alert, person: summary, placeName: try await name(of: alert.target)))
+            views.append(AlertView(alert: alert, person: summary, placeName: try await existingName(of: alert.target)))
         }
         return views.sorted {
             ($0.person.displayName, $0.person.id, $0.alert.createdAt, $0.alert.id)
@@ -130,6 +130,12 @@ public struct AlertService<S: Stores>: Sendable {
         case .point, .nearby:
             return nil
         }
+    }
+
+    /// The name of a place or campus target while it exists: one removed since the alert was set (a data reload)
+    /// leaves the alert listed, by its id alone, and never set off.
+    private func existingName(of target: AlertTarget) async throws -> String? {
+        do { return try await name(of: target) } catch ServiceError.notFound(.alertPlace) { return nil }
     }
 
     // MARK: Working out moves
@@ -169,7 +175,7 @@ public struct AlertService<S: Stores>: Sendable {
             var telling: EventDraft?
             if let told = step.told {
                 let notice = AlertNotice(
-                    alert: alert.id, friend: watched.summary, placeName: try await name(of: alert.target), radius: alert.radius.distance)
+                    alert: alert.id, friend: watched.summary, placeName: try await existingName(of: alert.target), radius: alert.radius.distance)
                 telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
             }
             changes.append(AlertChange(
