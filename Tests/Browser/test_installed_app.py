@@ -206,7 +206,8 @@ class InstalledAppTest(unittest.TestCase):
             return
         browser.visible("#push-kinds", "the kinds of event show")
         shown = {box.get_attribute("data-kind"): box.is_selected() for box in browser.find_all("#push-kinds input")}
-        self.assertEqual(shown, {kind: preferences[kind] for kind in ("poke", "friend_request", "vote_conflict", "vote_result")})
+        self.assertEqual(shown, {kind: preferences[kind] for kind in ("poke", "friend_request", "vote_conflict", "vote_result", "alert")})
+        self.assertEqual(set(shown), set(preferences), "every kind the server keeps is shown")
         browser.click("label[for='push-kind-poke']")
         browser.wait(lambda driver: api("GET", "/v1/me/push-preferences", student.token)["poke"] is (not shown["poke"]),
                      "unticking pokes is saved")
