@@ -190,17 +190,18 @@ public struct AlertService<S: Stores>: Sendable {
         _ alert: Alert, watched: Account, share: ShareLevel, position: SharedPosition, watcherPosition: SharedPosition?,
         at now: Timestamp, campuses: inout [PlaceID: Campus]?
     ) async throws -> (AlertReading, Accuracy?)? {
-        guard !watched.privacyMode, share != .none, positions.isCurrent(position, at: now) else { return nil }
-        var seen = position.coordinate
-        var accuracy = position.accuracy
-        if share == .building {
-            guard let area = try await locator.area(of: position), area.place == position.closestPlace else { return nil }
-            seen = area.coordinate
-            accuracy = nil
-            let reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
+        // The friend as the watcher's list shows them, by the one privacy rule: a building-level friend at the
+        // building's point, with no accuracy.
+        let area = share == .building ? try await locator.area(of: position) : nil
+        let visible = PrivacyRule.visible(
+            position, ownerPrivacyMode: watched.privacyMode, relation: .friend(share: share), at: now, rules: positions, area: area)
+        guard visible.presence == .current, let shown = visible.position else { return nil }
+        if let area {
             if case .campus = alert.target { return nil }
+            let reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
             guard alert.radius.distance >= reach else { return nil }
         }
+        let seen = shown.coordinate, accuracy = shown.accuracy
         switch alert.target {
         case .place(let id):
             guard let place = try await locator.place(id: id) else { return nil }
