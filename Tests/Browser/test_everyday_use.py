@@ -19,14 +19,14 @@ import unittest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from vicinity_browser import WAIT, Account, Browser, Measurements, Relay, api, building, require_server, temple_named
+from vicinity_browser import (SIZES, WAIT, Account, Browser, Measurements, Relay, api, building, require_server, size_name,
+                              temple_named)
 
 try:
     from axe_selenium_python import Axe
 except ImportError:  # not installed: the hand-made checks below still run
     Axe = None
 
-SIZES = ((1280, 800, False), (375, 812, True))
 # How far under its control an error may be and still read as the control's.
 BESIDE_PX = 24
 # notices.js: how long a notice stays.
@@ -50,10 +50,6 @@ def setUpModule():
 
 def tearDownModule():
     measured.report()
-
-
-def size_name(width, height):
-    return f"{width}x{height}"
 
 
 # In the page: a box as plain numbers, and the viewport.

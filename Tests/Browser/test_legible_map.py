@@ -18,10 +18,9 @@ import string
 import time
 import unittest
 
-from vicinity_browser import (ROOT, RUN, WAIT, Account, Browser, Measurements, Place, api, building,
-                              distance_in_metres, require_server, temple_named)
+from vicinity_browser import (ROOT, RUN, SIZES, WAIT, Account, Browser, Measurements, Place, api, building,
+                              distance_in_metres, require_server, size_name, temple_named)
 
-SIZES = ((1280, 800, False), (375, 812, True))
 # The friend the issue names: 14 m from one's own position, about 7 px apart at the map's opening zoom.
 FRIEND_DISTANCE_M = 14
 # The sphere the service measures on (GeoCore's mean Earth radius), so that the page says the same 14 m.
@@ -46,10 +45,6 @@ def setUpModule():
 
 def tearDownModule():
     measured.report()
-
-
-def size_name(width, height):
-    return f"{width}x{height}"
 
 
 def east_of(place, metres):

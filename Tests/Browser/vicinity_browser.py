@@ -54,6 +54,14 @@ MAIL_DOMAIN = "example.edu"
 # No chromedriver command may hang a test: an answer that takes longer than this is an error.
 RemoteConnection.set_timeout(max(120, 4 * WAIT))
 
+# The two sizes the page is checked at: a 1280x800 desktop and a 375x812 phone (width, height, mobile).
+SIZES = ((1280, 800, False), (375, 812, True))
+
+
+def size_name(width, height):
+    return f"{width}x{height}"
+
+
 # One tag per run, so that the usernames of this run are new on a server that has seen earlier runs.
 RUN = "".join(random.choices(string.ascii_lowercase + string.digits, k=6))
 _usernames = 0
