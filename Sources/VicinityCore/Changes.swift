@@ -10,11 +10,15 @@ public enum Change: Hashable, Sendable {
     case vote(VoteID)
     /// An event was recorded for its recipient.
     case event(EventID, recipient: UserID)
+    /// An alert watching a user or set by them was set, moved on or removed (`friend_alert`): one change for
+    /// the watcher and one for the person watched.
+    case alerts(UserID)
 }
 
 extension Change {
-    /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`), the key of the
-    /// row (a user id, a vote id, the recipient's id) and, for an event, its number.
+    /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`), the
+    /// key of the row (a user id, a vote id, the recipient's id, the user the alert names) and, for an event, its
+    /// number.
     public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
         switch kind {
         case "position":
@@ -23,6 +27,9 @@ extension Change {
         case "vote":
             guard let id = VoteID(key), id.rawValue == key else { throw .corrupt("vote id \(key) is malformed") }
             self = .vote(id)
+        case "alert":
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .alerts(user)
         case "event":
             guard let eventID else { throw .corrupt("an event change without an event") }
             guard let recipient = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
@@ -42,7 +49,7 @@ public enum ChangeRead<Cursor: Sendable>: Sendable {
     case expired
 }
 
-/// Every change to positions, votes and events, committed by any process, readable from any point.
+/// Every change to positions, votes, events and alerts, committed by any process, readable from any point.
 ///
 /// What a conforming store guarantees, with any number of writers in any number of processes:
 /// - a reader that follows a cursor (each read from the `next` of the one before) is given each change

@@ -92,8 +92,9 @@ struct SocialState {
             defaultShares: Dictionary([a, b].compactMap { id in accounts[id].map { (id, $0.account.defaultShare) } }) { first, _ in first })
     }
 
-    /// Moves on the alerts that still read as each change expects, recording the events of those moved.
-    mutating func advance(_ changes: [AlertChange]) -> (moved: Set<AlertID>, events: [Event]) {
+    /// Moves on the alerts that still read as each change expects, recording the events of those moved; the
+    /// changes to note are those of the people the moved alerts name, and the events'.
+    mutating func advance(_ changes: [AlertChange]) -> (moved: Set<AlertID>, noted: [Change]) {
         var moved: Set<AlertID> = []
         var drafts: [EventDraft] = []
         for change in changes {
@@ -103,7 +104,8 @@ struct SocialState {
             moved.insert(change.alert)
             if let telling = change.telling { drafts.append(telling) }
         }
-        return (moved, append(drafts))
+        let people = Set(moved.compactMap { alerts[$0] }.flatMap { [$0.watcher, $0.watched] })
+        return (moved, people.map(Change.alerts) + append(drafts).map { .event($0.id, recipient: $0.recipient) })
     }
 
     /// Writes a pair back as `FriendPair`'s rule left it.
@@ -293,7 +295,9 @@ extension InMemoryStore: AccountStore {
             for blocker in state.social.blocks.keys { state.social.blocks[blocker]?[id] = nil }
             state.social.watches[id] = nil
             for person in state.social.watches.keys { state.social.watches[person]?[id] = nil }
-            state.social.alerts = state.social.alerts.filter { $0.value.watcher != id && $0.value.watched != id }
+            let endedAlerts = state.social.alerts.values.filter { $0.watcher == id || $0.watched == id }
+            for alert in endedAlerts { state.social.alerts[alert.id] = nil }
+            changes += Set(endedAlerts.flatMap { [$0.watcher, $0.watched] }).map(Change.alerts)
             state.social.events.removeAll { $0.recipient == id || $0.payload.about == id }
             let events = state.social.append(drafts)
             return (true, changes + events.map { .event($0.id, recipient: $0.recipient) })
@@ -372,8 +376,8 @@ extension InMemoryStore: PositionStore {
     public func setPosition(_ position: SharedPosition, alerts: [AlertChange]) async throws -> Set<AlertID> {
         changing { state in
             state.social.positions[position.userID] = position
-            let (moved, events) = state.social.advance(alerts)
-            return (moved, [.position(position.userID)] + events.map { .event($0.id, recipient: $0.recipient) })
+            let (moved, noted) = state.social.advance(alerts)
+            return (moved, [.position(position.userID)] + noted)
         }
     }
 
@@ -407,11 +411,13 @@ extension InMemoryStore: FriendStore {
     ) throws -> Result {
         try changing { state in
             var pair = state.social.pair(a, b)
+            let alertsBefore = Set(pair.alerts)
             let result = try rule(&pair)
             let drafts = try announcing(result)
             state.social.store(pair)
             let events = state.social.append(drafts)
-            return (result, events.map { .event($0.id, recipient: $0.recipient) })
+            let alertChanges: [Change] = Set(pair.alerts) == alertsBefore ? [] : [.alerts(a), .alerts(b)]
+            return (result, alertChanges + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 
@@ -514,8 +520,15 @@ extension InMemoryStore: FriendStore {
         return try changingPair(alert.watcher, alert.watched) { $0.removeAlert(id, watcher: watcher) }
     }
 
-    public func alerts(involving user: UserID) async throws -> [Alert] {
-        state.withLock { state in state.social.alerts.values.filter { $0.watcher == user || $0.watched == user } }
+    public func alerts(involvingAny users: [UserID]) async throws -> [Alert] {
+        let users = Set(users)
+        return state.withLock { state in
+            state.social.alerts.values.filter { users.contains($0.watcher) || users.contains($0.watched) }
+        }
+    }
+
+    public func allAlerts() async throws -> [Alert] {
+        state.withLock { Array($0.social.alerts.values) }
     }
 
     public func watchPermissions(involving user: UserID) async throws -> [WatchPermission] {
@@ -538,8 +551,7 @@ extension InMemoryStore: FriendStore {
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
         changing { state in
-            let (moved, events) = state.social.advance(changes)
-            return (moved, events.map { .event($0.id, recipient: $0.recipient) })
+            state.social.advance(changes)
         }
     }
 

@@ -173,8 +173,12 @@ public protocol FriendStore: Sendable {
     /// Removes the alert `id` that `watcher` set; false when they have none such.
     func removeAlert(_ id: AlertID, watcher: UserID) async throws -> Bool
 
-    /// Alerts `user` set, and alerts set on them, in no particular order.
-    func alerts(involving user: UserID) async throws -> [Alert]
+    /// Alerts any of `users` set, and alerts set on them, in one read, in no particular order: what a copy in
+    /// memory reads again for the feed's `alerts` changes (`HeldAlerts`).
+    func alerts(involvingAny users: [UserID]) async throws -> [Alert]
+
+    /// Every alert, in no particular order: what a copy in memory loads.
+    func allAlerts() async throws -> [Alert]
 
     /// Permissions `user` gave and was given, in no particular order.
     func watchPermissions(involving user: UserID) async throws -> [WatchPermission]
@@ -198,9 +202,14 @@ extension PositionStore {
 }
 
 extension FriendStore {
+    /// Alerts `user` set, and alerts set on them, in no particular order.
+    public func alerts(involving user: UserID) async throws -> [Alert] {
+        try await alerts(involvingAny: [user])
+    }
+
     /// One alert moved on, as `advance(_:)` moves several; false when it was not.
-    public func advance(_ alert: AlertID, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
-        try await advance([AlertChange(alert: alert, from: before, to: inside, toldAt: toldAt, telling: telling)]).contains(alert)
+    public func advance(_ alert: Alert, from before: Bool?, to inside: Bool, toldAt: Timestamp?, telling: EventDraft?) async throws -> Bool {
+        try await advance([AlertChange(alert: alert, from: before, to: inside, toldAt: toldAt, telling: telling)]).contains(alert.id)
     }
 
     /// A level with no end.
@@ -282,7 +291,7 @@ public protocol Stores: Sendable {
     var streamLeases: StreamLeases { get }
 
     associatedtype Changes: ChangeFeed
-    /// Every change to positions, votes and events, by whichever process wrote it.
+    /// Every change to positions, votes, events and alerts, by whichever process wrote it.
     var changes: Changes { get }
 
     /// Brings what memory holds of the changes' rows (positions, open votes) up to what the record holds now.
@@ -292,9 +301,19 @@ public protocol Stores: Sendable {
     /// Loads again everything memory holds that changes update: for a reader of the changes that fell behind
     /// what the record keeps of them.
     func reloadFollowed(at now: Timestamp) async throws
+
+    /// The alerts memory holds naming `person`, for a first look at their move (`HeldAlerts`); nil where the
+    /// store holds none in memory, or none it can vouch for just now: the move is worked out against the record.
+    func heldAlerts(of person: UserID) -> [Alert]?
+
+    /// This process committed a change to these people's alerts: what memory holds of them is not to be
+    /// trusted until it reads them again.
+    func alertsChanged(of people: [UserID])
 }
 
 extension Stores {
     public func follow(_ changes: [Change], at now: Timestamp) async throws {}
     public func reloadFollowed(at now: Timestamp) async throws {}
+    public func heldAlerts(of person: UserID) -> [Alert]? { nil }
+    public func alertsChanged(of people: [UserID]) {}
 }

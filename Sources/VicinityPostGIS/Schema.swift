@@ -526,5 +526,12 @@ enum Schema {
             CREATE INDEX friend_alert_watcher ON friend_alert (watcher_id);
             CREATE INDEX friend_alert_watched ON friend_alert (watched_id);
             """),
+        Migration(name: "v16 alert changes", sql: """
+            -- As SpatiaLite's "v17 alert changes": every alert set, moved on or removed (also by a cascade) notes a
+            -- change for the watcher and one for the person watched, which every front's alerts in memory follow.
+            ALTER TABLE change DROP CONSTRAINT change_kind_check, ADD CONSTRAINT change_kind_check CHECK (kind IN ('position', 'vote', 'event', 'alert'));
+            CREATE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) VALUES ('alert', OLD.watcher_id), ('alert', OLD.watched_id); ELSE INSERT INTO change (kind, key) VALUES ('alert', NEW.watcher_id), ('alert', NEW.watched_id); END IF; RETURN NULL; END $$;
+            CREATE TRIGGER friend_alert_change AFTER INSERT OR UPDATE OR DELETE ON friend_alert FOR EACH ROW EXECUTE FUNCTION note_alert_change();
+            """),
     ]
 }

@@ -80,7 +80,7 @@ struct AlertContractTests {
         }
         #expect(try await store.addAlert(try alert(a, on: b, .nearby), limit: 10) == .tooMany)
         // Every alert first set without telling; then four writers each try to tell the same arrival.
-        for alert in alerts { #expect(try await store.advance(alert.id, from: nil, to: false, toldAt: nil, telling: nil)) }
+        for alert in alerts { #expect(try await store.advance(alert, from: nil, to: false, toldAt: nil, telling: nil)) }
         let won = try await withThrowingTaskGroup(of: Bool.self) { group in
             for alert in alerts {
                 for racer in 0..<4 {
@@ -88,7 +88,7 @@ struct AlertContractTests {
                     let notice = AlertNotice(alert: alert.id, friend: b.summary, placeName: nil, radius: alert.radius.distance)
                     group.addTask {
                         try await writer.advance(
-                            alert.id, from: false, to: true, toldAt: epoch + .seconds(1),
+                            alert, from: false, to: true, toldAt: epoch + .seconds(1),
                             telling: .alert(.friendArrived, to: a.id, notice, at: epoch + .seconds(1)))
                     }
                 }
@@ -101,7 +101,7 @@ struct AlertContractTests {
         #expect(Set(told.compactMap { if case .friendArrived(let notice) = $0.payload { notice.alert } else { nil } }) == Set(alerts.map(\.id)))
         let stored = try await store.alerts(involving: a.id)
         #expect(stored.allSatisfy { $0.inside == true && $0.toldAt == epoch + .seconds(1) })
-        #expect(try await store.advance(alerts[0].id, from: false, to: true, toldAt: nil, telling: nil) == false, "the state moved on")
+        #expect(try await store.advance(alerts[0], from: false, to: true, toldAt: nil, telling: nil) == false, "the state moved on")
     }
 
     @Test("twenty alerts set at once through two stores on one friend stop at the limit", arguments: StoreKind.available)

@@ -70,7 +70,7 @@ struct RecordCopyTests {
         {
             #expect(try await store.addAlert(alert, limit: 10) == .added(alert))
         }
-        #expect(try await store.advance(watched.id, from: nil, to: true, toldAt: epoch + .seconds(6), telling: nil))
+        #expect(try await store.advance(watched, from: nil, to: true, toldAt: epoch + .seconds(6), telling: nil))
         _ = try await store.sendFriendRequest(FriendRequest(id: .random(), from: ana.id, to: pim.id, createdAt: epoch))
         // Ana blocks Pim, which withdraws her request to him; his request to her then waits, held.
         _ = try await store.block(pim.id, by: ana.id, at: epoch + .seconds(6))

@@ -6,16 +6,24 @@ import Testing
 import VicinityCore
 
 /// A small world: services over an in-memory store with a manual clock, and helpers to make people.
-struct World {
+typealias World = TestWorld<InMemoryStore>
+
+/// The same world with places, positions and alerts held in memory in front of the store, as the server runs.
+typealias HeldWorld = TestWorld<IndexedStores<InMemoryStore>>
+
+struct TestWorld<S: Stores> {
     let clock = ManualClock()
     let store = InMemoryStore()
-    let services: Services<InMemoryStore>
+    let stores: S
+    let services: Services<S>
 
-    init(settings: ServiceSettings = .standard) async throws {
-        services = Services(stores: store, clock: clock, hasher: hasher, settings: settings)
+    /// The world over `stores`, made from the store that holds its two places.
+    private init(settings: ServiceSettings, stores: (InMemoryStore, ManualClock) async throws -> S) async throws {
         let hall = try Place(id: PlaceID("csulb-hsci"), name: "Hall of Science", category: "academic", coordinate: Spot.hallOfScience)
         let library = try Place(id: PlaceID("csulb-lib"), name: "Library", category: "academic", coordinate: Spot.library)
         _ = try await store.upsert([hall, library])
+        self.stores = try await stores(store, clock)
+        services = Services(stores: self.stores, clock: clock, hasher: hasher, settings: settings)
     }
 
     func person(_ username: String) async throws -> Identity {
@@ -43,6 +51,18 @@ struct World {
             return
         }
         _ = try await services.friends.accept(view.request.id, by: b)
+    }
+}
+
+extension TestWorld where S == InMemoryStore {
+    init(settings: ServiceSettings = .standard) async throws {
+        try await self.init(settings: settings) { store, _ in store }
+    }
+}
+
+extension TestWorld where S == IndexedStores<InMemoryStore> {
+    init(settings: ServiceSettings = .standard) async throws {
+        try await self.init(settings: settings) { store, clock in try await IndexedStores(record: store, at: clock.now) }
     }
 }
 

@@ -176,13 +176,23 @@ public struct AlertContext: Sendable {
 /// One alert moved on by a move: from the state it was read in to the new one, and the event telling of it.
 public struct AlertChange: Hashable, Sendable {
     public var alert: AlertID
+    /// The two the alert names, whose alerts in memory the change makes stale (`Stores.alertsChanged(of:)`).
+    public var watcher: UserID
+    public var watched: UserID
     public var from: Bool?
     public var to: Bool
     public var toldAt: Timestamp?
     public var telling: EventDraft?
 
-    public init(alert: AlertID, from: Bool?, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
-        self.alert = alert
+    public init(alert: Alert, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
+        self.init(alert: alert, from: alert.inside, to: to, toldAt: toldAt, telling: telling)
+    }
+
+    /// A change expecting the alert to read `from`, whatever `alert.inside` says.
+    public init(alert: Alert, from: Bool?, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
+        self.alert = alert.id
+        watcher = alert.watcher
+        watched = alert.watched
         self.from = from
         self.to = to
         self.toldAt = toldAt

@@ -57,6 +57,7 @@ public struct AlertService<S: Stores>: Sendable {
         alert.inside = try await initialState(of: alert)
         switch try await stores.friends.addAlert(alert, limit: rules.perFriend) {
         case .added(let added):
+            stores.alertsChanged(of: [added.watcher, added.watched])
             guard let person = try await stores.accounts.summaries(of: [friend])[friend] else { throw ServiceError.notFound(.friend) }
             return AlertView(alert: added, person: person, placeName: placeName)
         case .notFriends: throw ServiceError.notFound(.friend)
@@ -142,8 +143,11 @@ public struct AlertService<S: Stores>: Sendable {
 
     /// What moving to `position` does to every alert on its person and every nearby alert of theirs: the
     /// changes to write with the position (`PositionStore.setPosition(_:alerts:)`), each with the event telling
-    /// its watcher, if any. Costs one read when nobody watches them.
+    /// its watcher, if any. A move that the alerts held in memory show to change none reads nothing more
+    /// (`HeldAlerts`); any other costs one read of the record. Whoever writes the changes tells the stores once
+    /// committed (`Stores.alertsChanged(of:)`).
     public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
+        if let held = stores.heldAlerts(of: position.userID), try await !mayChange(held, moving: position) { return [] }
         let mover = position.userID
         let context = try await stores.friends.alertContext(of: mover)
         let alerts = context.alerts.filter { $0.watched == mover || $0.target == .nearby }
@@ -178,10 +182,40 @@ public struct AlertService<S: Stores>: Sendable {
                     alert: alert.id, friend: watched.summary, placeName: try await existingName(of: alert.target), radius: alert.radius.distance)
                 telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
             }
-            changes.append(AlertChange(
-                alert: alert.id, from: alert.inside, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling))
+            changes.append(AlertChange(alert: alert, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling))
         }
         return changes
+    }
+
+    /// Whether moving to `position` may change any of `alerts` (memory's, naming the mover), however a watcher
+    /// may see the friend: each alert is stepped with the friend at their own fix and, where the fix is in a
+    /// building's area, at the building's point, with privacy mode, sharing, freshness and the nearby alert's
+    /// pair left out. The record's way of seeing the friend is one of these or hides them (which changes
+    /// nothing), so where none of these changes an alert, the record's would not either.
+    private func mayChange(_ alerts: [Alert], moving position: SharedPosition) async throws -> Bool {
+        let mover = position.userID
+        let relevant = alerts.filter { $0.watched == mover || $0.target == .nearby }
+        guard !relevant.isEmpty else { return false }
+        let now = clock.now
+        var others: [UserID: SharedPosition] = [:]
+        for other in Set(relevant.map { $0.watched == mover ? $0.watcher : $0.watched }) {
+            others[other] = try await stores.positions.position(of: other)
+        }
+        var sightings: [UserID: [SharedPosition]] = [:]
+        var campuses: [PlaceID: Campus]?
+        for alert in relevant {
+            let watcherPosition = alert.watcher == mover ? position : others[alert.watcher]
+            guard let watched = alert.watched == mover ? position : others[alert.watched] else { continue }
+            if sightings[alert.watched] == nil {
+                sightings[alert.watched] = [watched] + (try await locator.area(of: watched).map { [$0.coarsened(watched)] } ?? [])
+            }
+            for seen in sightings[alert.watched] ?? [] {
+                guard let reading = try await measure(alert, seen: seen.coordinate, watcherPosition: watcherPosition, campuses: &campuses)
+                else { continue }
+                if AlertRule.step(alert, reading: reading, accuracy: seen.accuracy, at: now, rules: rules) != nil { return true }
+            }
+        }
+        return false
     }
 
     /// Where the watched friend stands towards the alert's target as the watcher may know them, and how good
@@ -201,20 +235,30 @@ public struct AlertService<S: Stores>: Sendable {
             let reach = area.isAround ? locator.labelRule.around : locator.labelRule.landmark
             guard alert.radius.distance >= reach else { return nil }
         }
-        let seen = shown.coordinate, accuracy = shown.accuracy
+        if case .nearby = alert.target {
+            guard let own = watcherPosition, positions.isCurrent(own, at: now) else { return nil }
+        }
+        return try await measure(alert, seen: shown.coordinate, watcherPosition: watcherPosition, campuses: &campuses).map { ($0, shown.accuracy) }
+    }
+
+    /// Where a friend seen at `seen` stands towards the alert's target; nil when the target is gone (a place or
+    /// campus removed by a data reload) or, for a nearby alert, the watcher has no position.
+    private func measure(
+        _ alert: Alert, seen: Coordinate, watcherPosition: SharedPosition?, campuses: inout [PlaceID: Campus]?
+    ) async throws -> AlertReading? {
         switch alert.target {
         case .place(let id):
             guard let place = try await locator.place(id: id) else { return nil }
-            return (.distance(haversineDistance(from: place.coordinate, to: seen)), accuracy)
+            return .distance(haversineDistance(from: place.coordinate, to: seen))
         case .point(let point):
-            return (.distance(haversineDistance(from: point, to: seen)), accuracy)
+            return .distance(haversineDistance(from: point, to: seen))
         case .campus(let id):
             if campuses == nil { campuses = Dictionary(try await locator.allCampuses().map { ($0.id, $0) }) { first, _ in first } }
             guard let campus = campuses?[id] else { return nil }
-            return (.boundary(contains: campus.boundary.contains(seen), edge: campus.boundary.distanceToBoundary(from: seen)), accuracy)
+            return .boundary(contains: campus.boundary.contains(seen), edge: campus.boundary.distanceToBoundary(from: seen))
         case .nearby:
-            guard let own = watcherPosition, positions.isCurrent(own, at: now) else { return nil }
-            return (.distance(haversineDistance(from: own.coordinate, to: seen)), accuracy)
+            guard let own = watcherPosition else { return nil }
+            return .distance(haversineDistance(from: own.coordinate, to: seen))
         }
     }
 

@@ -125,7 +125,9 @@ public struct FriendService<S: Stores>: Sendable {
             userID: identity.userID, coordinate: coordinate, accuracy: accuracy, status: status,
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
             updatedAt: updatedAt, areaSince: areaSince)
-        _ = try await stores.positions.setPosition(position, alerts: try await alerts.changes(moving: position))
+        let changes = try await alerts.changes(moving: position)
+        _ = try await stores.positions.setPosition(position, alerts: changes)
+        if !changes.isEmpty { stores.alertsChanged(of: changes.flatMap { [$0.watcher, $0.watched] }) }
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }
 

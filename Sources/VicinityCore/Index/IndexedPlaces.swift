@@ -135,22 +135,24 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 }
 
-/// A set of stores with places, campuses, shared positions and open public votes held in memory in front of the
-/// record's: what the server runs on.
+/// A set of stores with places, campuses, shared positions, open public votes and alerts held in memory in front
+/// of the record's: what the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
     public let campuses: IndexedCampuses<Record.Campuses>
     public let positions: IndexedPositions<Record.Positions>
     public let votes: IndexedVotes<Record.Votes>
+    public let alerts: HeldAlerts<Record.Friends>
 
-    /// Loads the record's places, campuses, positions and the public votes open at `now` into memory.
+    /// Loads the record's places, campuses, positions, the public votes open at `now` and the alerts into memory.
     public init(record: Record, at now: Timestamp) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
         campuses = try await IndexedCampuses(record: record.campuses)
         positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
+        alerts = try await HeldAlerts(record: record.friends)
     }
 
     /// Reloads whatever another process changed. Returns what was reloaded, for the log.
@@ -170,20 +172,26 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var push: Record.Push { record.push }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
-        var users: [UserID] = [], votes: Set<VoteID> = []
+        var users: [UserID] = [], votes: Set<VoteID> = [], alerted: Set<UserID> = []
         for change in changes {
             switch change {
             case .position(let user): users.append(user)
             case .vote(let id): votes.insert(id)
+            case .alerts(let user): alerted.insert(user)
             case .event: continue
             }
         }
         try await positions.refresh(users)
         try await self.votes.refresh(votes, at: now)
+        try await alerts.refresh(alerted)
     }
 
     public func reloadFollowed(at now: Timestamp) async throws {
         try await positions.reload()
         try await votes.reload(at: now)
+        try await alerts.reload()
     }
+
+    public func heldAlerts(of person: UserID) -> [Alert]? { alerts.alerts(of: person) }
+    public func alertsChanged(of people: [UserID]) { alerts.unsettle(people) }
 }

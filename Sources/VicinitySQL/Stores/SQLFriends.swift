@@ -214,9 +214,14 @@ extension SQLRecordStore {
         })
     }
 
-    public func alerts(involving user: UserID) async throws -> [Alert] {
-        let id = SQLValue.text(user.rawValue)
-        return try await records(Alert.self, where: .or([.equals("watcher_id", id), .equals("watched_id", id)]))
+    public func alerts(involvingAny users: [UserID]) async throws -> [Alert] {
+        guard !users.isEmpty else { return [] }
+        let ids = Set(users.map(\.rawValue)).sorted().map(SQLValue.text)
+        return try await records(Alert.self, where: .or([.among("watcher_id", ids), .among("watched_id", ids)]))
+    }
+
+    public func allAlerts() async throws -> [Alert] {
+        try await records(Alert.self, where: .all)
     }
 
     public func watchPermissions(involving user: UserID) async throws -> [WatchPermission] {

@@ -1,0 +1,114 @@
+import Synchronization
+
+/// Every alert held in memory, so that a move none of whose alerts it changes reads nothing from the record
+/// (`AlertService.changes(moving:)`).
+///
+/// Memory is a sieve, not a second record: a move that memory shows to change some alert, or whose person it
+/// cannot vouch for, is worked out again against the record, which alone decides what is told (privacy mode,
+/// sharing, the alert's state by a conditional write). So memory holds only the alerts, and its one duty is never
+/// to show "no change" where the record would find one:
+/// - a person is *unsettled* from a change of their alerts until a read of them begun after that change has
+///   reached memory; memory answers nothing for them (`alerts(of:)` is nil) and their moves go to the record.
+///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
+///   come through the change feed (`refresh(_:)`, an `alerts` change for each person an alert names);
+/// - another process's write is not known here until the feed brings it: a move taken in between is worked out
+///   as it would have been just before that write, and what it would have told is told at the person's next
+///   move, which finds the record's state different from where they are.
+public final class HeldAlerts<Record: FriendStore>: Sendable {
+    private struct Book {
+        var alerts: [AlertID: Alert] = [:]
+        var byPerson: [UserID: Set<AlertID>] = [:]
+        /// The unsettled, each with the number of the latest change that unsettled them.
+        var unsettled: [UserID: Int] = [:]
+        var lastMark = 0
+
+        mutating func unsettle(_ people: some Sequence<UserID>) -> Int {
+            for person in people {
+                lastMark += 1
+                unsettled[person] = lastMark
+            }
+            return lastMark
+        }
+
+        /// Puts `fresh`, the record's alerts naming any of `people`, in place of those held, and settles each
+        /// person unsettled no later than `mark`, the last before the read began.
+        mutating func replace(alertsOf people: Set<UserID>, with fresh: [Alert], readAfter mark: Int) {
+            let kept = Set(fresh.map(\.id))
+            for person in people {
+                for id in byPerson[person] ?? [] where !kept.contains(id) { remove(id) }
+            }
+            for alert in fresh { insert(alert) }
+            for person in people where (unsettled[person] ?? .max) <= mark { unsettled[person] = nil }
+        }
+
+        mutating func insert(_ alert: Alert) {
+            alerts[alert.id] = alert
+            byPerson[alert.watcher, default: []].insert(alert.id)
+            byPerson[alert.watched, default: []].insert(alert.id)
+        }
+
+        mutating func remove(_ id: AlertID) {
+            guard let alert = alerts.removeValue(forKey: id) else { return }
+            for person in [alert.watcher, alert.watched] {
+                byPerson[person]?.remove(id)
+                if byPerson[person]?.isEmpty == true { byPerson[person] = nil }
+            }
+        }
+    }
+
+    public let record: Record
+    private let book = Mutex(Book())
+    /// One read of the record's alerts at a time: a later read never lands before an earlier one.
+    private let reads = SerialGate()
+    /// At most this many people per read of the record: a list of keys any database takes in one statement.
+    private static var batch: Int { 500 }
+
+    /// Loads every alert of the record.
+    public init(record: Record) async throws {
+        self.record = record
+        try await reload()
+    }
+
+    /// The alerts naming `person`, as watcher or watched; nil while they are unsettled.
+    public func alerts(of person: UserID) -> [Alert]? {
+        book.withLock { book in
+            guard book.unsettled[person] == nil else { return nil }
+            return (book.byPerson[person] ?? []).compactMap { book.alerts[$0] }
+        }
+    }
+
+    /// This process changed these people's alerts in the record (and committed): memory cannot vouch for them
+    /// until it reads them again, at the follower's next `refresh`.
+    public func unsettle(_ people: some Sequence<UserID>) {
+        book.withLock { _ = $0.unsettle(people) }
+    }
+
+    /// Reads again the alerts of the people the feed's changes name, and of everyone unsettled: the follower
+    /// calls it after every read of the feed, changes or not, so that this process's own writes settle too.
+    public func refresh(_ changed: some Sequence<UserID>) async throws {
+        try await reads.run {
+            let (people, mark) = book.withLock { book in
+                let mark = book.unsettle(changed)
+                return (Array(book.unsettled.keys), mark)
+            }
+            for start in stride(from: 0, to: people.count, by: Self.batch) {
+                let group = Array(people[start..<min(start + Self.batch, people.count)])
+                let fresh = try await record.alerts(involvingAny: group)
+                book.withLock { $0.replace(alertsOf: Set(group), with: fresh, readAfter: mark) }
+            }
+        }
+    }
+
+    /// Loads every alert again: for a follower that fell behind what the feed keeps.
+    public func reload() async throws {
+        try await reads.run {
+            let mark = book.withLock { $0.lastMark }
+            let all = try await record.allAlerts()
+            book.withLock { book in
+                var fresh = Book(unsettled: book.unsettled.filter { $0.value > mark }, lastMark: book.lastMark)
+                for alert in all { fresh.insert(alert) }
+                book = fresh
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import GeoCore
+import GeoTestSupport
+import Testing
+import VicinityCore
+
+/// One step of a walk both worlds take alike.
+private enum WalkStep {
+    case pimMoves(Coordinate, accuracy: Double?)
+    case nokMoves(Coordinate)
+    case pimPrivacy(Bool)
+    case pimShares(ShareLevel)
+    /// Chai starts watching Pim at the Hall of Science, half-way.
+    case chaiWatches
+    /// Longer than the quiet period.
+    case pause
+}
+
+/// What a walk told each person (when, and what: the alerts one move sets off come in no set order), and where
+/// their alerts were left.
+private struct WalkOutcome: Equatable {
+    var told: [String: [String]] = [:]
+    /// Each alert a person set, by its kind and radius, with whether it was left inside.
+    var inside: [String: [String]] = [:]
+}
+
+/// Takes the same walk in a world whose moves read alerts from the record and in one that holds them in memory.
+private func walk<S: Stores>(_ world: TestWorld<S>, _ steps: [(WalkStep, settles: Bool)]) async throws -> (WalkOutcome, vouched: Int) {
+    let pim = try await world.person("pim"), nok = try await world.person("nok"), chai = try await world.person("chai")
+    try await world.befriend(pim, nok)
+    try await world.befriend(pim, chai)
+    let services = world.services
+    for watcher in [nok, chai] { _ = try await services.alerts.allow(watcher.userID, by: pim) }
+    _ = try await services.friends.sharePosition(nok, at: Spot.hallOfScience, accuracy: nil, status: nil)
+    _ = try await services.alerts.set(.place(try PlaceID("csulb-lib")), radius: nil, on: pim.userID, by: nok)
+    _ = try await services.alerts.set(
+        .point(destination(from: Spot.library, distance: 150, bearing: 0)), radius: try AlertRadius(meters: 60), on: pim.userID, by: nok)
+    _ = try await services.alerts.set(.nearby, radius: try AlertRadius(meters: 150), on: pim.userID, by: nok)
+    _ = try await services.alerts.set(.nearby, radius: try AlertRadius(meters: 200), on: nok.userID, by: pim)
+    var vouched = 0
+    for (step, settles) in steps {
+        world.clock.advance(by: .seconds(30))
+        switch step {
+        case .pimMoves(let coordinate, let accuracy):
+            if world.stores.heldAlerts(of: pim.userID) != nil { vouched += 1 }
+            _ = try await services.friends.sharePosition(pim, at: coordinate, accuracy: try accuracy.map { try Accuracy(meters: $0) }, status: nil)
+        case .nokMoves(let coordinate):
+            _ = try await services.friends.sharePosition(nok, at: coordinate, accuracy: nil, status: nil)
+        case .pimPrivacy(let on):
+            _ = try await services.accounts.update(pim, AccountChanges(privacyMode: on), from: ClientAddress(nil))
+        case .pimShares(let level):
+            _ = try await services.friends.setSharing(level, with: nok.userID, of: pim)
+        case .chaiWatches:
+            _ = try await services.alerts.set(.place(try PlaceID("csulb-hsci")), radius: nil, on: pim.userID, by: chai)
+        case .pause:
+            world.clock.advance(by: AlertRules.standard.quietPeriod)
+        }
+        // The change follower's read, which settles what this process wrote; skipped now and then, so that some
+        // moves find their person unsettled.
+        if settles { try await world.stores.follow([], at: world.clock.now) }
+    }
+    var outcome = WalkOutcome()
+    for (name, person) in [("pim", pim), ("nok", nok), ("chai", chai)] {
+        outcome.told[name] = try await world.store.events(for: person.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 10_000)
+            .filter { [.friendArrived, .friendLeft, .friendNearby].contains($0.type) }
+            .map { "\($0.createdAt.millisecondsSince1970) \($0.type)" }.sorted()
+        outcome.inside[name] = try await services.alerts.alerts(of: person)
+            .map { "\($0.alert.target.kindName) \($0.alert.radius.distance.meters) \(String(describing: $0.alert.inside))" }.sorted()
+    }
+    return (outcome, vouched)
+}
+
+@Suite("Alerts held in memory")
+struct HeldAlertsTests {
+    @Test("a long random walk tells the same with the alerts held in memory as read from the record, privacy and sharing changing on the way")
+    func sameAsTheRecord() async throws {
+        var generator = SeededGenerator(seed: 34)
+        var steps: [(WalkStep, settles: Bool)] = []
+        for index in 0..<1200 {
+            let roll = Double.random(in: 0..<1, using: &generator)
+            let around = destination(
+                from: Spot.library, distance: .random(in: 0...350, using: &generator), bearing: .random(in: 0..<360, using: &generator))
+            let step: WalkStep =
+                index == 600 ? .chaiWatches
+                : roll < 0.6 ? .pimMoves(around, accuracy: [nil, 10, 40].randomElement(using: &generator) ?? nil)
+                : roll < 0.75 ? .nokMoves(around)
+                : roll < 0.8 ? .pimPrivacy(Bool.random(using: &generator))
+                : roll < 0.9 ? .pimShares([ShareLevel.exact, .building, .none].randomElement(using: &generator) ?? .exact)
+                : .pause
+            steps.append((step, settles: Double.random(in: 0..<1, using: &generator) < 0.8))
+        }
+        let (fromRecord, _) = try await walk(try await World(), steps)
+        let (fromMemory, vouched) = try await walk(try await HeldWorld(), steps)
+        #expect(fromMemory == fromRecord)
+        let moves = steps.filter { if case .pimMoves = $0.0 { true } else { false } }.count
+        #expect(vouched > moves / 2, "memory vouched for \(vouched) of Pim's \(moves) moves")
+        let told = fromRecord.told.values.map(\.count).reduce(0, +)
+        #expect(told >= 30, "the walk tells enough to compare: \(told)")
+    }
+
+    @Test("a friend sharing buildings only sets off a nearby alert from the building's point where their own fix would not")
+    func buildingPointCounts() async throws {
+        let world = try await HeldWorld()
+        let pim = try await world.person("pim"), nok = try await world.person("nok")
+        try await world.befriend(pim, nok)
+        let services = world.services
+        // Nok 140 m west of the Library; Pim 95 m east of it, "Around Library": 235 m from Nok, but shown to Nok at
+        // the Library's point, 140 m away, within Nok's 150 m.
+        _ = try await services.friends.sharePosition(nok, at: destination(from: Spot.library, distance: 140, bearing: 270), accuracy: nil, status: nil)
+        _ = try await services.friends.sharePosition(pim, at: destination(from: Spot.library, distance: 600, bearing: 90), accuracy: nil, status: nil)
+        _ = try await services.alerts.set(.nearby, radius: try AlertRadius(meters: 150), on: pim.userID, by: nok)
+        _ = try await services.alerts.set(.nearby, radius: try AlertRadius(meters: 100), on: nok.userID, by: pim)
+        _ = try await services.friends.setSharing(.building, with: nok.userID, of: pim)
+        try await world.stores.follow([], at: world.clock.now)
+        #expect(world.stores.heldAlerts(of: pim.userID)?.count == 2, "memory vouches for Pim's alerts")
+        world.clock.advance(by: .seconds(30))
+        _ = try await services.friends.sharePosition(pim, at: destination(from: Spot.library, distance: 95, bearing: 90), accuracy: nil, status: nil)
+        let told = try await world.store.events(for: nok.userID, after: nil, since: Timestamp(millisecondsSince1970: 0), limit: 100)
+        #expect(told.map(\.type).filter { $0 == .friendNearby }.count == 1)
+    }
+
+    @Test("memory holds every alert, answers nothing for a person whose alerts this process changed until read again, and learns others' changes from the feed")
+    func settling() async throws {
+        let world = try await World()
+        let store = world.store, clock = world.clock
+        let pimIdentity = try await world.person("pim"), nokIdentity = try await world.person("nok")
+        try await world.befriend(pimIdentity, nokIdentity)
+        let pim = pimIdentity.userID, nok = nokIdentity.userID
+        let first = Alert(id: .random(), watcher: nok, watched: pim, target: .nearby, radius: .standard, createdAt: clock.now)
+        #expect(try await store.addAlert(first, limit: 10) == .added(first))
+
+        let held = try await HeldAlerts(record: store)
+        #expect(held.alerts(of: pim) == [first] && held.alerts(of: nok) == [first], "loaded, under both people")
+        #expect(try #require(held.alerts(of: try await world.person("cyra").userID)).isEmpty, "someone with no alerts has none")
+
+        #expect(try await store.advance(first, from: nil, to: true, toldAt: nil, telling: nil))
+        held.unsettle([pim, nok])
+        #expect(held.alerts(of: pim) == nil && held.alerts(of: nok) == nil, "unsettled by this process's own write")
+        try await held.refresh([])
+        var moved = first
+        moved.inside = true
+        #expect(held.alerts(of: pim) == [moved] && held.alerts(of: nok) == [moved], "settled by a read begun after the write")
+
+        // Another process removes the alert: memory keeps it until the feed names its people.
+        #expect(try await store.removeAlert(first.id, watcher: nok))
+        #expect(held.alerts(of: pim) == [moved])
+        try await held.refresh([pim])
+        #expect(held.alerts(of: pim) == [] && held.alerts(of: nok) == [], "gone for both, though the change named one")
+
+        let second = Alert(id: .random(), watcher: pim, watched: nok, target: .nearby, radius: .standard, createdAt: clock.now)
+        #expect(try await store.addAlert(second, limit: 10) == .added(second))
+        try await held.reload()
+        #expect(held.alerts(of: nok) == [second], "a reload reads everything again")
+    }
+}
