@@ -365,6 +365,7 @@ struct Serve: AsyncParsableCommand {
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
         let positions = stores.positions.heldCount
+        let alerts = stores.alerts.heldCount
         let users = try await record.accountCount()
         let location = record.location
         let temples = settings.services.temples.categories.map(\.rawValue).sorted().joined(separator: ", ")
@@ -420,7 +421,7 @@ struct Serve: AsyncParsableCommand {
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
                 // terminal, and the line should reach the log now, not when the buffer fills.
                 let scheme = settings.tls == nil ? "http" : "https"
-                let line = "Vicinity serving \(scheme)://\(host):\(port) from \(location) (\(places) places and \(positions) positions in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
+                let line = "Vicinity serving \(scheme)://\(host):\(port) from \(location) (\(places) places, \(positions) positions and \(alerts) alerts in memory, loaded in \(Self.formatted(loadTime)); \(users) users; temples: \(temples); up to \(connectionCap) connections, \(settings.maximumConnectionsPerClient) per client, under a descriptor limit of \(descriptorLimit))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             },
             onRedirectListening: { host, port in

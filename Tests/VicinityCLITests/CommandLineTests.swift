@@ -367,7 +367,7 @@ struct CommandLineTests {
         // The start-up line comes only once the socket is bound, and names the real port.
         let line = try await CLI.startUpLine(of: server)
         #expect(line.hasPrefix("Vicinity serving http://127.0.0.1:"))
-        #expect(line.contains("(15 places and 0 positions in memory, loaded in "))
+        #expect(line.contains("(15 places, 0 positions and 0 alerts in memory, loaded in "))
         #expect(line.contains(" ms; 0 users; temples: buddhist_temple, shrine; up to "))
         let address = try #require(line.split(separator: " ").dropFirst(2).first.map(String.init))
         let port = try #require(URL(string: address)?.port)

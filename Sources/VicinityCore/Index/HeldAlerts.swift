@@ -69,6 +69,9 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         try await reload()
     }
 
+    /// How many alerts memory holds.
+    public var heldCount: Int { book.withLock { $0.alerts.count } }
+
     /// The alerts naming `person`, as watcher or watched; nil while they are unsettled.
     public func alerts(of person: UserID) -> [Alert]? {
         book.withLock { book in
