@@ -13,12 +13,15 @@ public enum Change: Hashable, Sendable {
     /// An alert watching a user or set by them was set, moved on or removed (`friend_alert`): one change for
     /// the watcher and one for the person watched.
     case alerts(UserID)
+    /// Sessions of a user ended (signed out, a password changed, the account deleted): any copy of them held
+    /// in memory must go.
+    case sessions(UserID)
 }
 
 extension Change {
-    /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`), the
-    /// key of the row (a user id, a vote id, the recipient's id, the user the alert names) and, for an event, its
-    /// number.
+    /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`,
+    /// `session`), the key of the row (a user id, a vote id, the recipient's id, the user the alert names, the
+    /// session's user) and, for an event, its number.
     public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
         switch kind {
         case "position":
@@ -30,6 +33,9 @@ extension Change {
         case "alert":
             guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
             self = .alerts(user)
+        case "session":
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .sessions(user)
         case "event":
             guard let eventID else { throw .corrupt("an event change without an event") }
             guard let recipient = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
@@ -49,7 +55,7 @@ public enum ChangeRead<Cursor: Sendable>: Sendable {
     case expired
 }
 
-/// Every change to positions, votes, events and alerts, committed by any process, readable from any point.
+/// Every change to positions, votes, events, alerts and sessions, committed by any process, readable from any point.
 ///
 /// What a conforming store guarantees, with any number of writers in any number of processes:
 /// - a reader that follows a cursor (each read from the `next` of the one before) is given each change

@@ -62,11 +62,15 @@ struct SocialState {
         }
     }
 
-    /// Push devices go with the session that registered them (a foreign key in the SQL stores).
-    mutating func endSessions(where ended: (TokenDigest, Session) -> Bool) {
+    /// Push devices go with the session that registered them (a foreign key in the SQL stores). The changes to
+    /// note: one for each account that lost a session.
+    @discardableResult
+    mutating func endSessions(where ended: (TokenDigest, Session) -> Bool) -> [Change] {
         let kept = sessions.filter { !ended($0.key, $0.value) }
+        let losers = Set(sessions.values.filter { kept[$0.digest] == nil }.map(\.userID))
         sessions = kept
         removePushDevices { kept[$0.session] == nil }
+        return losers.map(Change.sessions)
     }
 
     func isFriend(_ a: UserID, _ b: UserID) -> Bool { friendships[a]?[b] != nil }
@@ -171,16 +175,16 @@ extension InMemoryStore: AccountStore {
     }
 
     public func updateAccount(_ stored: StoredAccount, ending: SessionEnding) async throws -> Bool {
-        try state.withLock { (state) throws(ServiceError) in
+        try changing { state in
             let id = stored.account.id
-            guard let before = state.social.accounts[id] else { return false }
+            guard let before = state.social.accounts[id] else { return (false, []) }
             if let email = stored.account.email, let holder = state.social.emails[email.key], holder != id {
-                throw .conflict(.emailTaken)
+                throw ServiceError.conflict(.emailTaken)
             }
             if let old = before.account.email { state.social.emails[old.key] = nil }
             if let email = stored.account.email { state.social.emails[email.key] = id }
             state.social.accounts[id] = stored
-            state.social.endSessions { digest, session in
+            let ended = state.social.endSessions { digest, session in
                 guard session.userID == id else { return false }
                 switch ending {
                 case .none: return false
@@ -188,7 +192,7 @@ extension InMemoryStore: AccountStore {
                 case .all: return true
                 }
             }
-            return true
+            return (true, ended)
         }
     }
 
@@ -209,14 +213,14 @@ extension InMemoryStore: AccountStore {
     }
 
     public func deleteSession(_ digest: TokenDigest) async throws {
-        state.withLock { $0.social.endSessions { ended, _ in ended == digest } }
+        changing { ((), $0.social.endSessions { ended, _ in ended == digest }) }
     }
 
     public func deleteSessions(expiredBefore time: Timestamp) async throws -> Int {
-        state.withLock { state in
+        changing { state in
             let before = state.social.sessions.count
-            state.social.endSessions { _, session in session.expiresAt < time }
-            return before - state.social.sessions.count
+            let ended = state.social.endSessions { _, session in session.expiresAt < time }
+            return (before - state.social.sessions.count, ended)
         }
     }
 
@@ -277,7 +281,7 @@ extension InMemoryStore: AccountStore {
             state.social.accounts[id] = nil
             state.social.usernames[stored.account.username.key] = nil
             if let email = stored.account.email { state.social.emails[email.key] = nil }
-            state.social.endSessions { _, session in session.userID == id }
+            changes += state.social.endSessions { _, session in session.userID == id }
             state.social.codes = state.social.codes.filter { $0.key.account != id }
             state.social.outbox = state.social.outbox.filter { _, message in
                 guard message.account != id else { return false }

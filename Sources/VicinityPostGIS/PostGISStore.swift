@@ -104,6 +104,7 @@ public final class PostGISStore: Sendable {
     }
 
     public var location: String { configuration.location }
+    public var isRemote: Bool { true }
 
     // MARK: - Running statements
 

@@ -533,5 +533,12 @@ enum Schema {
             CREATE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) VALUES ('alert', OLD.watcher_id), ('alert', OLD.watched_id); ELSE INSERT INTO change (kind, key) VALUES ('alert', NEW.watcher_id), ('alert', NEW.watched_id); END IF; RETURN NULL; END $$;
             CREATE TRIGGER friend_alert_change AFTER INSERT OR UPDATE OR DELETE ON friend_alert FOR EACH ROW EXECUTE FUNCTION note_alert_change();
             """),
+        Migration(name: "v17 session changes", sql: """
+            -- As SpatiaLite's "v18 session changes": a session ended anywhere notes a change for its account, and
+            -- every front forgets the sessions of that account it holds.
+            ALTER TABLE change DROP CONSTRAINT change_kind_check, ADD CONSTRAINT change_kind_check CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session'));
+            CREATE FUNCTION note_session_end() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); RETURN NULL; END $$;
+            CREATE TRIGGER session_end AFTER DELETE ON session FOR EACH ROW EXECUTE FUNCTION note_session_end();
+            """),
     ]
 }

@@ -14,9 +14,16 @@ public protocol RecordStore: SQLRecordStore, Stores, PlaceStore, CampusStore, Ch
     /// The secret the limits' digests are keyed with (`LimitKeys`) when the operator gives none: shared by every
     /// process that shares the record's ledgers.
     func sharedLimitKeys() async throws -> LimitKeys
+
+    /// Whether the record is on a database server, each read a round trip: a front then holds the sessions it
+    /// has looked up (`HeldSessions`), trading a refusal at once of a session ended elsewhere for one within
+    /// the change feed's lag.
+    var isRemote: Bool { get }
 }
 
 extension RecordStore {
+    public var isRemote: Bool { false }
+
     /// A store whose ledgers live in this process's memory needs no shared secret.
     public func sharedLimitKeys() async throws -> LimitKeys { .random() }
 

@@ -527,6 +527,19 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v18 session changes") { db in
+            // Every front holds the sessions it has read (`HeldSessions`), so a session ended anywhere (signed
+            // out, ended by a password change, gone with its account or expired) notes a change for its account,
+            // and every front forgets that account's sessions.
+            try SchemaText.loosen(db, table: "change", [
+                ("CHECK (kind IN ('position', 'vote', 'event', 'alert'))", "CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session'))"),
+            ])
+            try db.execute(sql: """
+                CREATE TRIGGER session_deleted AFTER DELETE ON session
+                BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); END;
+                """)
+        }
+
         return migrator
     }
 

@@ -183,6 +183,47 @@ struct ChangeFeedContractTests {
         try await subject.run(Check())
     }
 
+    @Test("a session ended by signing out, by a password change, by expiry or with its account is a change for its account; one begun is none",
+          arguments: StoreKind.available)
+    func sessionEndingsAreChanges(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let ana = try account("ana"), ben = try account("ben")
+                for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
+                var cursor = try await peer.changeCursor()
+                func ended() async throws -> [UserID] {
+                    guard case .changes(let changes, let next) = try await peer.changes(after: cursor) else {
+                        Issue.record("the feed expired")
+                        return []
+                    }
+                    cursor = next
+                    return changes.compactMap { change in if case .sessions(let account) = change { account } else { nil } }
+                }
+                func session(of person: Account, lasting seconds: Int64 = 600) async throws -> TokenDigest {
+                    let digest = SessionToken.random().digest
+                    try await store.createSession(Session(digest: digest, userID: person.id, createdAt: epoch, expiresAt: epoch + .seconds(seconds)))
+                    return digest
+                }
+                let first = try await session(of: ana)
+                _ = try await session(of: ana)
+                let third = try await session(of: ana)
+                _ = try await session(of: ben, lasting: 1)
+                #expect(try await ended().isEmpty, "signing in is no change")
+                try await store.deleteSession(first)
+                #expect(try await ended() == [ana.id])
+                #expect(try await store.updateAccount(StoredAccount(account: ana, passwordHash: someHash), ending: .allBut(third)))
+                #expect(try await ended() == [ana.id], "the password change ended the second")
+                #expect(try await store.deleteSessions(expiredBefore: epoch + .seconds(2)) == 1)
+                #expect(try await ended() == [ben.id])
+                #expect(try await store.deleteAccount(ana.id, at: epoch, cancel: { _ in false }, announcements: { _, _ in [] }))
+                #expect(try await ended() == [ana.id])
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
+
     @Test("a reader following while eight writers write through two stores is given every change once, each recipient's events in order",
           arguments: StoreKind.available)
     func concurrentWritersAreFollowed(kind: StoreKind) async throws {

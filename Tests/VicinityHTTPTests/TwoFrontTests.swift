@@ -35,13 +35,13 @@ private func withTwoFronts(
     }
 }
 
-/// One front: the record's places and positions in memory, the services under the record's shared limit keys
-/// (as `serve` takes them), the follower ready.
+/// One front: the record's places, positions and alerts in memory and the sessions it looks up held, the services
+/// under the record's shared limit keys (as `serve` takes them), the follower ready.
 private func front(
     _ record: PostGISStore, clock: any WallClock, settings: ServiceSettings, options: HTTPOptions, logs: LogRecorder
 ) async throws -> some ApplicationProtocol {
     let loadedAfter = try await record.changes.changeCursor()
-    let stores = try await IndexedStores(record: record, at: clock.now)
+    let stores = try await IndexedStores(record: record, at: clock.now, sessions: HeldSessions<PostGISStore>.standardCapacity)
     // Keyed as `vicinity serve` keys them: with the secret every front over the record shares, so that the
     // limits' counts of one front are the other's.
     let services = Services(
@@ -124,6 +124,20 @@ struct TwoFrontTests {
                 try await a.share(carl, 33.779842, -118.112526)
                 try await moveSeen(of: carl, status: nil)
                 #expect(try await annaAsBenSees()?["presence"] as? String == "none")
+            }
+        }
+    }
+
+    @Test("a session signed out through one front is refused by the other, which held it, once its feed has read the ending")
+    func sessionEndingsCross() async throws {
+        try await withTwoFronts { a, _, b, _, _ in
+            let anna = try await a.person("anna")
+            #expect(try await b.call(.get, "/v1/me", as: anna).status == .ok, "front B holds Anna's session from here on")
+            #expect(try await a.call(.delete, "/v1/sessions/current", as: anna).status == .noContent)
+            #expect(try await a.call(.get, "/v1/me", as: anna).status == .unauthorized, "at once on the front that ended it")
+            _ = try await waiting(for: "front B to refuse Anna's ended session") {
+                while try await b.call(.get, "/v1/me", as: anna).status != .unauthorized { try await Task.sleep(for: .milliseconds(20)) }
+                return true
             }
         }
     }

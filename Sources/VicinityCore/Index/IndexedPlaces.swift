@@ -135,8 +135,8 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 }
 
-/// A set of stores with places, campuses, shared positions, open public votes and alerts held in memory in front
-/// of the record's: what the server runs on.
+/// A set of stores with places, campuses, shared positions, open public votes, alerts and the sessions looked up
+/// held in memory in front of the record's: what the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
@@ -144,15 +144,19 @@ public struct IndexedStores<Record: Stores>: Stores {
     public let positions: IndexedPositions<Record.Positions>
     public let votes: IndexedVotes<Record.Votes>
     public let alerts: HeldAlerts<Record.Friends>
+    public let accounts: HeldSessions<Record.Accounts>
 
-    /// Loads the record's places, campuses, positions, the public votes open at `now` and the alerts into memory.
-    public init(record: Record, at now: Timestamp) async throws {
+    /// Loads the record's places, campuses, positions, the public votes open at `now` and the alerts into memory,
+    /// and holds up to `sessions` sessions once looked up (none by default: each is read from the record, which
+    /// sees an ending by another process at once; `HeldSessions` says what holding them changes).
+    public init(record: Record, at now: Timestamp, sessions: Int = 0) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
         campuses = try await IndexedCampuses(record: record.campuses)
         positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
         alerts = try await HeldAlerts(record: record.friends)
+        accounts = HeldSessions(record: record.accounts, capacity: sessions)
     }
 
     /// Reloads whatever another process changed. Returns what was reloaded, for the log.
@@ -160,7 +164,6 @@ public struct IndexedStores<Record: Stores>: Stores {
         (try await places.refreshIfStale(), try await campuses.refreshIfStale())
     }
 
-    public var accounts: Record.Accounts { record.accounts }
     public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
     public var changes: Record.Changes { record.changes }
@@ -172,15 +175,17 @@ public struct IndexedStores<Record: Stores>: Stores {
     public var push: Record.Push { record.push }
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
-        var users: [UserID] = [], votes: Set<VoteID> = [], alerted: Set<UserID> = []
+        var users: [UserID] = [], votes: Set<VoteID> = [], alerted: Set<UserID> = [], signedOut: Set<UserID> = []
         for change in changes {
             switch change {
             case .position(let user): users.append(user)
             case .vote(let id): votes.insert(id)
             case .alerts(let user): alerted.insert(user)
+            case .sessions(let user): signedOut.insert(user)
             case .event: continue
             }
         }
+        if !signedOut.isEmpty { accounts.forget(signedOut) }
         try await positions.refresh(users)
         try await self.votes.refresh(votes, at: now)
         try await alerts.refresh(alerted)
@@ -190,6 +195,7 @@ public struct IndexedStores<Record: Stores>: Stores {
         try await positions.reload()
         try await votes.reload(at: now)
         try await alerts.reload()
+        accounts.forgetAll()
     }
 
     public func heldAlerts(of person: UserID) -> [Alert]? { alerts.alerts(of: person) }
