@@ -12,7 +12,8 @@
 #      how long), then, at 64 connections with wrk: the /v1/distance floor, W1 (the closest place), W2 (the 20
 #      nearest within 1000 m) and PUT /v1/me/position (every request a different user; answered after the
 #      commit: SpatiaLite with synchronous=NORMAL in WAL mode, PostgreSQL with its default synchronous_commit=on,
-#      which waits for the WAL flush).
+#      which waits for the WAL flush); then two reads signed in, each request another person
+#      (Scripts/lib/signed-in-reads.lua): GET /v1/friends and GET /v1/votes/nearby at the person's position.
 # Prints the figures and a Markdown table; saves the table under docs/results/. --quick: 100,000 points,
 # 1,000 users, 3 s per run.
 set -euo pipefail
@@ -97,6 +98,8 @@ run_store() {
     figure[w1_$name]=$(VICINITY_PATH="/v1/places/closest?lat=%.7f&lon=%.7f" measure "W1 closest" "$base/" -s Scripts/lib/random-centre.lua)
     figure[w2_$name]=$(VICINITY_PATH="/v1/places/nearby?lat=%.7f&lon=%.7f&radius=1000&limit=20" measure "W2 20 nearest in 1000 m" "$base/" -s Scripts/lib/random-centre.lua)
     figure[positions_$name]=$(SESSIONS="$seeds/sessions.txt" measure "PUT /v1/me/position" "$base/v1/me/position" -s Scripts/lib/position-updates.lua)
+    figure[friends_$name]=$(SESSIONS="$seeds/sessions.txt" READ_PATH="/v1/friends" measure "GET /v1/friends signed in" "$base/" -s Scripts/lib/signed-in-reads.lua)
+    figure[votes_$name]=$(SESSIONS="$seeds/sessions.txt" READ_PATH="/v1/votes/nearby?lat={lat}&lon={lon}" measure "GET /v1/votes/nearby signed in" "$base/" -s Scripts/lib/signed-in-reads.lua)
     figure[memory_$name]="$(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$server/status")"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
 }
@@ -120,12 +123,14 @@ report="docs/results/stores-$(date -u +%Y%m%dT%H%M%SZ).md"
     echo "|---|---|---|---|"
     echo "| import of $points places | ${figure[import_spatialite]} s | ${figure[import_postgis]} s | $(ratio "${figure[import_postgis]}" "${figure[import_spatialite]}") |"
     echo "| start-up: places and positions into memory | ${figure[startup_spatialite]} | ${figure[startup_postgis]} | |"
-    for key in floor w1 w2 positions; do
+    for key in floor w1 w2 positions friends votes; do
         case "$key" in
             floor) label="/v1/distance (floor), requests/s (p99)" ;;
             w1) label="W1 closest, requests/s (p99)" ;;
             w2) label="W2 20 nearest within 1000 m, requests/s (p99)" ;;
             positions) label="PUT /v1/me/position, requests/s (p99)" ;;
+            friends) label="GET /v1/friends, each request another person signed in, requests/s (p99)" ;;
+            votes) label="GET /v1/votes/nearby signed in, each request another person at their position, requests/s (p99)" ;;
         esac
         a="${figure[${key}_spatialite]}" b="${figure[${key}_postgis]}"
         echo "| $label | $(rps "$a") ($(p99 "$a")) | $(rps "$b") ($(p99 "$b")) | $(ratio "$(rps "$b")" "$(rps "$a")") |"

@@ -10,8 +10,8 @@ public enum Change: Hashable, Sendable {
     case vote(VoteID)
     /// An event was recorded for its recipient.
     case event(EventID, recipient: UserID)
-    /// An alert watching a user or set by them was set, moved on or removed (`friend_alert`): one change for
-    /// the watcher and one for the person watched.
+    /// An alert watching a user was set, moved on or removed (`friend_alert`): a read of that user's alerts
+    /// finds it as it now is, or finds it gone.
     case alerts(UserID)
     /// Sessions of a user ended (signed out, a password changed, the account deleted): any copy of them held
     /// in memory must go.
@@ -20,7 +20,7 @@ public enum Change: Hashable, Sendable {
 
 extension Change {
     /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`,
-    /// `session`), the key of the row (a user id, a vote id, the recipient's id, the user the alert names, the
+    /// `session`), the key of the row (a user id, a vote id, the recipient's id, the user the alert watches, the
     /// session's user) and, for an event, its number.
     public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
         switch kind {

@@ -108,8 +108,8 @@ struct SocialState {
             moved.insert(change.alert)
             if let telling = change.telling { drafts.append(telling) }
         }
-        let people = Set(moved.compactMap { alerts[$0] }.flatMap { [$0.watcher, $0.watched] })
-        return (moved, people.map(Change.alerts) + append(drafts).map { .event($0.id, recipient: $0.recipient) })
+        let watched = Set(moved.compactMap { alerts[$0]?.watched })
+        return (moved, watched.map(Change.alerts) + append(drafts).map { .event($0.id, recipient: $0.recipient) })
     }
 
     /// Writes a pair back as `FriendPair`'s rule left it.
@@ -301,7 +301,7 @@ extension InMemoryStore: AccountStore {
             for person in state.social.watches.keys { state.social.watches[person]?[id] = nil }
             let endedAlerts = state.social.alerts.values.filter { $0.watcher == id || $0.watched == id }
             for alert in endedAlerts { state.social.alerts[alert.id] = nil }
-            changes += Set(endedAlerts.flatMap { [$0.watcher, $0.watched] }).map(Change.alerts)
+            changes += Set(endedAlerts.map(\.watched)).map(Change.alerts)
             state.social.events.removeAll { $0.recipient == id || $0.payload.about == id }
             let events = state.social.append(drafts)
             return (true, changes + events.map { .event($0.id, recipient: $0.recipient) })
@@ -420,7 +420,7 @@ extension InMemoryStore: FriendStore {
             let drafts = try announcing(result)
             state.social.store(pair)
             let events = state.social.append(drafts)
-            let alertChanges: [Change] = Set(pair.alerts) == alertsBefore ? [] : [.alerts(a), .alerts(b)]
+            let alertChanges = Set(Set(pair.alerts).symmetricDifference(alertsBefore).map(\.watched)).map(Change.alerts)
             return (result, alertChanges + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }

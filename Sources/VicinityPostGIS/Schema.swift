@@ -540,5 +540,10 @@ enum Schema {
             CREATE FUNCTION note_session_end() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); RETURN NULL; END $$;
             CREATE TRIGGER session_end AFTER DELETE ON session FOR EACH ROW EXECUTE FUNCTION note_session_end();
             """),
+        Migration(name: "v18 alert changes name the person watched", sql: """
+            -- As SpatiaLite's "v19 alert changes name the person watched": one change per alert, for the person it
+            -- watches, whose alerts read again find it.
+            CREATE OR REPLACE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('alert', CASE WHEN TG_OP = 'DELETE' THEN OLD.watched_id ELSE NEW.watched_id END); RETURN NULL; END $$;
+            """),
     ]
 }

@@ -540,6 +540,22 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v19 alert changes name the person watched") { db in
+            // Every alert names the person it watches, so a read of that person's alerts finds it, set, moved on
+            // or gone: one change per alert is enough, and a move that tells of several costs half the rows.
+            try db.execute(sql: """
+                DROP TRIGGER friend_alert_inserted;
+                DROP TRIGGER friend_alert_updated;
+                DROP TRIGGER friend_alert_deleted;
+                CREATE TRIGGER friend_alert_inserted AFTER INSERT ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
+                CREATE TRIGGER friend_alert_updated AFTER UPDATE ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
+                CREATE TRIGGER friend_alert_deleted AFTER DELETE ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', OLD.watched_id); END;
+                """)
+        }
+
         return migrator
     }
 

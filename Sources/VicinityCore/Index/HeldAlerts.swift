@@ -10,7 +10,8 @@ import Synchronization
 /// - a person is *unsettled* from a change of their alerts until a read of them begun after that change has
 ///   reached memory; memory answers nothing for them (`alerts(of:)` is nil) and their moves go to the record.
 ///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
-///   come through the change feed (`refresh(_:)`, an `alerts` change for each person an alert names);
+///   come through the change feed (`refresh(_:)`, an `alerts` change for the person an alert watches, whose
+///   alerts read again hold it, in its one copy that both people's lists share);
 /// - another process's write is not known here until the feed brings it: a move taken in between is worked out
 ///   as it would have been just before that write, and what it would have told is told at the person's next
 ///   move, which finds the record's state different from where they are.
