@@ -58,6 +58,7 @@ run() {
     "$vicinity" serve --port "$port" --db "${database[$name]}" --log-level warning > "$work/server-$name.log" 2>&1 &
     server=$!
     for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null && break; sleep 0.2; done
+    [ "$round" = 1 ] && echo "  $name: $(grep -m1 -o '([0-9]* places, [0-9]* positions and [0-9]* alerts in memory' "$work/server-$name.log" | tr -d '(')"
     read -r rps p50 p99 errors <<<"$(wrk_measure 64 "$base/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777")"
     printf "  %-24s floor %10s req/s  p99 %9s\n" "$name" "$rps" "$p99"
     for workload in updates walks; do
@@ -66,6 +67,7 @@ run() {
         printf "  %-24s %-7s %10s req/s  p50 %9s  p99 %9s\n" "$name" "$workload" "$rps" "$p50" "$p99"
         runs[${name}_$workload]="${runs[${name}_$workload]:-} $rps"
     done
+    runs[${name}_memory]="$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$server/status")"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
 }
 for round in 1 2; do
@@ -95,6 +97,8 @@ report="docs/results/alerts-$(date -u +%Y%m%dT%H%M%SZ).md"
         done
     done
     echo
+    echo "Peak resident memory of the server in its last round, without and with alerts (MiB): SpatiaLite"
+    echo "${runs[spatialite_without_memory]} and ${runs[spatialite_with_memory]}, PostGIS ${runs[postgis_without_memory]} and ${runs[postgis_with_memory]}."
     echo "Alert events recorded over PostGIS during its runs with alerts: ${told:-none}."
 } > "$report"
 echo
