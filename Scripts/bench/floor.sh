@@ -238,7 +238,7 @@ if $profile; then
         report --sort dso | sed -n 1,12p
         echo
         echo "By function (top 40):"
-        report --sort dso,symbol | sed -n 1,40p | "${demangle[@]}" | cut -c1-220
+        report --sort dso,symbol | sed -n 1,40p | "${demangle[@]}" | sed 's/[[:space:]]*$//' | cut -c1-220
     } > "$profile_file"
     echo "saved: $profile_file"
 fi
