@@ -229,6 +229,19 @@ let package = Package(
             dependencies: ["GeoCore", "GeoTestSupport", "VicinityCore", "VicinityImport", "VicinitySQL", "VicinitySpatiaLite"],
             swiftSettings: swiftSettings
         ),
+        /// The layers under the HTTP front alone (bare SwiftNIO, bare Hummingbird), answering a constant body; run in
+        /// release by Scripts/bench/floor.sh beside nginx and `vicinity serve`, never by the tests.
+        .executableTarget(
+            name: "vicinity-floor",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests
         /// Seeded randomness and geometry helpers shared by the test targets, the load-test seeder and the benchmarks.
