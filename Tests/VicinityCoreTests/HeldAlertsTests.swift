@@ -128,7 +128,7 @@ struct HeldAlertsTests {
         let first = Alert(id: .random(), watcher: nok, watched: pim, target: .nearby, radius: .standard, createdAt: clock.now)
         #expect(try await store.addAlert(first, limit: 10) == .added(first))
 
-        let held = try await HeldAlerts(record: store)
+        let held = try await HeldAlerts(record: store, rereadEvery: .zero)
         #expect(held.alerts(of: pim) == [first] && held.alerts(of: nok) == [first], "loaded, under both people")
         #expect(try #require(held.alerts(of: try await world.person("cyra").userID)).isEmpty, "someone with no alerts has none")
 

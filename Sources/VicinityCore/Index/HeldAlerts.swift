@@ -63,10 +63,20 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     private let reads = SerialGate()
     /// At most this many people per read of the record: a list of keys any database takes in one statement.
     private static var batch: Int { 500 }
+    /// The shortest time between two reads of the unsettled: the follower reads the feed after every commit,
+    /// and a busy feed would otherwise cost a read of the record each time.
+    public let rereadEvery: Duration
+    /// When the unsettled were last read, on a clock that never jumps.
+    private let lastRead = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// 200 ms: at most five reads a second however busy the feed, while a person's next move is seconds away;
+    /// until then, the unsettled's moves are worked out against the record.
+    public static var standardRereadEvery: Duration { .milliseconds(200) }
 
     /// Loads every alert of the record.
-    public init(record: Record) async throws {
+    public init(record: Record, rereadEvery: Duration = standardRereadEvery) async throws {
         self.record = record
+        self.rereadEvery = rereadEvery
         try await reload()
     }
 
@@ -87,14 +97,19 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         book.withLock { _ = $0.unsettle(people) }
     }
 
-    /// Reads again the alerts of the people the feed's changes name, and of everyone unsettled: the follower
-    /// calls it after every read of the feed, changes or not, so that this process's own writes settle too.
+    /// Unsettles the people the feed's changes name and reads again the alerts of everyone unsettled, at most
+    /// once in `rereadEvery`: the follower calls it after every read of the feed, changes or not, so that this
+    /// process's own writes settle too.
     public func refresh(_ changed: some Sequence<UserID>) async throws {
         try await reads.run {
             let (people, mark) = book.withLock { book in
                 let mark = book.unsettle(changed)
                 return (Array(book.unsettled.keys), mark)
             }
+            guard !people.isEmpty else { return }
+            let now = ContinuousClock.now
+            guard lastRead.withLock({ $0.map { now - $0 >= rereadEvery } ?? true }) else { return }
+            lastRead.withLock { $0 = now }
             for start in stride(from: 0, to: people.count, by: Self.batch) {
                 let group = Array(people[start..<min(start + Self.batch, people.count)])
                 let fresh = try await record.alerts(involvingAny: group)

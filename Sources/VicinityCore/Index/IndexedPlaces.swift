@@ -148,14 +148,17 @@ public struct IndexedStores<Record: Stores>: Stores {
 
     /// Loads the record's places, campuses, positions, the public votes open at `now` and the alerts into memory,
     /// and holds up to `sessions` sessions once looked up (none by default: each is read from the record, which
-    /// sees an ending by another process at once; `HeldSessions` says what holding them changes).
-    public init(record: Record, at now: Timestamp, sessions: Int = 0) async throws {
+    /// sees an ending by another process at once; `HeldSessions` says what holding them changes). The unsettled
+    /// alerts are read again at most once in `alertRereads` (`HeldAlerts`).
+    public init(
+        record: Record, at now: Timestamp, sessions: Int = 0, alertRereads: Duration = HeldAlerts<Record.Friends>.standardRereadEvery
+    ) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
         campuses = try await IndexedCampuses(record: record.campuses)
         positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
-        alerts = try await HeldAlerts(record: record.friends)
+        alerts = try await HeldAlerts(record: record.friends, rereadEvery: alertRereads)
         accounts = HeldSessions(record: record.accounts, capacity: sessions)
     }
 
