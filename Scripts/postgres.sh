@@ -46,9 +46,19 @@ start() {
         [ "$(id -u)" -eq 0 ] && chown -R postgres "$folder"
         "${run_as_postgres[@]}" "$bin/initdb" -D "$folder/data" -A trust -U "$user" -E UTF8 --locale=C.UTF-8 >/dev/null
     fi
-    # fsync stays on: tests of durability and concurrency need the real thing.
-    "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 start -o \
-        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$folder/socket -c max_connections=300" >/dev/null
+    # fsync stays on: tests of durability and concurrency need the real thing. A start that fails says why (the
+    # end of the server's log) and is tried once more, as a check that must start its own server would rather
+    # report a cause than stop on "could not start server".
+    local attempt
+    for attempt in 1 2; do
+        "${run_as_postgres[@]}" "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 start -o \
+            "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$folder/socket -c max_connections=300" >/dev/null \
+            && break
+        echo "postgres.sh: PostgreSQL did not start on port $port (attempt $attempt); the end of its log:" >&2
+        tail -n 20 "$folder/postgres.log" >&2 || true
+        [ "$attempt" = 2 ] && return 1
+        sleep 2
+    done
     psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -qtA \
         -c "SELECT 1 FROM pg_database WHERE datname = '$database'" | grep -q 1 \
         || psql -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 -q -c "CREATE DATABASE $database"
