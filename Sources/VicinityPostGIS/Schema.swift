@@ -527,10 +527,10 @@ enum Schema {
             CREATE INDEX friend_alert_watched ON friend_alert (watched_id);
             """),
         Migration(name: "v16 alert changes", sql: """
-            -- As SpatiaLite's "v17 alert changes": every alert set, moved on or removed (also by a cascade) notes a
-            -- change for the watcher and one for the person watched, which every front's alerts in memory follow.
+            -- As SpatiaLite's "v17 alert changes": every alert set, moved on or removed (also by a cascade) notes one
+            -- change, for the person it watches, which every front's alerts in memory follow.
             ALTER TABLE change DROP CONSTRAINT change_kind_check, ADD CONSTRAINT change_kind_check CHECK (kind IN ('position', 'vote', 'event', 'alert'));
-            CREATE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) VALUES ('alert', OLD.watcher_id), ('alert', OLD.watched_id); ELSE INSERT INTO change (kind, key) VALUES ('alert', NEW.watcher_id), ('alert', NEW.watched_id); END IF; RETURN NULL; END $$;
+            CREATE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('alert', CASE WHEN TG_OP = 'DELETE' THEN OLD.watched_id ELSE NEW.watched_id END); RETURN NULL; END $$;
             CREATE TRIGGER friend_alert_change AFTER INSERT OR UPDATE OR DELETE ON friend_alert FOR EACH ROW EXECUTE FUNCTION note_alert_change();
             """),
         Migration(name: "v17 session changes", sql: """
@@ -539,11 +539,6 @@ enum Schema {
             ALTER TABLE change DROP CONSTRAINT change_kind_check, ADD CONSTRAINT change_kind_check CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session'));
             CREATE FUNCTION note_session_end() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); RETURN NULL; END $$;
             CREATE TRIGGER session_end AFTER DELETE ON session FOR EACH ROW EXECUTE FUNCTION note_session_end();
-            """),
-        Migration(name: "v18 alert changes name the person watched", sql: """
-            -- As SpatiaLite's "v19 alert changes name the person watched": one change per alert, for the person it
-            -- watches, whose alerts read again find it.
-            CREATE OR REPLACE FUNCTION note_alert_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('alert', CASE WHEN TG_OP = 'DELETE' THEN OLD.watched_id ELSE NEW.watched_id END); RETURN NULL; END $$;
             """),
     ]
 }

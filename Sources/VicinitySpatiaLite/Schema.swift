@@ -505,25 +505,20 @@ enum Schema {
 
         migrator.registerMigration("v17 alert changes") { db in
             // Every front works out moves against the alerts it holds in memory (`HeldAlerts`), so alerts join
-            // the change feed: each row set, moved on or removed (also with an account, by the cascade) notes a
-            // change for the watcher and one for the person watched. Widening the kinds a change may have only
-            // loosens its CHECK, which SQLite's documentation allows in the table's text.
+            // the change feed: each row set, moved on or removed (also with an account, by the cascade) notes one
+            // change, for the person it watches, whose alerts read again find it (in the one copy both people's
+            // lists share) or find it gone. Widening the kinds a change may have only loosens its CHECK, which
+            // SQLite's documentation allows in the table's text.
             try SchemaText.loosen(db, table: "change", [
                 ("CHECK (kind IN ('position', 'vote', 'event'))", "CHECK (kind IN ('position', 'vote', 'event', 'alert'))"),
             ])
             try db.execute(sql: """
-                CREATE TRIGGER friend_alert_inserted AFTER INSERT ON friend_alert BEGIN
-                    INSERT INTO change (kind, key) VALUES ('alert', NEW.watcher_id);
-                    INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id);
-                END;
-                CREATE TRIGGER friend_alert_updated AFTER UPDATE ON friend_alert BEGIN
-                    INSERT INTO change (kind, key) VALUES ('alert', NEW.watcher_id);
-                    INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id);
-                END;
-                CREATE TRIGGER friend_alert_deleted AFTER DELETE ON friend_alert BEGIN
-                    INSERT INTO change (kind, key) VALUES ('alert', OLD.watcher_id);
-                    INSERT INTO change (kind, key) VALUES ('alert', OLD.watched_id);
-                END;
+                CREATE TRIGGER friend_alert_inserted AFTER INSERT ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
+                CREATE TRIGGER friend_alert_updated AFTER UPDATE ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
+                CREATE TRIGGER friend_alert_deleted AFTER DELETE ON friend_alert
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', OLD.watched_id); END;
                 """)
         }
 
@@ -537,22 +532,6 @@ enum Schema {
             try db.execute(sql: """
                 CREATE TRIGGER session_deleted AFTER DELETE ON session
                 BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); END;
-                """)
-        }
-
-        migrator.registerMigration("v19 alert changes name the person watched") { db in
-            // Every alert names the person it watches, so a read of that person's alerts finds it, set, moved on
-            // or gone: one change per alert is enough, and a move that tells of several costs half the rows.
-            try db.execute(sql: """
-                DROP TRIGGER friend_alert_inserted;
-                DROP TRIGGER friend_alert_updated;
-                DROP TRIGGER friend_alert_deleted;
-                CREATE TRIGGER friend_alert_inserted AFTER INSERT ON friend_alert
-                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
-                CREATE TRIGGER friend_alert_updated AFTER UPDATE ON friend_alert
-                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
-                CREATE TRIGGER friend_alert_deleted AFTER DELETE ON friend_alert
-                BEGIN INSERT INTO change (kind, key) VALUES ('alert', OLD.watched_id); END;
                 """)
         }
 
