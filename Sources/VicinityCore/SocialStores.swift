@@ -291,10 +291,11 @@ public protocol Stores: Sendable {
     var streamLeases: StreamLeases { get }
 
     associatedtype Changes: ChangeFeed
-    /// Every change to positions, votes, events and alerts, by whichever process wrote it.
+    /// Every change to positions, votes, events, alerts and sessions, by whichever process wrote it.
     var changes: Changes { get }
 
-    /// Brings what memory holds of the changes' rows (positions, open votes) up to what the record holds now.
+    /// Brings what memory holds of the changes' rows (positions, open votes, alerts, sessions) up to what the
+    /// record holds now.
     /// Stores that hold nothing in memory have nothing to do.
     func follow(_ changes: [Change], at now: Timestamp) async throws
 

@@ -150,7 +150,7 @@ public struct AlertService<S: Stores>: Sendable {
         if let held = stores.heldAlerts(of: position.userID), try await !mayChange(held, moving: position) { return [] }
         let mover = position.userID
         let context = try await stores.friends.alertContext(of: mover)
-        let alerts = context.alerts.filter { $0.watched == mover || $0.target == .nearby }
+        let alerts = Self.readBy(mover, context.alerts)
         guard !alerts.isEmpty else { return [] }
         let now = clock.now
         let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
@@ -187,6 +187,11 @@ public struct AlertService<S: Stores>: Sendable {
         return changes
     }
 
+    /// The alerts a move of `mover` works out: those on them, and the nearby alerts they hold on others.
+    private static func readBy(_ mover: UserID, _ alerts: [Alert]) -> [Alert] {
+        alerts.filter { $0.watched == mover || $0.target == .nearby }
+    }
+
     /// Whether moving to `position` may change any of `alerts` (memory's, naming the mover), however a watcher
     /// may see the friend: each alert is stepped with the friend at their own fix and, where the fix is in a
     /// building's area, at the building's point, with privacy mode, sharing, freshness and the nearby alert's
@@ -194,13 +199,12 @@ public struct AlertService<S: Stores>: Sendable {
     /// nothing), so where none of these changes an alert, the record's would not either.
     private func mayChange(_ alerts: [Alert], moving position: SharedPosition) async throws -> Bool {
         let mover = position.userID
-        let relevant = alerts.filter { $0.watched == mover || $0.target == .nearby }
+        let relevant = Self.readBy(mover, alerts)
         guard !relevant.isEmpty else { return false }
         let now = clock.now
-        var others: [UserID: SharedPosition] = [:]
-        for other in Set(relevant.map { $0.watched == mover ? $0.watcher : $0.watched }) {
-            others[other] = try await stores.positions.position(of: other)
-        }
+        let others = Dictionary(
+            try await stores.positions.positions(of: Array(Set(relevant.map { $0.watched == mover ? $0.watcher : $0.watched }))).map { ($0.userID, $0) }
+        ) { first, _ in first }
         var sightings: [UserID: [SharedPosition]] = [:]
         var campuses: [PlaceID: Campus]?
         for alert in relevant {

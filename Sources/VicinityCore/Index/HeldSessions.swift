@@ -43,7 +43,7 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
     /// How many sessions are held.
     public var heldCount: Int { book.withLock { $0.sessions.count } }
 
-    /// Another process ended sessions of these accounts.
+    /// Sessions of these accounts ended: this process's own ending, or another's from the change feed.
     public func forget(_ accounts: some Sequence<UserID>) {
         book.withLock { book in
             book.endings += 1
