@@ -28,7 +28,7 @@ seed="$PWD/.build/release/vicinity-seed"
 work="$(mktemp -d)"
 server=""
 trap '[ -n "$server" ] && { kill "$server" 2>/dev/null || true; }; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+machine="$(bench_machine)"
 echo "machine: $machine; the servers, PostgreSQL and wrk share it"
 
 declare -A database

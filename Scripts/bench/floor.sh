@@ -73,7 +73,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+machine="$(bench_machine)"
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift Scripts || echo ', with uncommitted changes')"
 echo "machine: $machine; the servers and wrk share it"
 echo "commit $commit; $duration s per run, $rounds round(s)"

@@ -31,7 +31,7 @@ balancer=18581
 trap 'Scripts/cluster.sh stop >/dev/null 2>&1 || true; Scripts/postgres.sh start >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 url="$(Scripts/postgres.sh fresh "$VICINITY_CLUSTER_DB")"
 
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+machine="$(bench_machine)"
 echo "machine: $machine; the fronts, nginx, PostgreSQL and wrk share it"
 python3 Scripts/bench/make-points.py "$points" "$work/points.csv"
 "$VICINITY_BIN" import places "$work/points.csv" --db "$url" >/dev/null 2>"$work/import.log"

@@ -60,7 +60,7 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$(now) - $1:.1f}')"; }
 
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+machine="$(bench_machine)"
 echo "machine: $machine; every server and every load generator share it"
 echo "points: $points uniform in a 50 x 50 km square (seed 2026); $seconds s per run; connections: $connection_counts"
 

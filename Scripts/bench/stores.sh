@@ -38,7 +38,7 @@ trap '[ -n "$server" ] && { kill "$server" 2>/dev/null || true; }; wait 2>/dev/n
 
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$(now) - $1:.1f}')"; }
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+machine="$(bench_machine)"
 echo "machine: $machine; the servers, PostgreSQL and wrk share it"
 echo "points: $points uniform in a 50 x 50 km square around CSULB (seed 2026); $users users; $seconds s per run"
 python3 Scripts/bench/make-points.py "$points" "$work/points.csv"

@@ -6,6 +6,12 @@
 #   wrk_measure CONNECTIONS URL [WRK ARGUMENTS...]
 #       runs wrk the same way and prints its figures as words: requests/s, p50 and p99 as wrk writes them
 #       (2.48ms, 850.00us) and the non-2xx count, empty when none.
+#   bench_machine
+#       prints the machine as results name it: cores, CPU model, memory ("2 cores, AMD EPYC, 23 GiB").
+bench_machine() {
+    echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GiB"
+}
+
 wrk_header() {
     echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); server and wrk share it"
     echo "data: $1"
