@@ -15,7 +15,7 @@
 #                                print its URL: what the tests and the contract check run against
 #   Scripts/postgres.sh status   exit 0 when it answers
 #
-# VICINITY_PG_DIR (default /tmp/vicinity-postgres) and VICINITY_PG_PORT (default 55432) choose the folder and
+# VICINITY_PG_DIR (default /tmp/vicinity-postgres) and VICINITY_PG_PORT (default 25432) choose the folder and
 # the port. The server listens on 127.0.0.1 only and trusts local connections: it is for tests and trials on
 # one machine, not for production, which runs its own PostgreSQL.
 set -euo pipefail
@@ -23,10 +23,22 @@ cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 
 folder="${VICINITY_PG_DIR:-/tmp/vicinity-postgres}"
-port="${VICINITY_PG_PORT:-55432}"
+port="${VICINITY_PG_PORT:-25432}"
 user=vicinity
 database=vicinity
 url="postgres://$user@127.0.0.1:$port/$database"
+
+# The default ports (this one, the crash check's and the soak's) lie below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range, 32768-60999 on Debian): a port inside it can be held for a moment by any outgoing
+# connection on the machine, and a server started then fails with "Address already in use". A check under load once
+# did exactly that, so a port chosen inside the range is named before it is tried.
+warn_if_ephemeral() {
+    local low high
+    read -r low high < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || return 0
+    if [ "$port" -ge "$low" ] && [ "$port" -le "$high" ]; then
+        echo "postgres.sh: port $port lies in the kernel's ephemeral range ($low-$high); an outgoing connection may hold it" >&2
+    fi
+}
 
 run_as_postgres=()
 [ "$(id -u)" -eq 0 ] && run_as_postgres=(runuser -u postgres --)
@@ -40,6 +52,7 @@ start() {
     local bin
     bin="$(binaries)"
     if answers; then echo "$url"; return 0; fi
+    warn_if_ephemeral
     mkdir -p "$folder"
     if [ ! -s "$folder/data/PG_VERSION" ]; then
         mkdir -p "$folder/data" "$folder/socket"

@@ -8,7 +8,7 @@
 #
 #   Scripts/bench/soak.sh [--postgres] [--minutes N] [--rate R]     defaults: SpatiaLite, 10 minutes, 200 requests/s
 #       --postgres: over a PostgreSQL server of the script's own (its own folder, port $VICINITY_SOAK_PG_PORT,
-#       default 55439)
+#       default 25439)
 #
 # The server listens on 127.0.0.1:$VICINITY_SOAK_PORT (default 18571). Everything it starts is stopped and its
 # folders removed on exit. Exits 1 when a figure does not stay flat or an answer was not one expected.
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 port="${VICINITY_SOAK_PORT:-18571}"
-pg_port="${VICINITY_SOAK_PG_PORT:-55439}"
+pg_port="${VICINITY_SOAK_PG_PORT:-25439}"
 
 Scripts/setup.sh >/dev/null
 swift build -c release --product vicinity >/dev/null

@@ -10,7 +10,7 @@
 #   Scripts/check/crash.sh [--quick] [--postgres] [--rounds N] [--seed S]
 #       SpatiaLite: 10 rounds of 4-12 s on the release build; --quick: 3 rounds of 2-5 s on the debug build (CI)
 #       --postgres: over a PostgreSQL server of the script's own (its own folder, port $VICINITY_CRASH_PG_PORT,
-#       default 55438), where rounds also kill PostgreSQL (pg_ctl stop -m immediate) under the running server
+#       default 25438), where rounds also kill PostgreSQL (pg_ctl stop -m immediate) under the running server
 #       and start it again: 6 server and 5 PostgreSQL kills; --quick: 2 and 2
 #       --rounds N: N rounds (over PostgreSQL, about half of them kill PostgreSQL); --seed S: the same choices
 #
@@ -44,7 +44,7 @@ if [ -n "$rounds" ]; then
     $postgres && { postgres_kills=$(( rounds / 2 )); server_kills=$(( rounds - postgres_kills )); }
 fi
 port="${VICINITY_CRASH_PORT:-18471}"
-pg_port="${VICINITY_CRASH_PG_PORT:-55438}"
+pg_port="${VICINITY_CRASH_PG_PORT:-25438}"
 
 Scripts/setup.sh >/dev/null
 swift build -c "$configuration" --product vicinity >/dev/null
