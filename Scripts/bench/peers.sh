@@ -10,6 +10,9 @@
 #       nearest, so GEOSEARCH BYRADIUS 1000 m COUNT 1)
 #   W2  the 20 nearest within 1000 m
 #   W3  every place within 1000 m, nearest first (Vicinity: every page of 500, following `next`)
+#   W3c the first 500 within 1000 m with ids and distances only (Vicinity `fields=id,distance_m`; Redis COUNT
+#       500 WITHDIST; PostGIS LIMIT 500); beside it, Vicinity's later compact pages alone (each `next` of the
+#       same centres), which read a ring beyond the cursor rather than the whole circle
 #   W4  every place within 100 m
 # Centres are uniform in the 0.1 x 0.1 degree square [33.7, 33.8) x (-118.2, -118.1], inside the points' square,
 # for all three. Vicinity is driven by wrk, Redis by redis-benchmark, PostGIS by pgbench (sphere distances, as
@@ -112,23 +115,33 @@ echo "Vicinity: $(head -1 "$work/server.log")"
 
 # --- Workloads ---------------------------------------------------------------------------------------------
 
-# W3 pages: for 300 fixed centres, the first page and every `next` after it, fetched now, replayed by wrk.
-pages_per_traversal=$(python3 - "$vicinity_port" "$work/pages.lua" <<'PY'
+# W3 pages: for 300 fixed centres, the first page and every `next` after it, fetched now, replayed by wrk; the
+# same in the compact form, its first pages and its later pages apart.
+pages_per_traversal=$(python3 - "$vicinity_port" "$work" <<'PY'
 import json, random, sys, urllib.request
-port, out = sys.argv[1], sys.argv[2]
+port, work = sys.argv[1], sys.argv[2]
 rng = random.Random(2026)
-urls, centres = [], 300
-for _ in range(centres):
-    url = f"/v1/places/nearby?lat={33.7 + rng.random() * 0.1:.7f}&lon={-118.2 + rng.random() * 0.1:.7f}&radius=1000&limit=500"
+centres = 300
+firsts = [f"/v1/places/nearby?lat={33.7 + rng.random() * 0.1:.7f}&lon={-118.2 + rng.random() * 0.1:.7f}&radius=1000&limit=500"
+          for _ in range(centres)]
+def pages(first):
+    urls, url = [], first
     while url:
         urls.append(url)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{url}") as response:
             url = json.load(response)["next"]
-with open(out, "w") as lua:
-    lua.write("urls = {\n" + "".join(f'  "{u}",\n' for u in urls) + "}\n")
-    lua.write("counter = 0\nrequest = function()\n  counter = counter + 1\n"
-              "  return wrk.format(\"GET\", urls[(counter % #urls) + 1])\nend\n")
-print(f"{len(urls) / centres:.3f}")
+    return urls
+def script(name, urls):
+    with open(f"{work}/{name}.lua", "w") as lua:
+        lua.write("urls = {\n" + "".join(f'  "{u}",\n' for u in urls) + "}\n")
+        lua.write("counter = 0\nrequest = function()\n  counter = counter + 1\n"
+                  "  return wrk.format(\"GET\", urls[(counter % #urls) + 1])\nend\n")
+full = [url for first in firsts for url in pages(first)]
+compact = [pages(first + "&fields=id,distance_m") for first in firsts]
+script("pages", full)
+script("compact-first", [urls[0] for urls in compact])
+script("compact-later", [url for urls in compact for url in urls[1:]])
+print(f"{len(full) / centres:.3f}")
 PY
 )
 
@@ -186,6 +199,7 @@ centre="ST_SetSRID(ST_MakePoint(-118.2 + :lo / 1e10, 33.7 + :la / 1e10), 4326)::
 pg_w1=$(pg_script w1 "SELECT id, ST_Distance(geog, $centre, false) FROM place ORDER BY geog <-> $centre LIMIT 1;")
 pg_w2=$(pg_script w2 "SELECT id, ST_Distance(geog, $centre, false) AS d FROM place WHERE ST_DWithin(geog, $centre, 1000, false) ORDER BY geog <-> $centre LIMIT 20;")
 pg_w3=$(pg_script w3 "SELECT id, ST_Distance(geog, $centre, false) AS d FROM place WHERE ST_DWithin(geog, $centre, 1000, false) ORDER BY geog <-> $centre;")
+pg_w3c=$(pg_script w3c "SELECT id, ST_Distance(geog, $centre, false) AS d FROM place WHERE ST_DWithin(geog, $centre, 1000, false) ORDER BY geog <-> $centre LIMIT 500;")
 pg_w4=$(pg_script w4 "SELECT id, ST_Distance(geog, $centre, false) AS d FROM place WHERE ST_DWithin(geog, $centre, 100, false) ORDER BY geog <-> $centre;")
 redis_centre=(FROMLONLAT "-118.1__rand_int__" "33.7__rand_int__")
 
@@ -193,11 +207,16 @@ results="$work/results.txt"
 : > "$results"
 floors="$work/floors.txt"
 : > "$floors"
+laters="$work/laters.txt"
+: > "$laters"
 for connections in $connection_counts; do
     # The HTTP floor of this run: a trivial endpoint through the same front, with the same random centres.
     floor=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/distance?from=%.7f,-118.1&to=33.78,%.7f")
     echo "floor $connections $floor" | tee -a "$floors" >&2
-    for workload in W1 W2 W3 W4; do
+    # Later compact pages alone, per page: beside W3c's first pages they show what a page past the cursor costs.
+    later=$(wrk_run "$connections" "$work/compact-later.lua")
+    echo "later $connections $later" | tee -a "$laters" >&2
+    for workload in W1 W2 W3 W3c W4; do
         case "$workload" in
             W1) v=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/places/closest?lat=%.7f&lon=%.7f")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC COUNT 1 WITHDIST)
@@ -210,6 +229,9 @@ for connections in $connection_counts; do
                 v=$(awk -v pages="$pages_per_traversal" '{ printf "%.0f %s %s\n", $1 / pages, $2, $3 }' <<<"$v")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w3") ;;
+            W3c) v=$(wrk_run "$connections" "$work/compact-first.lua")
+                r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 1000 m ASC COUNT 500 WITHDIST)
+                p=$(pgbench_run "$connections" "$pg_w3c") ;;
             W4) v=$(wrk_run "$connections" Scripts/lib/random-centre.lua "/v1/places/nearby?lat=%.7f&lon=%.7f&radius=100&limit=500")
                 r=$(redis_run "$connections" GEOSEARCH places "${redis_centre[@]}" BYRADIUS 100 m ASC WITHDIST)
                 p=$(pgbench_run "$connections" "$pg_w4") ;;
@@ -235,6 +257,7 @@ report="docs/results/peers-$(date -u +%Y%m%dT%H%M%SZ).md"
     awk '{ printf "| %s | %s | %s (%s / %s) | %s (%s / %s) | %s (%s / %s) | %.2f× | %.2f× |\n",
            $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $3 / $9, $3 / $6 }' "$results"
     awk '{ printf "| HTTP floor (`/v1/distance`) | %s | %s (%s / %s) | | | | |\n", $2, $3, $4, $5 }' "$floors"
+    awk '{ printf "| W3c later pages alone (per page) | %s | %s (%s / %s) | | | | |\n", $2, $3, $4, $5 }' "$laters"
     echo "| import of the points | | $vicinity_load s | $redis_load s (pipelined GEOADD) | $postgres_load s (COPY + GiST) | | |"
     echo
     echo "Vicinity server peak resident memory: $(awk '/VmHWM/ { printf "%.0f MiB", $2 / 1024 }' /proc/$server/status)."

@@ -54,10 +54,12 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let limit = query.limit()
         let cursor = query.cursor()
         let outlines = query.choice("footprint", default: Outlines.false)
+        var members = query.selection("fields", among: HitMembers.selectable).map(HitMembers.init) ?? .place
         try query.finish()
+        if outlines == .true { members.insert(.footprint) }
         let page = try await places.nearby(
             NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor))
-        return Wire.hits("places", page, directions: false, footprints: outlines == .true, request: request)
+        return Wire.hits("places", page, members: members, request: request)
     }
 
     func closestPlace(_ request: Request) async throws -> Response {
@@ -105,7 +107,7 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         let recommended = try await places.recommendedTemples(
             around: try query.checked(centre), radius: radius, limit: limit, after: cursor)
         return Wire.hits(
-            "temples", recommended.page, directions: true, extra: ["within_radius": .bool(recommended.withinRadius)],
+            "temples", recommended.page, members: .temple, extra: ["within_radius": .bool(recommended.withinRadius)],
             request: request)
     }
 

@@ -194,6 +194,28 @@ struct QueryParameters {
         return choice
     }
 
+    /// A comma-separated selection from a fixed list of words (given once), nil when absent. Empty, or a word
+    /// not in the list, is an error that names the list.
+    mutating func selection<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) -> [Choice]?
+    where Choice.RawValue == String {
+        let given = values[name] != nil
+        guard let text = single(name) else {
+            if given, values[name]?.count == 1 { errors.append(ValidationError(field: name, message: "names at least one member")) }
+            return nil
+        }
+        var chosen: [Choice] = []
+        for word in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = HTTPText.trimmed(word)
+            guard let choice = allowed.first(where: { $0.rawValue == trimmed }) else {
+                let list = allowed.map(\.rawValue).joined(separator: ", ")
+                errors.append(ValidationError(field: name, message: "\"\(trimmed.prefix(64))\" is not one of \(list)"))
+                return nil
+            }
+            if !chosen.contains(choice) { chosen.append(choice) }
+        }
+        return chosen
+    }
+
     // MARK: Outcome
 
     /// Throws every problem found, including parameters the endpoint does not take.

@@ -80,13 +80,10 @@ public enum Wire {
         ]
     }
 
-    /// A place with the distance and bearing GeoCore computed from the query's centre.
-    static func hit(_ hit: PlaceHit, footprint: Bool = false) -> [String: JSONValue] {
-        var fields = place(hit.place).merging([
-            "distance_m": .number(hit.distance.meters),
-            "bearing_deg": .number(hit.bearing.degrees),
-        ]) { _, new in new }
-        if footprint { fields["footprint"] = Self.footprint(hit.place) }
+    /// A place with the distance and bearing GeoCore computed from the query's centre, carrying `members`.
+    static func hit(_ hit: PlaceHit, members: HitMembers = .place) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
+        for member in HitMember.allCases where members.contains(member) { fields[member.rawValue] = member.value(in: hit) }
         return fields
     }
 
@@ -112,11 +109,7 @@ public enum Wire {
     /// Places within a radius, nearest first, as the first page of `GET /v1/places/nearby` writes them
     /// (without a next page): what the command line prints too.
     public static func nearby(_ hits: [PlaceHit]) -> [UInt8] {
-        hitsJSON("places", hits, next: nil, directions: false)
-    }
-
-    static func temple(_ hit: PlaceHit) -> [String: JSONValue] {
-        Wire.hit(hit).merging(["directions_url": .string(DirectionsURL.to(hit.place.coordinate))]) { _, new in new }
+        hitsJSON("places", hits, next: nil, members: .place)
     }
 
     /// Points at the places, `[lon, lat]` as GeoCore writes them, with `fields` as the properties.
@@ -142,9 +135,16 @@ public enum Wire {
     /// One page of hits in JSON, written straight to bytes: the same bytes as `page` writes through JSON values
     /// (sorted keys, same numbers and escapes), without building a dictionary per hit, which was most of the
     /// cost of a long answer.
-    static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, directions: Bool, footprints: Bool = false) -> [UInt8] {
+    static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, members: HitMembers) -> [UInt8] {
+        // Each member's key, quoted and with its colon, written once for the whole page.
+        let written = HitMember.allCases.filter(members.contains).map { member in
+            var key: [UInt8] = []
+            JSONValue.writeString(member.rawValue, to: &key)
+            key.append(UInt8(ascii: ":"))
+            return (member, key)
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + hits.count * 200)
+        bytes.reserveCapacity(64 + hits.count * 20 * written.count)
         bytes += #"{"next":"#.utf8
         if let next { JSONValue.writeString(next, to: &bytes) } else { bytes += "null".utf8 }
         bytes += ",".utf8
@@ -152,49 +152,47 @@ public enum Wire {
         bytes += ":[".utf8
         for (index, hit) in hits.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            writeHit(hit, directions: directions, footprint: footprints, to: &bytes)
+            writeHit(hit, members: written, to: &bytes)
         }
         bytes += "]}".utf8
         return bytes
     }
 
-    /// One hit's object, its keys in sorted order as `JSONValue` writes them.
-    private static func writeHit(_ hit: PlaceHit, directions: Bool, footprint: Bool, to bytes: inout [UInt8]) {
-        let place = hit.place
-        bytes += #"{"aliases":["#.utf8
-        for (index, alias) in place.aliases.enumerated() {
+    /// One hit's object with the `members` (and their keys as written) given in `HitMember` order, which is the
+    /// sorted order `JSONValue` writes keys in; each value as `HitMember.value(in:)` would write it.
+    private static func writeHit(_ hit: PlaceHit, members: [(HitMember, key: [UInt8])], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (member, key)) in members.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(alias, to: &bytes)
+            bytes += key
+            switch member {
+            case .aliases:
+                bytes.append(UInt8(ascii: "["))
+                for (index, alias) in hit.place.aliases.enumerated() {
+                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                    JSONValue.writeString(alias, to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "]"))
+            case .attributes:
+                bytes.append(UInt8(ascii: "{"))
+                for (index, key) in hit.place.attributes.keys.sorted().enumerated() {
+                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                    JSONValue.writeString(key, to: &bytes)
+                    bytes.append(UInt8(ascii: ":"))
+                    JSONValue.writeString(hit.place.attributes[key, default: ""], to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "}"))
+            case .bearing: bytes += JSONValue.numberText(hit.bearing.degrees).utf8
+            case .category: JSONValue.writeString(hit.place.category.rawValue, to: &bytes)
+            case .directions: JSONValue.writeString(DirectionsURL.to(hit.place.coordinate), to: &bytes)
+            case .distance: bytes += JSONValue.numberText(hit.distance.meters).utf8
+            case .footprint: footprint(hit.place).write(to: &bytes)
+            case .id: JSONValue.writeString(hit.place.id.rawValue, to: &bytes)
+            case .latitude: bytes += JSONValue.numberText(hit.place.coordinate.latitude).utf8
+            case .longitude: bytes += JSONValue.numberText(hit.place.coordinate.longitude).utf8
+            case .name: JSONValue.writeString(hit.place.name, to: &bytes)
+            }
         }
-        bytes += #"],"attributes":{"#.utf8
-        for (index, key) in place.attributes.keys.sorted().enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(key, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            JSONValue.writeString(place.attributes[key, default: ""], to: &bytes)
-        }
-        bytes += #"},"bearing_deg":"#.utf8
-        bytes += JSONValue.numberText(hit.bearing.degrees).utf8
-        bytes += #","category":"#.utf8
-        JSONValue.writeString(place.category.rawValue, to: &bytes)
-        if directions {
-            bytes += #","directions_url":"#.utf8
-            JSONValue.writeString(DirectionsURL.to(place.coordinate), to: &bytes)
-        }
-        bytes += #","distance_m":"#.utf8
-        bytes += JSONValue.numberText(hit.distance.meters).utf8
-        if footprint {
-            bytes += #","footprint":"#.utf8
-            Self.footprint(place).write(to: &bytes)
-        }
-        bytes += #","id":"#.utf8
-        JSONValue.writeString(place.id.rawValue, to: &bytes)
-        bytes += #","lat":"#.utf8
-        bytes += JSONValue.numberText(place.coordinate.latitude).utf8
-        bytes += #","lon":"#.utf8
-        bytes += JSONValue.numberText(place.coordinate.longitude).utf8
-        bytes += #","name":"#.utf8
-        JSONValue.writeString(place.name, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -265,13 +263,12 @@ extension Wire {
     /// A page of hits as the client asked; `extra` are members beside the list (written after it, as their
     /// names sort after every list key and `next`).
     static func hits(
-        _ key: String, _ page: NearbyPage, directions: Bool, footprints: Bool = false, extra: [String: JSONValue] = [:],
-        request: Request
+        _ key: String, _ page: NearbyPage, members: HitMembers, extra: [String: JSONValue] = [:], request: Request
     ) -> Response {
         let next = nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next)
         switch Representation(accept: request.headers[.accept]) {
         case .json:
-            var bytes = hitsJSON(key, page.hits, next: next, directions: directions, footprints: footprints)
+            var bytes = hitsJSON(key, page.hits, next: next, members: members)
             if !extra.isEmpty {
                 precondition(extra.keys.allSatisfy { $0 > key && $0 > "next" }, "extra members sort after the list")
                 bytes.removeLast()  // the closing brace
@@ -285,7 +282,7 @@ extension Wire {
             }
             return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
         case .geoJSON:
-            let items = page.hits.map { ($0.place, directions ? temple($0) : hit($0, footprint: footprints)) }
+            let items = page.hits.map { ($0.place, hit($0, members: members)) }
             return geoJSONPage(items, next: next, extra: extra)
         }
     }

@@ -85,6 +85,60 @@ struct PagingContractTests {
         }
     }
 
+    @Test("later pages of a dense circle read a ring beyond the cursor and give what brute force gives, at the antimeridian and a pole too")
+    func densePagesFromTheRing() throws {
+        var generator = SeededGenerator(seed: 2_611)
+        let centres = [
+            try Coordinate(latitude: 33.779842, longitude: -118.112526),
+            try Coordinate(latitude: -16.5, longitude: 179.9995),
+            try Coordinate(latitude: 89.995, longitude: 12),
+        ]
+        var places: [Place] = []
+        for (index, centre) in centres.enumerated() {
+            for point in 0..<3_000 {
+                // Uniform over the disc, and some exactly on one spot so that ties by id cross page edges.
+                let distance = point % 50 == 0 ? 800 : 3_000 * Double.random(in: 0...1, using: &generator).squareRoot()
+                let spot = destination(from: centre, distance: distance, bearing: point % 50 == 0 ? 90 : Double.random(in: 0..<360, using: &generator))
+                places.append(Fixture.makePlace("dense-\(index)-\(point)", category: "populated_place", at: spot))
+            }
+        }
+        var grid = PointGrid<Place, VicinityCore.Category>(group: { $0.category })
+        grid.insert(contentsOf: places)
+        for (index, centre) in centres.enumerated() {
+            for (radius, limit) in [(2_500.0, 37), (2_999.0, 500), (1_200.0, 1)] {
+                var ids: [String] = []
+                var after: (distance: Distance, id: PlaceID)?
+                while true {
+                    let page = grid.nearest(to: centre, within: Distance(meters: radius), after: after, limit: limit)
+                    ids += page.map(\.item.id.rawValue)
+                    guard page.count == limit, let last = page.last else { break }
+                    after = (last.distance, last.item.id)
+                }
+                let expected = BruteForce.everyHit(places, centre: centre, radius: Distance(meters: radius), categories: [])
+                #expect(ids == expected, "centre \(index), radius \(radius), limit \(limit)")
+            }
+        }
+    }
+
+    @Test("a cell's farthest point from a centre is one of its corners, never nearer than any point inside it")
+    func farthestCornerBoundsTheCell() throws {
+        var generator = SeededGenerator(seed: 47)
+        for kind in 0..<200 {
+            let centre = randomCentre(using: &generator, kind: kind)
+            let near = destination(from: centre, distance: Double.random(in: 0...3_000, using: &generator),
+                                   bearing: Double.random(in: 0..<360, using: &generator))
+            let cell = PointGrid<Place, VicinityCore.Category>.cell(of: near)
+            let farthest = PointGrid<Place, VicinityCore.Category>.farthestCorner(of: cell, from: centre)
+            let south = Double(cell >> 20) / 256 - 90, west = Double(cell & 0xFFFFF) / 256 - 180
+            for _ in 0..<50 {
+                let inside = try Coordinate(
+                    latitude: min(90, south + Double.random(in: 0...1, using: &generator) / 256),
+                    longitude: min(180, west + Double.random(in: 0...1, using: &generator) / 256))
+                #expect(haversineDistance(from: centre, to: inside).meters <= farthest + 1e-6, "centre \(centre), cell \(cell)")
+            }
+        }
+    }
+
     @Test("places added while a client pages are never repeated, and unchanged places are each seen once",
           arguments: PlaceStoreKind.available)
     func pagesUnderConcurrentWrites(kind: PlaceStoreKind) async throws {

@@ -69,4 +69,55 @@ struct PagingEndpointTests {
             }
         }
     }
+
+    @Test("fields=id,distance_m gives only ids and distances, the full answer's, on every page and in GeoJSON; a bad selection is a 400 naming fields")
+    func compactFields() async throws {
+        let store = try await store(csulbRows)
+        try await withApp(store) { client in
+            let base = "/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=2000&limit=4"
+            var full: [[String: Any]] = []
+            var uri: String? = base
+            while let current = uri {
+                let response = try await client.execute(uri: current, method: .get)
+                let page = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+                full += try #require(page["places"] as? [[String: Any]])
+                uri = page["next"] as? String
+            }
+            #expect(full.count == 6)
+
+            var compact: [[String: Any]] = []
+            uri = base + "&fields=id,distance_m"
+            while let current = uri {
+                let response = try await client.execute(uri: current, method: .get)
+                #expect(response.status == .ok)
+                let page = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+                compact += try #require(page["places"] as? [[String: Any]])
+                uri = page["next"] as? String
+                if let next = uri { #expect(next.contains("fields=id,distance_m"), "the next page keeps the selection") }
+            }
+            #expect(compact.map { Set($0.keys) } == Array(repeating: ["id", "distance_m"], count: 6))
+            #expect(compact.map { $0["id"] as? String } == full.map { $0["id"] as? String })
+            #expect(compact.map { $0["distance_m"] as? Double } == full.map { $0["distance_m"] as? Double })
+
+            let geoJSON = try await client.execute(
+                uri: base + "&fields=name", method: .get, headers: [.accept: "application/geo+json"])
+            let collection = try JSONSerialization.jsonObject(with: Data(geoJSON.text.utf8)) as? [String: Any]
+            let features = try #require(collection?["features"] as? [[String: Any]])
+            #expect(features.count == 4)
+            #expect(features.allSatisfy { Set((($0["properties"] as? [String: Any]) ?? [:]).keys) == ["name"] })
+            #expect(features.allSatisfy { $0["geometry"] != nil }, "the point stays: it is the feature")
+
+            let outlined = try await client.execute(uri: base + "&fields=id&footprint=true", method: .get)
+            let outlinedPage = try JSONSerialization.jsonObject(with: Data(outlined.text.utf8)) as? [String: Any]
+            let outlinedPlaces = try #require(outlinedPage?["places"] as? [[String: Any]])
+            #expect(outlinedPlaces.allSatisfy { Set($0.keys) == ["id", "footprint"] })
+
+            for bad in ["fields=", "fields=id,,name", "fields=id,footprint", "fields=directions_url", "fields=id&fields=name"] {
+                let refused = try await client.execute(uri: base + "&" + bad, method: .get)
+                #expect(refused.status == .badRequest, "\(bad)")
+                let problem: ProblemWire = try refused.decoded()
+                #expect(problem.fields == ["fields"], "\(bad)")
+            }
+        }
+    }
 }

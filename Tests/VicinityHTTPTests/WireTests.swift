@@ -22,22 +22,43 @@ struct WireTests {
         ]
     }
 
-    @Test("the direct writer of a page of hits gives the same bytes as the JSON values it replaces")
+    @Test("the direct writer of a page of hits gives the same bytes as the JSON values it replaces, for every choice of members")
     func directWriterMatchesJSONValues() throws {
         let centre = try Coordinate(latitude: 33.78, longitude: -118.11)
         let hits = try Self.places().map { PlaceHit(place: $0, from: centre) }
+        var withOutline = HitMembers.place
+        withOutline.insert(.footprint)
+        let choices: [(String, HitMembers)] = [
+            ("places", .place), ("temples", .temple), ("places", withOutline), ("places", [.id, .distance]),
+            ("places", [.name]), ("places", HitMembers(HitMember.allCases)),
+        ]
         for next in [nil, "/v1/places/nearby?lat=1&lon=2&cursor=abc"] as [String?] {
-            for (directions, footprints) in [(false, false), (true, false), (false, true)] {
-                let key = directions ? "temples" : "places"
-                let direct = Wire.hitsJSON(key, hits, next: next, directions: directions, footprints: footprints)
+            for (key, members) in choices {
+                let direct = Wire.hitsJSON(key, hits, next: next, members: members)
                 let viaValues = JSONValue.object([
-                    key: .array(hits.map { .object(directions ? Wire.temple($0) : Wire.hit($0, footprint: footprints)) }),
+                    key: .array(hits.map { .object(Wire.hit($0, members: members)) }),
                     "next": next.map(JSONValue.string) ?? .null,
                 ]).jsonBytes
                 #expect(String(decoding: direct, as: UTF8.self) == String(decoding: viaValues, as: UTF8.self),
-                        "directions \(directions), footprints \(footprints), next \(next ?? "none")")
+                        "members \(HitMember.allCases.filter(members.contains)), next \(next ?? "none")")
             }
         }
-        #expect(Wire.hitsJSON("places", [], next: nil, directions: false) == Array(#"{"next":null,"places":[]}"#.utf8))
+        #expect(Wire.hitsJSON("places", [], next: nil, members: .place) == Array(#"{"next":null,"places":[]}"#.utf8))
+        let compact = Wire.hitsJSON("places", Array(hits.prefix(1)), next: nil, members: [.distance, .id])
+        #expect(String(decoding: compact, as: UTF8.self)
+                == #"{"next":null,"places":[{"distance_m":\#(JSONValue.numberText(hits[0].distance.meters)),"id":"csulb-hsci"}]}"#)
+    }
+
+    @Test("hit members are listed in the order JSON writes keys, and a hit carries what a place carries, the same")
+    func hitMembersFollowKeyOrder() throws {
+        let names = HitMember.allCases.map(\.rawValue)
+        #expect(names == names.sorted())
+        let centre = try Coordinate(latitude: 13.7, longitude: 100.5)
+        for place in try Self.places() {
+            let hit = Wire.hit(PlaceHit(place: place, from: centre))
+            let placeOnly = Wire.place(place)
+            #expect(hit.filter { placeOnly[$0.key] != nil } == placeOnly)
+            #expect(Set(hit.keys).subtracting(placeOnly.keys) == ["distance_m", "bearing_deg"])
+        }
     }
 }
