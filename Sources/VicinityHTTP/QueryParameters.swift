@@ -198,9 +198,9 @@ struct QueryParameters {
     /// not in the list, is an error that names the list.
     mutating func selection<Choice: RawRepresentable & Equatable>(_ name: String, among allowed: [Choice]) -> [Choice]?
     where Choice.RawValue == String {
-        let given = values[name] != nil
         guard let text = single(name) else {
-            if given, values[name]?.count == 1 { errors.append(ValidationError(field: name, message: "names at least one member")) }
+            // Given once but empty; absent is the default, and given twice is already reported.
+            if values[name]?.count == 1 { errors.append(ValidationError(field: name, message: "names at least one member")) }
             return nil
         }
         var chosen: [Choice] = []
