@@ -144,6 +144,7 @@ public enum Wire {
             return (member, key)
         }
         var bytes: [UInt8] = []
+        // About 20 bytes a member (a key and a short value) on average: a guess that saves most regrowths.
         bytes.reserveCapacity(64 + hits.count * 20 * written.count)
         bytes += #"{"next":"#.utf8
         if let next { JSONValue.writeString(next, to: &bytes) } else { bytes += "null".utf8 }

@@ -170,11 +170,12 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
             if hits.count >= limit || reach >= radius.meters {
                 return ranked(hits, limit: limit)
             }
-            // Grow to the area that would hold a quarter more than `limit` at the density just seen (half as much
-            // again at least; four times when nothing was seen), so that the next read measures few more than it
-            // answers with: doubling the radius read four times the area whatever was missing.
+            // Grow to the area that would hold a quarter more than `limit` at the density just seen, so that the
+            // next read measures few more than it answers with (doubling the radius read four times the area
+            // whatever was missing): half as much again at least, and at most sixteen times, as a handful of hits
+            // says little about the density; four times, as doubling did, when nothing was seen.
             let seen = reach * reach - floor * floor
-            let factor = hits.isEmpty ? 4 : max(1.5, 1.25 * Double(limit) / Double(hits.count))
+            let factor = hits.isEmpty ? 4 : min(16, max(1.5, 1.25 * Double(limit) / Double(hits.count)))
             reach = min(radius.meters, (floor * floor + seen * factor).squareRoot())
         }
     }
@@ -198,7 +199,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
 
     /// The first search circle: where the centre's cell holds things, the circle that would hold about twice
     /// `wanted` of them at that cell's density, so that dense data is read in a small band and sparse data
-    /// needs few doublings; at least a metre, and at most one cell's height `withinOneCell` (a first page,
+    /// needs few widenings; at least a metre, and at most one cell's height `withinOneCell` (a first page,
     /// whose circle is read whole). A later page reads a ring of this circle's area beyond its cursor, which
     /// is narrow however wide the circle: there the estimate is taken as it is.
     private func firstReach(
