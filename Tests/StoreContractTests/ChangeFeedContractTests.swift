@@ -77,6 +77,16 @@ func follow<Feed: ChangeFeed>(_ feed: Feed, from cursor: Feed.ChangeCursor, unti
     }
 }
 
+/// The changes after `cursor`, moving the cursor past them; none, with the test failed, when the feed expired.
+func changesSince<Feed: ChangeFeed>(_ cursor: inout Feed.ChangeCursor, in feed: Feed) async throws -> [Change] {
+    guard case .changes(let changes, let next) = try await feed.changes(after: cursor) else {
+        Issue.record("the feed expired")
+        return []
+    }
+    cursor = next
+    return changes
+}
+
 @Suite("Change feed contract")
 struct ChangeFeedContractTests {
     @Test("every position, vote and event written after a cursor is read once, in the order written, and nothing from before it",
@@ -147,12 +157,7 @@ struct ChangeFeedContractTests {
                 var cursor = try await peer.changeCursor()
                 /// The alert changes since the last look: how many for each person.
                 func changed() async throws -> [UserID: Int] {
-                    guard case .changes(let changes, let next) = try await peer.changes(after: cursor) else {
-                        Issue.record("the feed expired")
-                        return [:]
-                    }
-                    cursor = next
-                    return changes.reduce(into: [:]) { counts, change in
+                    try await changesSince(&cursor, in: peer).reduce(into: [:]) { counts, change in
                         if case .alerts(let person) = change { counts[person, default: 0] += 1 }
                     }
                 }
@@ -192,12 +197,9 @@ struct ChangeFeedContractTests {
                 for person in [ana, ben] { try await store.createAccount(person, passwordHash: someHash) }
                 var cursor = try await peer.changeCursor()
                 func ended() async throws -> [UserID] {
-                    guard case .changes(let changes, let next) = try await peer.changes(after: cursor) else {
-                        Issue.record("the feed expired")
-                        return []
+                    try await changesSince(&cursor, in: peer).compactMap { change in
+                        if case .sessions(let account) = change { account } else { nil }
                     }
-                    cursor = next
-                    return changes.compactMap { change in if case .sessions(let account) = change { account } else { nil } }
                 }
                 func session(of person: Account, lasting seconds: Int64 = 600) async throws -> TokenDigest {
                     let digest = SessionToken.random().digest
