@@ -310,6 +310,10 @@ public protocol Stores: Sendable {
     /// This process committed a change to these people's alerts: what memory holds of them is not to be
     /// trusted until it reads them again.
     func alertsChanged(of people: [UserID])
+
+    /// This process committed a move with these alert changes, of which the record took `moved`: memory takes
+    /// their new states where it can vouch for them (`HeldAlerts.advanced(_:moved:)`).
+    func alertsAdvanced(_ changes: [AlertChange], moved: Set<AlertID>)
 }
 
 extension Stores {
@@ -317,4 +321,5 @@ extension Stores {
     public func reloadFollowed(at now: Timestamp) async throws {}
     public func heldAlerts(of person: UserID) -> [Alert]? { nil }
     public func alertsChanged(of people: [UserID]) {}
+    public func alertsAdvanced(_ changes: [AlertChange], moved: Set<AlertID>) {}
 }

@@ -151,4 +151,47 @@ struct HeldAlertsTests {
         try await held.reload()
         #expect(held.alerts(of: nok) == [second], "a reload reads everything again")
     }
+
+    @Test("this process's own move puts the new state in memory and keeps both people settled; a state memory did not expect, a change the record refused or an unsettled person sends them to the record")
+    func ownMovesSettled() async throws {
+        let world = try await World()
+        let store = world.store, clock = world.clock
+        let pimIdentity = try await world.person("pim"), nokIdentity = try await world.person("nok")
+        try await world.befriend(pimIdentity, nokIdentity)
+        let pim = pimIdentity.userID, nok = nokIdentity.userID
+        let alert = Alert(id: .random(), watcher: nok, watched: pim, target: .nearby, radius: .standard, createdAt: clock.now)
+        #expect(try await store.addAlert(alert, limit: 10) == .added(alert))
+        let held = try await HeldAlerts(record: store, rereadEvery: .zero)
+
+        let arrival = AlertChange(alert: alert, to: true, toldAt: clock.now, telling: nil)
+        #expect(try await store.advance([arrival]) == [alert.id])
+        held.advanced([arrival], moved: [alert.id])
+        var inside = alert
+        inside.inside = true
+        inside.toldAt = clock.now
+        #expect(held.alerts(of: pim) == [inside] && held.alerts(of: nok) == [inside], "both settled, at the state the record holds")
+        #expect(try await store.alerts(involvingAny: [pim]) == [inside])
+
+        // Worked out from a state memory does not hold (another process's write the feed has not brought yet).
+        let unexpected = AlertChange(alert: alert, from: false, to: true, toldAt: nil, telling: nil)
+        held.advanced([unexpected], moved: [alert.id])
+        #expect(held.alerts(of: pim) == nil && held.alerts(of: nok) == nil)
+        try await held.refresh([])
+        #expect(held.alerts(of: pim) == [inside], "read again from the record")
+
+        // The record refused the change: someone else moved the alert on first.
+        let refused = AlertChange(alert: inside, to: false, toldAt: nil, telling: nil)
+        held.advanced([refused], moved: [])
+        #expect(held.alerts(of: pim) == nil && held.alerts(of: nok) == nil)
+
+        // While Pim is unsettled a read may be under way: memory takes nothing in place, even what it expected.
+        let leaving = AlertChange(alert: inside, to: false, toldAt: inside.toldAt, telling: nil)
+        #expect(try await store.advance([leaving]) == [alert.id])
+        held.advanced([leaving], moved: [alert.id])
+        #expect(held.alerts(of: nok) == nil)
+        try await held.refresh([])
+        var left = inside
+        left.inside = false
+        #expect(held.alerts(of: pim) == [left] && held.alerts(of: nok) == [left])
+    }
 }

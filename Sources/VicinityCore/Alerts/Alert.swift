@@ -176,7 +176,8 @@ public struct AlertContext: Sendable {
 /// One alert moved on by a move: from the state it was read in to the new one, and the event telling of it.
 public struct AlertChange: Hashable, Sendable {
     public var alert: AlertID
-    /// The two the alert names, whose alerts in memory the change makes stale (`Stores.alertsChanged(of:)`).
+    /// The two the alert names, whose alerts in memory the change makes stale unless memory takes its new state
+    /// (`Stores.alertsAdvanced(_:moved:)`).
     public var watcher: UserID
     public var watched: UserID
     public var from: Bool?

@@ -145,7 +145,7 @@ public struct AlertService<S: Stores>: Sendable {
     /// changes to write with the position (`PositionStore.setPosition(_:alerts:)`), each with the event telling
     /// its watcher, if any. A move that the alerts held in memory show to change none reads nothing more
     /// (`HeldAlerts`); any other costs one read of the record. Whoever writes the changes tells the stores once
-    /// committed (`Stores.alertsChanged(of:)`).
+    /// committed, with the alerts the record moved on (`Stores.alertsAdvanced(_:moved:)`).
     public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
         if let held = stores.heldAlerts(of: position.userID), try await !mayChange(held, moving: position) { return [] }
         let mover = position.userID

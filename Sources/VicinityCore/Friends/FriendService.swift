@@ -126,8 +126,8 @@ public struct FriendService<S: Stores>: Sendable {
             label: whereabouts.label, onCampus: whereabouts.onCampus, closestPlace: whereabouts.closest?.place.id,
             updatedAt: updatedAt, areaSince: areaSince)
         let changes = try await alerts.changes(moving: position)
-        _ = try await stores.positions.setPosition(position, alerts: changes)
-        if !changes.isEmpty { stores.alertsChanged(of: changes.flatMap { [$0.watcher, $0.watched] }) }
+        let moved = try await stores.positions.setPosition(position, alerts: changes)
+        if !changes.isEmpty { stores.alertsAdvanced(changes, moved: moved) }
         return PositionUpdate(position: position, whereabouts: whereabouts)
     }
 

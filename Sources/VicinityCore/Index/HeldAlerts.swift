@@ -12,6 +12,14 @@ import Synchronization
 ///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
 ///   come through the change feed (`refresh(_:)`, an `alerts` change for the person an alert watches, whose
 ///   alerts read again hold it, in its one copy that both people's lists share);
+/// - a move of this process that moved alerts on (`advanced(_:moved:)`) puts each new state in memory itself,
+///   since once its conditional write committed the record holds exactly that state, so that the friend on the
+///   other end of each alert is not sent to the record for their next moves. It does so only where memory held
+///   the state the write expected and both people are settled: a settled person is in no read under way (the
+///   reads are one at a time, and only a read's landing settles), so no read begun before the commit can put
+///   the old state back, and of two moves of this process racing on one alert the later-committed one never
+///   lands first unnoticed (its expected state is the earlier one's new state). Anything else unsettles the
+///   alert's people, as before. The feed brings the change back later and the person watched is read again;
 /// - another process's write is not known here until the feed brings it: a move taken in between is worked out
 ///   as it would have been just before that write, and what it would have told is told at the person's next
 ///   move, which finds the record's state different from where they are.
@@ -22,6 +30,8 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// The unsettled, each with the number of the latest change that unsettled them.
         var unsettled: [UserID: Int] = [:]
         var lastMark = 0
+        /// A reload is under way: it puts back what it read, so nothing is changed in place meanwhile.
+        var reloading = false
 
         mutating func unsettle(_ people: some Sequence<UserID>) -> Int {
             for person in people {
@@ -40,6 +50,18 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             }
             for alert in fresh { insert(alert) }
             for person in people where (unsettled[person] ?? .max) <= mark { unsettled[person] = nil }
+        }
+
+        /// Puts `change`'s new state in the held alert when memory can vouch for it (the type's comment); false
+        /// when it cannot, for the caller to unsettle the alert's people.
+        mutating func apply(_ change: AlertChange) -> Bool {
+            guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil,
+                var alert = alerts[change.alert], alert.inside == change.from
+            else { return false }
+            alert.inside = change.to
+            alert.toldAt = change.toldAt
+            alerts[change.alert] = alert
+            return true
         }
 
         mutating func insert(_ alert: Alert) {
@@ -97,6 +119,17 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         book.withLock { _ = $0.unsettle(people) }
     }
 
+    /// This process committed a move with `changes` worked out for it, of which the record moved on `moved` (a
+    /// conditional write, `PositionStore.setPosition(_:alerts:)`): their new states go into memory where it can
+    /// vouch for them; the rest, and every change the record did not take, unsettle their people.
+    public func advanced(_ changes: [AlertChange], moved: Set<AlertID>) {
+        book.withLock { book in
+            for change in changes where !(moved.contains(change.alert) && book.apply(change)) {
+                _ = book.unsettle([change.watcher, change.watched])
+            }
+        }
+    }
+
     /// Unsettles the people the feed's changes name and reads again the alerts of everyone unsettled, at most
     /// once in `rereadEvery`: the follower calls it after every read of the feed, changes or not, so that this
     /// process's own writes settle too.
@@ -121,8 +154,17 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     /// Loads every alert again: for a follower that fell behind what the feed keeps.
     public func reload() async throws {
         try await reads.run {
-            let mark = book.withLock { $0.lastMark }
-            let all = try await record.allAlerts()
+            let mark = book.withLock { book in
+                book.reloading = true
+                return book.lastMark
+            }
+            let all: [Alert]
+            do {
+                all = try await record.allAlerts()
+            } catch {
+                book.withLock { $0.reloading = false }
+                throw error
+            }
             book.withLock { book in
                 var fresh = Book(unsettled: book.unsettled.filter { $0.value > mark }, lastMark: book.lastMark)
                 for alert in all { fresh.insert(alert) }

@@ -203,4 +203,5 @@ public struct IndexedStores<Record: Stores>: Stores {
 
     public func heldAlerts(of person: UserID) -> [Alert]? { alerts.alerts(of: person) }
     public func alertsChanged(of people: [UserID]) { alerts.unsettle(people) }
+    public func alertsAdvanced(_ changes: [AlertChange], moved: Set<AlertID>) { alerts.advanced(changes, moved: moved) }
 }
