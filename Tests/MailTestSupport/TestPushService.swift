@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// What the push service tests need on the machine: python3 with http_ece and cryptography (`Scripts/setup.sh`).
@@ -120,17 +121,56 @@ public final class TestPushService: @unchecked Sendable {
         }
     }
 
-    /// SIGKILL, as for the mail relay (`PeerProcess.stop`): its port refuses connections until `start()`.
-    public func stop() { process?.stop() }
+    /// SIGKILL, as for the mail relay (`PeerProcess.stop`): its port refuses connections until `start()`, and is
+    /// held meanwhile (`PortHold`), so that no other test's server, given a port by the system, answers in its place.
+    public func stop() {
+        process?.stop()
+        process = nil
+        if hold == nil { hold = PortHold(port: port) }
+    }
 
     /// Starts it again at the same port with the same keys, after `stop()`.
     public func start() async throws {
+        hold?.release()
+        hold = nil
         let (process, _) = try await Self.launch(arguments, port: port, folder: folder)
         self.process = process
     }
 
+    private var hold: PortHold?
+
     deinit {
-        stop()
+        process?.stop()
+        hold?.release()
         try? FileManager.default.removeItem(at: folder)
     }
+}
+
+/// A loopback port kept from the system's choice while its service is down: a socket bound to it that does not
+/// listen, so that connections to it are refused, as to a stopped service, and a server asking the system for any
+/// free port is not given this one.
+private struct PortHold {
+    private let descriptor: Int32
+
+    init?(port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        // The service's last connections may linger in TIME_WAIT on the port, which only this lets a bind pass.
+        var on: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+    }
+
+    func release() { close(descriptor) }
 }
