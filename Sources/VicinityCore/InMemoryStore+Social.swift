@@ -102,7 +102,8 @@ struct SocialState {
         var moved: Set<AlertID> = []
         var drafts: [EventDraft] = []
         for change in changes {
-            guard let alert = alerts[change.alert], alert.inside == change.from, !moved.contains(change.alert) else { continue }
+            guard let alert = alerts[change.alert], alert.inside == change.from, alert.toldAt == change.fromToldAt, !moved.contains(change.alert)
+            else { continue }
             alerts[change.alert]?.inside = change.to
             alerts[change.alert]?.toldAt = change.toldAt
             moved.insert(change.alert)
@@ -542,8 +543,12 @@ extension InMemoryStore: FriendStore {
     }
 
     public func alertContext(of user: UserID) async throws -> AlertContext {
+        let alerts = state.withLock { state in state.social.alerts.values.filter { $0.watcher == user || $0.watched == user } }
+        return try await alertContext(of: user, alerts: alerts)
+    }
+
+    public func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext {
         state.withLock { state in
-            let alerts = state.social.alerts.values.filter { $0.watcher == user || $0.watched == user }
             guard !alerts.isEmpty else { return .empty }
             let people = Set(alerts.flatMap { [$0.watcher, $0.watched] })
             return AlertContext(

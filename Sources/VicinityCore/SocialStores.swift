@@ -187,8 +187,12 @@ public protocol FriendStore: Sendable {
     /// read: what every move of `user` reads.
     func alertContext(of user: UserID) async throws -> AlertContext
 
-    /// Moves each alert from `from` to `to` only if it still reads `from` (another front may have worked out the
-    /// same move, or a later one, first), setting `toldAt`, and records the `telling` of those it moved, all in
+    /// The same for `alerts`, the alerts naming `user` as memory holds them (`HeldAlerts`): only the accounts
+    /// and friendships they name are read.
+    func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext
+
+    /// Moves each alert from `from` to `to` only if it still reads `from` and last told at `fromToldAt` (another
+    /// front may have worked out the same move, or a later one, first), setting `toldAt`, and records the `telling` of those it moved, all in
     /// one transaction: a watcher is told of a change once, and never without it. The ids of the alerts moved;
     /// not those gone or changed by another writer first.
     func advance(_ changes: [AlertChange]) async throws -> Set<AlertID>

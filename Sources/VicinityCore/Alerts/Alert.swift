@@ -181,6 +181,10 @@ public struct AlertChange: Hashable, Sendable {
     public var watcher: UserID
     public var watched: UserID
     public var from: Bool?
+    /// When the alert last told, as the change was worked out: the write expects it too, so that a change
+    /// worked out from an alert that has since told and come back to `from` (another front's moves) is refused,
+    /// and the quiet period holds.
+    public var fromToldAt: Timestamp?
     public var to: Bool
     public var toldAt: Timestamp?
     public var telling: EventDraft?
@@ -195,6 +199,7 @@ public struct AlertChange: Hashable, Sendable {
         watcher = alert.watcher
         watched = alert.watched
         self.from = from
+        fromToldAt = alert.toldAt
         self.to = to
         self.toldAt = toldAt
         self.telling = telling

@@ -147,9 +147,14 @@ public struct AlertService<S: Stores>: Sendable {
     /// (`HeldAlerts`); any other costs one read of the record. Whoever writes the changes tells the stores once
     /// committed, with the alerts the record moved on (`Stores.alertsAdvanced(_:moved:)`).
     public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
-        if let held = stores.heldAlerts(of: position.userID), try await !mayChange(held, moving: position) { return [] }
         let mover = position.userID
-        let context = try await stores.friends.alertContext(of: mover)
+        let held = stores.heldAlerts(of: mover)
+        if let held, try await !mayChange(held, moving: position) { return [] }
+        // Memory's alerts where it vouches for the mover (another front's alert not yet in the feed is worked out
+        // at the next move, as for moves memory answers alone; a state changed meanwhile fails the write's
+        // condition); the accounts and friendships, which decide what is told, always from the record.
+        let context =
+            if let held { try await stores.friends.alertContext(of: mover, alerts: held) } else { try await stores.friends.alertContext(of: mover) }
         let alerts = Self.readBy(mover, context.alerts)
         guard !alerts.isEmpty else { return [] }
         let now = clock.now

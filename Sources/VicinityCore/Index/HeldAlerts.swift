@@ -4,9 +4,10 @@ import Synchronization
 /// (`AlertService.changes(moving:)`).
 ///
 /// Memory is a sieve, not a second record: a move that memory shows to change some alert, or whose person it
-/// cannot vouch for, is worked out again against the record, which alone decides what is told (privacy mode,
-/// sharing, the alert's state by a conditional write). So memory holds only the alerts, and its one duty is never
-/// to show "no change" where the record would find one:
+/// cannot vouch for, is worked out again with the record's accounts and friendships (and, for a person memory
+/// cannot vouch for, the record's alerts), and the record alone decides what is told (privacy mode, sharing, the
+/// alert's state and when it last told, by a conditional write). So memory holds only the alerts, and its one
+/// duty is never to show "no change" where the record would find one:
 /// - a person is *unsettled* from a change of their alerts until a read of them begun after that change has
 ///   reached memory; memory answers nothing for them (`alerts(of:)` is nil) and their moves go to the record.
 ///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
@@ -56,7 +57,7 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// when it cannot, for the caller to unsettle the alert's people.
         mutating func apply(_ change: AlertChange) -> Bool {
             guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil,
-                var alert = alerts[change.alert], alert.inside == change.from
+                var alert = alerts[change.alert], alert.inside == change.from, alert.toldAt == change.fromToldAt
             else { return false }
             alert.inside = change.to
             alert.toldAt = change.toldAt

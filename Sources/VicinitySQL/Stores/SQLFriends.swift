@@ -57,6 +57,29 @@ extension SQLPlan {
     }
 }
 
+extension SQLPlan where Result == AlertContext {
+    /// The accounts and friendship sides `alerts` name, read for a move of `user`.
+    static func alertContext(of user: UserID, alerts: [Alert]) -> SQLPlan {
+        let me = SQLValue.text(user.rawValue)
+        let others = Set(alerts.flatMap { [$0.watcher, $0.watched] }).subtracting([user]).map(\.rawValue).sorted().map(SQLValue.text)
+        guard !others.isEmpty else { return .done(.empty) }
+        return .select(StoredAccount.self, where: .among("id", others + [me])) { accounts in
+            .select(FriendshipSide.self, where: .or([
+                .and([.equals("account_id", me), .among("friend_id", others)]), .and([.equals("friend_id", me), .among("account_id", others)]),
+            ])) { sides in
+                let byFriend = Dictionary(grouping: sides) { $0.user == user ? $0.friend : $0.user }
+                return .done(AlertContext(
+                    alerts: alerts,
+                    accounts: Dictionary(accounts.map { ($0.account.id, $0.account) }) { first, _ in first },
+                    friendships: byFriend.compactMapValues { pair in
+                        guard let friend = pair.first.map({ $0.user == user ? $0.friend : $0.user }) else { return nil }
+                        return FriendPair(user, friend, sides: pair, requests: [], blocks: []).friendship(of: user)
+                    }))
+            }
+        }
+    }
+}
+
 extension SQLPlan where Result == Set<AlertID> {
     /// Conditional updates: of two fronts working out moves of the same person, the second finds the state
     /// changed and changes nothing, so the watcher is told once; the events of the alerts moved are recorded
@@ -65,9 +88,10 @@ extension SQLPlan where Result == Set<AlertID> {
         guard !changes.isEmpty else { return .done([]) }
         let writes: [SQLWrite] = changes.map { change in
             let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
+            let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
             return .set(
                 Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
-                where: .and([.equals("id", .text(change.alert.rawValue)), state]))
+                where: .and([.equals("id", .text(change.alert.rawValue)), state, told]))
         }
         return .writing(writes) { outcomes in
             let moved = zip(changes, outcomes).filter { $1.count > 0 }.map(\.0)
@@ -232,23 +256,12 @@ extension SQLRecordStore {
     public func alertContext(of user: UserID) async throws -> AlertContext {
         let me = SQLValue.text(user.rawValue)
         return try await read(.select(Alert.self, where: .or([.equals("watcher_id", me), .equals("watched_id", me)])) { alerts in
-            let others = Set(alerts.flatMap { [$0.watcher, $0.watched] }).subtracting([user]).map(\.rawValue).sorted().map(SQLValue.text)
-            guard !others.isEmpty else { return .done(.empty) }
-            return .select(StoredAccount.self, where: .among("id", others + [me])) { accounts in
-                .select(FriendshipSide.self, where: .or([
-                    .and([.equals("account_id", me), .among("friend_id", others)]), .and([.equals("friend_id", me), .among("account_id", others)]),
-                ])) { sides in
-                    let byFriend = Dictionary(grouping: sides) { $0.user == user ? $0.friend : $0.user }
-                    return .done(AlertContext(
-                        alerts: alerts,
-                        accounts: Dictionary(accounts.map { ($0.account.id, $0.account) }) { first, _ in first },
-                        friendships: byFriend.compactMapValues { pair in
-                            guard let friend = pair.first.map({ $0.user == user ? $0.friend : $0.user }) else { return nil }
-                            return FriendPair(user, friend, sides: pair, requests: [], blocks: []).friendship(of: user)
-                        }))
-                }
-            }
+            SQLPlan.alertContext(of: user, alerts: alerts)
         })
+    }
+
+    public func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext {
+        try await read(.alertContext(of: user, alerts: alerts))
     }
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
