@@ -104,6 +104,37 @@ struct AlertContractTests {
         #expect(try await store.advance(alerts[0], from: false, to: true, toldAt: nil, telling: nil) == false, "the state moved on")
     }
 
+    @Test("a change worked out before the alert told and came back to the same state is refused, so that no second arrival is told within the quiet period",
+          arguments: StoreKind.available)
+    func advanceExpectsWhenItTold(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        let added = try alert(a, on: b, .nearby)
+        #expect(try await store.addAlert(added, limit: 10) == .added(added))
+        let notice = AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance)
+        let arrived = epoch + .seconds(1)
+        #expect(try await store.advance(added, from: nil, to: true, toldAt: arrived, telling: .alert(.friendArrived, to: a.id, notice, at: arrived)))
+        var inside = added
+        inside.inside = true
+        inside.toldAt = arrived
+        #expect(try await store.advance(inside, from: true, to: false, toldAt: arrived, telling: nil), "left, within the quiet period: not told")
+
+        // Read before the arrival: outside, never told. The state matches again; when it told does not.
+        #expect(try await store.advance(
+            added, from: false, to: true, toldAt: epoch + .seconds(2),
+            telling: .alert(.friendArrived, to: a.id, notice, at: epoch + .seconds(2))) == false)
+        let told = try await store.events(for: a.id, after: nil, since: epoch, limit: 100).filter { $0.type == .friendArrived }
+        #expect(told.map(\.createdAt) == [arrived])
+        #expect(try await store.alerts(involving: a.id).map(\.toldAt) == [arrived])
+
+        var outside = inside
+        outside.inside = false
+        #expect(try await store.advance(outside, from: false, to: true, toldAt: arrived, telling: nil), "worked out from the record's state")
+    }
+
     @Test("twenty alerts set at once through two stores on one friend stop at the limit", arguments: StoreKind.available)
     func limitHoldsUnderRace(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
