@@ -192,9 +192,9 @@ public protocol FriendStore: Sendable {
     func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext
 
     /// Moves each alert from `from` to `to` only if it still reads `from` and last told at `fromToldAt` (another
-    /// front may have worked out the same move, or a later one, first), setting `toldAt`, and records the `telling` of those it moved, all in
-    /// one transaction: a watcher is told of a change once, and never without it. The ids of the alerts moved;
-    /// not those gone or changed by another writer first.
+    /// front may have worked out the same move, or a later one, first), setting `toldAt`, and records the
+    /// `telling` of those it moved, all in one transaction: a watcher is told of a change once, and never without
+    /// it. The ids of the alerts moved; not those gone or changed by another writer first.
     func advance(_ changes: [AlertChange]) async throws -> Set<AlertID>
 }
 

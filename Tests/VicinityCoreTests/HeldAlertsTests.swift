@@ -69,6 +69,17 @@ private func walk<S: Stores>(_ world: TestWorld<S>, _ steps: [(WalkStep, settles
     return (outcome, vouched)
 }
 
+/// Pim and Nok, friends, Nok holding a nearby alert on Pim, and memory loaded from the record, read again at every
+/// refresh.
+private func nokWatchingPim() async throws -> (World, pim: UserID, nok: UserID, Alert, HeldAlerts<InMemoryStore>) {
+    let world = try await World()
+    let pim = try await world.person("pim"), nok = try await world.person("nok")
+    try await world.befriend(pim, nok)
+    let alert = Alert(id: .random(), watcher: nok.userID, watched: pim.userID, target: .nearby, radius: .standard, createdAt: world.clock.now)
+    #expect(try await world.store.addAlert(alert, limit: 10) == .added(alert))
+    return (world, pim.userID, nok.userID, alert, try await HeldAlerts(record: world.store, rereadEvery: .zero))
+}
+
 @Suite("Alerts held in memory")
 struct HeldAlertsTests {
     @Test("a long random walk tells the same with the alerts held in memory as read from the record, privacy and sharing changing on the way")
@@ -120,15 +131,8 @@ struct HeldAlertsTests {
 
     @Test("memory holds every alert, answers nothing for a person whose alerts this process changed until read again, and learns others' changes from the feed")
     func settling() async throws {
-        let world = try await World()
+        let (world, pim, nok, first, held) = try await nokWatchingPim()
         let store = world.store, clock = world.clock
-        let pimIdentity = try await world.person("pim"), nokIdentity = try await world.person("nok")
-        try await world.befriend(pimIdentity, nokIdentity)
-        let pim = pimIdentity.userID, nok = nokIdentity.userID
-        let first = Alert(id: .random(), watcher: nok, watched: pim, target: .nearby, radius: .standard, createdAt: clock.now)
-        #expect(try await store.addAlert(first, limit: 10) == .added(first))
-
-        let held = try await HeldAlerts(record: store, rereadEvery: .zero)
         #expect(held.alerts(of: pim) == [first] && held.alerts(of: nok) == [first], "loaded, under both people")
         #expect(try #require(held.alerts(of: try await world.person("cyra").userID)).isEmpty, "someone with no alerts has none")
 
@@ -154,14 +158,8 @@ struct HeldAlertsTests {
 
     @Test("this process's own move puts the new state in memory and keeps both people settled; a state memory did not expect, a change the record refused or an unsettled person sends them to the record")
     func ownMovesSettled() async throws {
-        let world = try await World()
+        let (world, pim, nok, alert, held) = try await nokWatchingPim()
         let store = world.store, clock = world.clock
-        let pimIdentity = try await world.person("pim"), nokIdentity = try await world.person("nok")
-        try await world.befriend(pimIdentity, nokIdentity)
-        let pim = pimIdentity.userID, nok = nokIdentity.userID
-        let alert = Alert(id: .random(), watcher: nok, watched: pim, target: .nearby, radius: .standard, createdAt: clock.now)
-        #expect(try await store.addAlert(alert, limit: 10) == .added(alert))
-        let held = try await HeldAlerts(record: store, rereadEvery: .zero)
 
         let arrival = AlertChange(alert: alert, to: true, toldAt: clock.now, telling: nil)
         #expect(try await store.advance([arrival]) == [alert.id])

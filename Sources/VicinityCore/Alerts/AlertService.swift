@@ -153,8 +153,12 @@ public struct AlertService<S: Stores>: Sendable {
         // Memory's alerts where it vouches for the mover (another front's alert not yet in the feed is worked out
         // at the next move, as for moves memory answers alone; a state changed meanwhile fails the write's
         // condition); the accounts and friendships, which decide what is told, always from the record.
-        let context =
-            if let held { try await stores.friends.alertContext(of: mover, alerts: held) } else { try await stores.friends.alertContext(of: mover) }
+        let context: AlertContext
+        if let held {
+            context = try await stores.friends.alertContext(of: mover, alerts: held)
+        } else {
+            context = try await stores.friends.alertContext(of: mover)
+        }
         let alerts = Self.readBy(mover, context.alerts)
         guard !alerts.isEmpty else { return [] }
         let now = clock.now
