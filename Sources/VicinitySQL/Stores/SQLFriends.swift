@@ -84,8 +84,12 @@ extension SQLPlan where Result == Set<AlertID> {
     /// Conditional updates: of two fronts working out moves of the same person, the second finds the state
     /// changed and changes nothing, so the watcher is told once; the events of the alerts moved are recorded
     /// with them.
+    /// The rows are updated in the order of their ids, whatever order the changes came in: two moves changing
+    /// the same alerts (a nearby pair, both moving) lock them in one order, so neither waits for the other's
+    /// lock while holding one it wants, which PostgreSQL would end only after its one-second deadlock timeout.
     static func advancing(_ changes: [AlertChange]) -> SQLPlan {
         guard !changes.isEmpty else { return .done([]) }
+        let changes = changes.sorted { $0.alert.rawValue < $1.alert.rawValue }
         let writes: [SQLWrite] = changes.map { change in
             let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
             let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
