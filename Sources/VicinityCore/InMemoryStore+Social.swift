@@ -102,10 +102,8 @@ struct SocialState {
         var moved: Set<AlertID> = []
         var drafts: [EventDraft] = []
         for change in changes {
-            guard let alert = alerts[change.alert], alert.inside == change.from, alert.toldAt == change.fromToldAt, !moved.contains(change.alert)
-            else { continue }
-            alerts[change.alert]?.inside = change.to
-            alerts[change.alert]?.toldAt = change.toldAt
+            guard !moved.contains(change.alert), let alert = alerts[change.alert].flatMap(change.moving) else { continue }
+            alerts[change.alert] = alert
             moved.insert(change.alert)
             if let telling = change.telling { drafts.append(telling) }
         }

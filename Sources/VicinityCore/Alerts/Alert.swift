@@ -204,6 +204,16 @@ public struct AlertChange: Hashable, Sendable {
         self.toldAt = toldAt
         self.telling = telling
     }
+
+    /// `alert` moved on by this change when it still reads as the change expects (its state, and when it last
+    /// told); nil when it does not: the one rule of the stores' conditional write, for the copies in memory.
+    public func moving(_ alert: Alert) -> Alert? {
+        guard alert.id == self.alert, alert.inside == from, alert.toldAt == fromToldAt else { return nil }
+        var moved = alert
+        moved.inside = to
+        moved.toldAt = toldAt
+        return moved
+    }
 }
 
 /// What an alert tells its watcher: which alert, the friend, and the name of the place or campus watched (nil

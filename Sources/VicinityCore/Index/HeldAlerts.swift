@@ -57,10 +57,8 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// when it cannot, for the caller to unsettle the alert's people.
         mutating func apply(_ change: AlertChange) -> Bool {
             guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil,
-                var alert = alerts[change.alert], alert.inside == change.from, alert.toldAt == change.fromToldAt
+                let alert = alerts[change.alert].flatMap(change.moving)
             else { return false }
-            alert.inside = change.to
-            alert.toldAt = change.toldAt
             alerts[change.alert] = alert
             return true
         }

@@ -81,9 +81,9 @@ extension SQLPlan where Result == AlertContext {
 }
 
 extension SQLPlan where Result == Set<AlertID> {
-    /// Conditional updates: of two fronts working out moves of the same person, the second finds the state
-    /// changed and changes nothing, so the watcher is told once; the events of the alerts moved are recorded
-    /// with them.
+    /// Conditional updates (the rule `AlertChange.moving` states for memory): of two fronts working out moves of
+    /// the same person, the second finds the state changed and changes nothing, so the watcher is told once; the
+    /// events of the alerts moved are recorded with them.
     /// The rows are updated in the order of their ids, whatever order the changes came in: two moves changing
     /// the same alerts (a nearby pair, both moving) lock them in one order, so neither waits for the other's
     /// lock while holding one it wants, which PostgreSQL would end only after its one-second deadlock timeout.
