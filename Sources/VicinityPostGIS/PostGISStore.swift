@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 import VicinityCore
+import VicinitySQL
 import _ConnectionPoolModule
 
 /// Places, campuses, accounts, positions, friendships, events and votes in a PostgreSQL database with
@@ -23,6 +24,7 @@ public final class PostGISStore: Sendable {
     private let running: Mutex<Task<Void, Never>?> = Mutex(nil)
     /// Wakes this process's readers of the change feed (`ChangeFeed`).
     let changeSignal = ChangeSignal()
+    public let positionWrites = GroupCommit.moves()
     let changeNotices = NoticeRequests()
     /// When this process last removed guessing states that hold nothing any more.
     let guessingPruning = Pruning(every: .seconds(60))

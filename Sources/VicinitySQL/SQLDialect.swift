@@ -85,16 +85,16 @@ public enum SQLDialect: Sendable {
     /// The statements of a write, in order: one for most, several for a copy's rows and for numbering.
     public func statements(_ write: SQLWrite) -> [SQLStatement] {
         switch write {
-        case .insertMany(let table, let rows):
+        case .insertMany(let table, let rows, let conflict):
             switch self {
             case .sqlite:
                 // One cached statement, run per row: SQLite takes rows at memory speed inside a transaction.
-                return rows.map { self.write(.insert(table, $0)) }
+                return rows.map { self.write(.insert(table, $0, conflict: conflict)) }
             case .postgres:
                 // PostgreSQL binds at most 65,535 parameters a statement: rows go in chunks that stay under it.
                 let perStatement = max(1, 60_000 / max(1, table.columns.count))
                 return stride(from: 0, to: rows.count, by: perStatement).map { start in
-                    manyRows(table, Array(rows[start..<min(rows.count, start + perStatement)]))
+                    manyRows(table, Array(rows[start..<min(rows.count, start + perStatement)]), conflict: conflict)
                 }
             }
         case .continueNumbering(let table, let number):
@@ -125,7 +125,7 @@ public enum SQLDialect: Sendable {
     }
 
     /// One PostgreSQL `INSERT` of several rows.
-    private func manyRows(_ table: SQLTable, _ rows: [[SQLValue]]) -> SQLStatement {
+    private func manyRows(_ table: SQLTable, _ rows: [[SQLValue]], conflict: SQLConflict) -> SQLStatement {
         var builder = Builder(dialect: self)
         let overriding = table.columns.contains { $0.origin == .identity } ? " OVERRIDING SYSTEM VALUE" : ""
         let tuples = rows.map { values in
@@ -133,8 +133,19 @@ public enum SQLDialect: Sendable {
         }
         return SQLStatement(
             text: "INSERT INTO \(table.name) (\(table.columns.map(\.name).joined(separator: ", ")))\(overriding) VALUES "
-                + tuples.joined(separator: ", ") + " RETURNING 1 AS affected",
+                + tuples.joined(separator: ", ") + onConflict(conflict, table, names: table.columns.map(\.name)) + " RETURNING 1 AS affected",
             arguments: builder.arguments, returns: [])
+    }
+
+    /// What an insert of the columns `names` does with a row whose key is taken.
+    private func onConflict(_ conflict: SQLConflict, _ table: SQLTable, names: [String]) -> String {
+        switch conflict {
+        case .fail: ""
+        case .ignore: " ON CONFLICT DO NOTHING"
+        case .replace:
+            " ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET "
+                + names.filter { !table.key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        }
     }
 
     /// A write; on PostgreSQL every write returns a row per row it touched (`1 AS affected` when it asked for
@@ -155,14 +166,7 @@ public enum SQLDialect: Sendable {
             // PostgreSQL takes a number its identity would give only when told to (a copy keeps its numbers).
             let overriding = self == .postgres && table.columns.contains { $0.origin == .identity } ? " OVERRIDING SYSTEM VALUE" : ""
             text = "INSERT INTO \(table.name) (\(names.joined(separator: ", ")))\(overriding) VALUES (\(placeholders.joined(separator: ", ")))"
-            switch conflict {
-            case .fail: break
-            case .ignore: text += " ON CONFLICT DO NOTHING"
-            case .replace:
-                let others = names.filter { !table.key.contains($0) }
-                text += " ON CONFLICT (\(table.key.joined(separator: ", "))) DO UPDATE SET "
-                    + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            }
+            text += onConflict(conflict, table, names: names)
             returning = wanted
         case .update(let table, let values, _):
             precondition(values.count == table.columns.count, "a row of \(table) has a value per column")

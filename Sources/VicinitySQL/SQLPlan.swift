@@ -88,8 +88,10 @@ public enum SQLWrite: Sendable {
     /// Sets some columns of the rows that meet the condition.
     case set(SQLTable, [(column: String, value: SQLValue)], where: SQLCondition)
     case delete(SQLTable, where: SQLCondition)
-    /// Inserts many rows at once (a copy of a whole record): as few statements as the database allows.
-    case insertMany(SQLTable, [[SQLValue]])
+    /// Inserts many rows at once (a copy of a whole record, a group commit): as few statements as the database
+    /// allows. Rows given with `.replace` hold one key once: PostgreSQL refuses to change a row twice in one
+    /// statement.
+    case insertMany(SQLTable, [[SQLValue]], conflict: SQLConflict = .fail(duplicate: nil))
     /// Adds one to an integer column of the rows that meet the condition.
     case increment(SQLTable, column: String, where: SQLCondition)
     /// Makes the table's next automatic number (its `identity` column's) come after `number`, and never a
@@ -102,7 +104,7 @@ extension SQLWrite {
     public var table: SQLTable {
         switch self {
         case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
-            .insertMany(let table, _), .increment(let table, _, _), .continueNumbering(let table, _):
+            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _):
             table
         }
     }

@@ -17,6 +17,7 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
     private let logger: Logger
     /// Wakes this process's readers of the change feed (`ChangeFeed`).
     let changeSignal = ChangeSignal()
+    public let positionWrites = GroupCommit.moves()
     /// Failed password checks, in this process's memory: a SQLite record is served by one process.
     public let guesses = MemoryGuessingLedger()
     public let limits = MemoryWindowLedger()

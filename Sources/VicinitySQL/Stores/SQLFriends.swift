@@ -80,17 +80,20 @@ extension SQLPlan where Result == AlertContext {
     }
 }
 
-extension SQLPlan where Result == Set<AlertID> {
+extension SQLPlan {
     /// Conditional updates (the rule `AlertChange.moving` states for memory): of two fronts working out moves of
     /// the same person, the second finds the state changed and changes nothing, so the watcher is told once; the
-    /// events of the alerts moved are recorded with them.
-    /// The rows are updated in the order of their ids, whatever order the changes came in: two moves changing
-    /// the same alerts (a nearby pair, both moving) lock them in one order, so neither waits for the other's
-    /// lock while holding one it wants, which PostgreSQL would end only after its one-second deadlock timeout.
-    static func advancing(_ changes: [AlertChange]) -> SQLPlan {
-        guard !changes.isEmpty else { return .done([]) }
-        let changes = changes.sorted { $0.alert.rawValue < $1.alert.rawValue }
-        let writes: [SQLWrite] = changes.map { change in
+    /// events of the alerts moved are recorded with them. `next` learns whether each change, in the order
+    /// given, moved its alert.
+    /// The rows are updated in the order of their ids, whatever order the changes came in (two changes of one
+    /// alert in the order given): two moves changing the same alerts (a nearby pair, both moving) lock them in
+    /// one order, so neither waits for the other's lock while holding one it wants, which PostgreSQL would end
+    /// only after its one-second deadlock timeout.
+    static func advancing(each changes: [AlertChange], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan) throws -> SQLPlan {
+        guard !changes.isEmpty else { return try next([]) }
+        let order = changes.indices.sorted { (changes[$0].alert.rawValue, $0) < (changes[$1].alert.rawValue, $1) }
+        let writes: [SQLWrite] = order.map { index in
+            let change = changes[index]
             let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
             let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
             return .set(
@@ -98,11 +101,12 @@ extension SQLPlan where Result == Set<AlertID> {
                 where: .and([.equals("id", .text(change.alert.rawValue)), state, told]))
         }
         return .writing(writes) { outcomes in
-            let moved = zip(changes, outcomes).filter { $1.count > 0 }.map(\.0)
-            let drafts = moved.compactMap(\.telling)
-            let ids = Set(moved.map(\.alert))
-            guard !drafts.isEmpty else { return .done(ids) }
-            return .appending(drafts) { _ in .done(ids) }
+            var each = Array(repeating: false, count: changes.count)
+            for (index, outcome) in zip(order, outcomes) { each[index] = outcome.count > 0 }
+            let moved = each
+            let drafts = order.filter { moved[$0] }.compactMap { changes[$0].telling }
+            guard !drafts.isEmpty else { return try next(moved) }
+            return .appending(drafts) { _ in try next(moved) }
         }
     }
 }
@@ -270,7 +274,7 @@ extension SQLRecordStore {
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
         guard !changes.isEmpty else { return [] }
-        return try await write(.advancing(changes))
+        return try await write(try .advancing(each: changes) { moved in .done(Set(zip(changes, moved).filter(\.1).map(\.0.alert))) })
     }
 
     public func relationships(of user: UserID, with others: [UserID]) async throws -> [UserID: Relationship] {

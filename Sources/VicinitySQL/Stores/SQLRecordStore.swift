@@ -9,7 +9,10 @@ import VicinityCore
 /// `FriendStore`, `VoteStore`...): SQLite has one writer at a time, so each plan sees the whole database
 /// alone; PostgreSQL locks the rows a plan reads `forUpdate` and the advisory keys it names (`SQLLockKey`),
 /// retries a plan that lost a serialization race, and lets unique constraints refuse what slipped past.
-public protocol SQLRecordStore: SQLPlanRunner, AccountStore, PositionStore, FriendStore, EventStore, VoteStore, OutboxStore, DeviceStore, PushStore {}
+public protocol SQLRecordStore: SQLPlanRunner, AccountStore, PositionStore, FriendStore, EventStore, VoteStore, OutboxStore, DeviceStore, PushStore {
+    /// The group commit of moves, the friend finder's most frequent write.
+    var positionWrites: GroupCommit<Move, Set<AlertID>> { get }
+}
 
 extension SQLRecordStore {
     func read<Result: Sendable>(_ plan: SQLPlan<Result>) async throws -> Result { try await run(plan, access: .read) }
