@@ -730,6 +730,66 @@ struct HotPositionIndexTests {
         try await index.refresh([])
         #expect(try await index.position(of: ana.id) == theirs)
     }
+
+    @Test("a write under way holds up only the feed's changes on its own line: the others are in memory when the refresh returns, its line's once the write is done")
+    func slowWriteHoldsItsLineOnly() async throws {
+        let file = TemporaryFile()
+        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        let record = StalledPositionWrite(record: store)
+        let index = try await IndexedPositions(record: record)
+        // Ten people on lines of their own and one on Ana's (ids are random: drawn until one shares it).
+        var apart: [Account] = [], beside: Account?
+        var drawn = 0
+        while apart.count < 10 || beside == nil {
+            drawn += 1
+            let person = try account("person\(drawn)")
+            if index.stripe(of: person.id) == index.stripe(of: ana.id) {
+                if beside == nil { beside = person }
+            } else if apart.count < 10 {
+                apart.append(person)
+            }
+        }
+        let neighbour = try #require(beside)
+        for person in apart + [neighbour] { try await store.createAccount(person, passwordHash: someHash) }
+
+        let stalled = Task { try await index.setPosition(Self.position(of: ana.id, at: 1)) }
+        await record.writing()
+        // Another process moves them all, and the feed gives their changes while Ana's write holds her line.
+        var moved: [UserID: SharedPosition] = [:]
+        for (number, person) in (apart + [neighbour]).enumerated() {
+            let position = Self.position(of: person.id, at: number + 2, seconds: 1)
+            try await store.setPosition(position)
+            moved[person.id] = position
+        }
+        let returned = Mutex(false)
+        let changed = Array(moved.keys)
+        let refreshing = Task {
+            try await index.refresh(changed)
+            returned.withLock { $0 = true }
+        }
+        // Generous: the refresh waits for nothing it should; one that waits for Ana's line never returns.
+        var waited = 0
+        while !returned.withLock({ $0 }) && waited < 30_000 {
+            try await Task.sleep(for: .milliseconds(1))
+            waited += 1
+        }
+        #expect(returned.withLock { $0 }, "the refresh returned while Ana's write was under way")
+        for person in apart { #expect(try await index.position(of: person.id) == moved[person.id]) }
+        #expect(try await index.position(of: neighbour.id) == nil, "the change on Ana's line waits for her write")
+
+        record.fail()
+        await #expect(throws: StalledPositionWrite<SpatiaLiteStore>.Failure.self) { try await stalled.value }
+        try await refreshing.value
+        var polls = 0
+        while try await index.position(of: neighbour.id) != moved[neighbour.id], polls < 30_000 {
+            try await Task.sleep(for: .milliseconds(1))
+            polls += 1
+        }
+        #expect(try await index.position(of: neighbour.id) == moved[neighbour.id], "read once Ana's write was done")
+    }
 }
 
 /// A record whose first position write waits until `fail()` and then fails without writing, as a write

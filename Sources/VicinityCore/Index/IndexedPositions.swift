@@ -26,7 +26,7 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// seldom share one.
     private static var stripes: Int { 64 }
 
-    private func stripe(of user: UserID) -> Int {
+    func stripe(of user: UserID) -> Int {
         Int(UInt(bitPattern: user.hashValue) % UInt(Self.stripes))
     }
 
@@ -58,23 +58,41 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
     /// of this process holds its user's from the record to memory: a write here either reached memory before
     /// the read (and the read has it) or starts after memory has the read.
     ///
+    /// Users whose lines are free are read at once, in one read; those on a line a write of this process
+    /// holds are read once that write is done, a read per such line, so that a slow write holds up only the
+    /// changes of its own line, not the whole feed (this returns before those are in memory). Two reads of one
+    /// user hold its line in turn, so the later read is the later in memory.
+    ///
     /// A change this process made is not read again, and takes no line: each write here counts one change of
     /// its user to come before it writes (`OwnChanges`), and the changes of a user up to that count are passed
     /// over. A change passed over in place of another process's is one the feed gave before this process's
     /// own, which commits later than it and puts its own value in memory; when that write fails instead, it
     /// marks its user to be read again at the next refresh, which the follower makes after every read of the
-    /// feed, changes or not.
+    /// feed, changes or not. A read that fails marks its users so too.
     public func refresh(_ changes: [UserID]) async throws {
         let users = ownChanges.withLock { $0.unread(changes) }
         guard !users.isEmpty else { return }
-        let stripes = Array(Set(users.map(stripe(of:))))
+        let free = Set(Set(users.map(stripe(of:))).filter { writes[$0].tryEnter() })
+        let later = users.filter { !free.contains(stripe(of: $0)) }
+        // Each busy line's users wait for that line alone, holding no other, as a writer does: none waits for
+        // the slowest of several writes, nor for another line's reads. A read that fails has marked its users
+        // to be read again at the next refresh.
+        for line in Set(later.map(stripe(of:))) {
+            let mine = later.filter { stripe(of: $0) == line }
+            Task { try? await writes[line].run { try await read(Array(mine)) } }
+        }
+        guard !free.isEmpty else { return }
+        defer { for stripe in free { writes[stripe].leave() } }
+        try await read(Array(users.filter { free.contains(stripe(of: $0)) }))
+    }
+
+    /// Reads the users' positions from the record into memory, their lines held by the caller.
+    private func read(_ users: [UserID]) async throws {
         do {
-            try await holding(stripes) {
-                let fresh = Dictionary(try await record.positions(of: Array(users)).map { ($0.userID, $0) }) { _, later in later }
-                held.write { grid in
-                    for user in users {
-                        if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
-                    }
+            let fresh = Dictionary(try await record.positions(of: users).map { ($0.userID, $0) }) { _, later in later }
+            held.write { grid in
+                for user in users {
+                    if let position = fresh[user] { grid.insert(position) } else { grid.remove(user) }
                 }
             }
         } catch {
@@ -125,8 +143,9 @@ public final class IndexedPositions<Record: PositionStore>: PositionStore {
 
     /// Runs `body` holding the write lines of `stripes`, all asked for at once: the wait is the longest write
     /// under way on them, not their sum, so following the feed does not hold writers up for one write per
-    /// line. One caller at a time holds several lines (`several`), and a writer waits for no line while it
-    /// holds its own, so no two wait for each other.
+    /// line. One caller at a time waits for several lines (`several`), a writer waits for no line while it
+    /// holds its own, and `refresh` takes at once only lines that are free and waits for a busy one holding
+    /// no other, so no two wait for each other.
     private func holding(_ stripes: [Int], _ body: () async throws -> Void) async throws {
         try await several.run {
             await withTaskGroup(of: Void.self) { group in

@@ -71,6 +71,16 @@ public final class SerialGate: Sendable {
         }
     }
 
+    /// Takes the turn when nobody holds it or waits for it, without waiting: true when taken, and `leave()`
+    /// ends it.
+    public func tryEnter() -> Bool {
+        state.withLock { state in
+            guard !state.busy else { return false }
+            state.busy = true
+            return true
+        }
+    }
+
     public func leave() {
         let next = state.withLock { state in
             if state.waiting.isEmpty {
