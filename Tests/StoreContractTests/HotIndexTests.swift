@@ -710,13 +710,9 @@ struct HotPositionIndexTests {
 
     @Test("another process's position passed over for a write of this process that then fails is read again at the next refresh")
     func failedOwnWriteReadsAgain() async throws {
-        let file = TemporaryFile()
-        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
-        defer { try? store.close() }
-        let ana = try account("ana")
-        try await store.createAccount(ana, passwordHash: someHash)
-        let record = StalledPositionWrite(record: store)
-        let index = try await IndexedPositions(record: record)
+        let subject = try await StalledAna()
+        defer { try? subject.store.close() }
+        let (store, ana, record, index) = (subject.store, subject.ana, subject.record, subject.index)
         let stalled = Task { try await index.setPosition(Self.position(of: ana.id, at: 1)) }
         await record.writing()
         // Meanwhile another process writes, and the feed gives its change first: memory passes over it, as it
@@ -733,13 +729,9 @@ struct HotPositionIndexTests {
 
     @Test("a write under way holds up only the feed's changes on its own line: the others are in memory when the refresh returns, its line's once the write is done")
     func slowWriteHoldsItsLineOnly() async throws {
-        let file = TemporaryFile()
-        let store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
-        defer { try? store.close() }
-        let ana = try account("ana")
-        try await store.createAccount(ana, passwordHash: someHash)
-        let record = StalledPositionWrite(record: store)
-        let index = try await IndexedPositions(record: record)
+        let subject = try await StalledAna()
+        defer { try? subject.store.close() }
+        let (store, ana, record, index) = (subject.store, subject.ana, subject.record, subject.index)
         // Ten people on lines of their own and one on Ana's (ids are random: drawn until one shares it).
         var apart: [Account] = [], beside: Account?
         var drawn = 0
@@ -789,6 +781,23 @@ struct HotPositionIndexTests {
             polls += 1
         }
         #expect(try await index.position(of: neighbour.id) == moved[neighbour.id], "read once Ana's write was done")
+    }
+}
+
+/// Ana, with an account on a fresh SpatiaLite file, and an index whose record stalls its first position write.
+struct StalledAna {
+    let file = TemporaryFile()
+    let store: SpatiaLiteStore
+    let ana: Account
+    let record: StalledPositionWrite<SpatiaLiteStore>
+    let index: IndexedPositions<StalledPositionWrite<SpatiaLiteStore>>
+
+    init() async throws {
+        store = try SpatiaLiteStore(path: file.path, logger: Logger(label: "test"))
+        ana = try account("ana")
+        try await store.createAccount(ana, passwordHash: someHash)
+        record = StalledPositionWrite(record: store)
+        index = try await IndexedPositions(record: record)
     }
 }
 
