@@ -13,7 +13,7 @@ import VicinityCore
 ///   meanwhile wait for the next group, in the order they came.
 /// - A group the store refuses is written again one write at a time (`together` of one), so a write fails
 ///   only for a reason of its own; all fail at once when the store is unavailable, which each alone would
-///   only wait to learn.
+///   only wait to learn, and so do the writes waiting for the next group: none waits longer than a write alone.
 public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private struct Waiting {
         let item: Item
@@ -81,7 +81,13 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
             }
             for (waiting, output) in zip(group, outputs) { waiting.done.resume(returning: output) }
         } catch StoreError.unavailable(let reason) {
-            for waiting in group { waiting.done.resume(throwing: StoreError.unavailable(reason)) }
+            // The writes waiting for the next group fail with it: each would wait again for a connection the
+            // store has just said it lacks, and answer after twice the wait of a write alone.
+            let behind = state.withLock { state in
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiting in group + behind { waiting.done.resume(throwing: StoreError.unavailable(reason)) }
         } catch {
             guard group.count > 1 else { return group[0].done.resume(throwing: error) }
             for waiting in group {

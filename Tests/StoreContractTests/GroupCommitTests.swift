@@ -9,13 +9,16 @@ import VicinitySQL
 final class HeldRunner: SQLPlanRunner {
     let store: any SQLPlanRunner
     private let state = Mutex((held: true, waiters: [CheckedContinuation<Void, Never>](), runs: 0))
+    private let failure = Mutex<(any Error & Sendable)?>(nil)
 
     init(_ store: any SQLPlanRunner) { self.store = store }
 
     /// Plans run so far, held ones included.
     var runs: Int { state.withLock { $0.runs } }
 
-    func release() {
+    /// Lets the held plans go; with `failure`, they fail with it instead of running.
+    func release(failing failure: (any Error & Sendable)? = nil) {
+        self.failure.withLock { $0 = failure }
         let waiters = state.withLock { state in
             state.held = false
             defer { state.waiters = [] }
@@ -33,6 +36,7 @@ final class HeldRunner: SQLPlanRunner {
             }
             if !held { waiter.resume() }
         }
+        if let failure = failure.withLock({ $0 }) { throw failure }
         return try await store.run(plan, access: access)
     }
 
@@ -184,6 +188,28 @@ struct GroupCommitTests {
         #expect(events.count == 2, "each arrival told once")
         #expect(try await store.alerts(involving: anna.id).allSatisfy { $0.inside == true && $0.toldAt == told })
         #expect(try await store.position(of: anna.id) == lined[1].position)
+    }
+
+    @Test("writes waiting behind a group the store finds unavailable fail with it at once, without a wait of their own",
+          arguments: StoreKind.available.filter { $0 != .inMemory })
+    func unavailableFailsTheWaiting(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        let store = try #require(subject.store as? any SQLRecordStore)
+        let commits = GroupCommit.moves(largest: 256, concurrent: 1)
+        let runner = HeldRunner(store)
+        var moves: [Task<Set<AlertID>, any Error>] = []
+        for index in 0..<5 {
+            let move = Move(position: try Self.move(UserID.random(), step: 0, of: index), alerts: [])
+            moves.append(Task { try await commits.write(move, via: runner) })
+            if index == 0 { try await Self.waitUntil { runner.runs == 1 } } else { try await Self.waitUntil { commits.waiting == index } }
+        }
+        runner.release(failing: StoreError.unavailable("stopped for the test"))
+        for move in moves {
+            await #expect(throws: StoreError.self) { try await move.value }
+        }
+        #expect(runner.runs == 1, "only the held group went to the store")
+        #expect(commits.waiting == 0)
     }
 
     /// A move of `person` (the `index`th) at its `step`: Hall of Science nudged north per step and east per person.
