@@ -16,12 +16,19 @@ public enum Change: Hashable, Sendable {
     /// Sessions of a user ended (signed out, a password changed, the account deleted): any copy of them held
     /// in memory must go.
     case sessions(UserID)
+    /// An account changed (its names, privacy mode, default sharing, address, password) or was deleted: any copy
+    /// of it held in memory must go.
+    case account(UserID)
+    /// One of a user's friendships began, changed how either side shares, or ended: any copy of that user's
+    /// friendships held in memory must go.
+    case friendships(UserID)
 }
 
 extension Change {
     /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`,
-    /// `session`), the key of the row (a user id, a vote id, the recipient's id, the user the alert watches, the
-    /// session's user) and, for an event, its number.
+    /// `session`, `account`, `friendship`), the key of the row (a user id, a vote id, the recipient's id, the user
+    /// the alert watches, the session's user, the account's id, either side of the friendship) and, for an event,
+    /// its number.
     public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
         switch kind {
         case "position":
@@ -36,6 +43,12 @@ extension Change {
         case "session":
             guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
             self = .sessions(user)
+        case "account":
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .account(user)
+        case "friendship":
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            self = .friendships(user)
         case "event":
             guard let eventID else { throw .corrupt("an event change without an event") }
             guard let recipient = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
@@ -55,7 +68,7 @@ public enum ChangeRead<Cursor: Sendable>: Sendable {
     case expired
 }
 
-/// Every change to positions, votes, events, alerts and sessions, committed by any process, readable from any point.
+/// Every change to positions, votes, events, alerts, sessions, accounts and friendships, committed by any process, readable from any point.
 ///
 /// What a conforming store guarantees, with any number of writers in any number of processes:
 /// - a reader that follows a cursor (each read from the `next` of the one before) is given each change

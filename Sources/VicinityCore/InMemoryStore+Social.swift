@@ -183,7 +183,7 @@ extension InMemoryStore: AccountStore {
             if let old = before.account.email { state.social.emails[old.key] = nil }
             if let email = stored.account.email { state.social.emails[email.key] = id }
             state.social.accounts[id] = stored
-            let ended = state.social.endSessions { digest, session in
+            let ended = [Change.account(id)] + state.social.endSessions { digest, session in
                 guard session.userID == id else { return false }
                 switch ending {
                 case .none: return false
@@ -242,19 +242,21 @@ extension InMemoryStore: AccountStore {
     }
 
     public func consumeCode(_ code: StoredCode) async throws -> Bool {
-        try state.withLock { (state) throws(ServiceError) in
+        try changing { state in
             let key = SocialState.CodeKey(account: code.account, purpose: code.purpose)
-            guard state.social.codes[key]?.hash == code.hash else { return false }
+            guard state.social.codes[key]?.hash == code.hash else { return (false, []) }
+            var changes: [Change] = []
             if code.purpose == .verifyEmail, var stored = state.social.accounts[code.account] {
-                if let holder = state.social.emails[code.email.key], holder != code.account { throw .conflict(.emailTaken) }
+                if let holder = state.social.emails[code.email.key], holder != code.account { throw ServiceError.conflict(.emailTaken) }
                 if let old = stored.account.email { state.social.emails[old.key] = nil }
                 stored.account.email = code.email
                 if stored.account.pendingEmail?.key == code.email.key { stored.account.pendingEmail = nil }
                 state.social.emails[code.email.key] = code.account
                 state.social.accounts[code.account] = stored
+                changes.append(.account(code.account))
             }
             state.social.codes[key] = nil
-            return true
+            return (true, changes)
         }
     }
 
@@ -264,7 +266,7 @@ extension InMemoryStore: AccountStore {
     ) async throws -> Bool {
         changing { state in
             guard let stored = state.social.accounts[id] else { return (false, []) }
-            var changes: [Change] = []
+            var changes: [Change] = [.account(id)]
             // Votes they opened: those not over are called off and their voters told; all stay, naming nobody.
             var drafts: [EventDraft] = []
             for (voteID, var entry) in state.votes.votes where entry.vote.initiator == id {
@@ -291,6 +293,8 @@ extension InMemoryStore: AccountStore {
             state.social.removePushDevices { $0.owner == id }
             state.social.pushPreferences[id] = nil
             if state.social.positions.removeValue(forKey: id) != nil { changes.append(.position(id)) }
+            let friends = Array((state.social.friendships[id] ?? [:]).keys)
+            if !friends.isEmpty { changes += ([id] + friends).map(Change.friendships) }
             state.social.friendships[id] = nil
             for friend in state.social.friendships.keys { state.social.friendships[friend]?[id] = nil }
             state.social.requests = state.social.requests.filter { $0.value.from != id && $0.value.to != id }
@@ -414,13 +418,14 @@ extension InMemoryStore: FriendStore {
     ) throws -> Result {
         try changing { state in
             var pair = state.social.pair(a, b)
-            let alertsBefore = Set(pair.alerts)
+            let (alertsBefore, sidesBefore) = (Set(pair.alerts), Set(pair.sides))
             let result = try rule(&pair)
             let drafts = try announcing(result)
             state.social.store(pair)
             let events = state.social.append(drafts)
             let alertChanges = Set(Set(pair.alerts).symmetricDifference(alertsBefore).map(\.watched)).map(Change.alerts)
-            return (result, alertChanges + events.map { .event($0.id, recipient: $0.recipient) })
+            let friendshipChanges = Set(pair.sides) == sidesBefore ? [] : [Change.friendships(a), .friendships(b)]
+            return (result, alertChanges + friendshipChanges + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 
@@ -484,7 +489,8 @@ extension InMemoryStore: FriendStore {
                 state.social.friendships[ended.side.user]?[ended.side.friend]?.until = nil
             }
             let events = state.social.append(ended.flatMap(announcing))
-            return (ended, events.map { .event($0.id, recipient: $0.recipient) })
+            let people = Set(ended.flatMap { [$0.side.user, $0.side.friend] })
+            return (ended, people.map(Change.friendships) + events.map { .event($0.id, recipient: $0.recipient) })
         }
     }
 

@@ -540,5 +540,16 @@ enum Schema {
             CREATE FUNCTION note_session_end() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); RETURN NULL; END $$;
             CREATE TRIGGER session_end AFTER DELETE ON session FOR EACH ROW EXECUTE FUNCTION note_session_end();
             """),
+        Migration(name: "v18 account and friendship changes", sql: """
+            -- As SpatiaLite's "v19 account and friendship changes": every front holds the accounts others see and
+            -- the friendships it has read (`HeldAccounts`, `HeldFriendships`), so a changed or deleted account notes
+            -- a change for it, and a friendship side made, changed or removed (also by a cascade) one for each of its
+            -- two people.
+            ALTER TABLE change DROP CONSTRAINT change_kind_check, ADD CONSTRAINT change_kind_check CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session', 'account', 'friendship'));
+            CREATE FUNCTION note_account_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key) VALUES ('account', OLD.id); RETURN NULL; END $$;
+            CREATE TRIGGER account_change AFTER UPDATE OR DELETE ON account FOR EACH ROW EXECUTE FUNCTION note_account_change();
+            CREATE FUNCTION note_friendship_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) VALUES ('friendship', OLD.account_id), ('friendship', OLD.friend_id); ELSE INSERT INTO change (kind, key) VALUES ('friendship', NEW.account_id), ('friendship', NEW.friend_id); END IF; RETURN NULL; END $$;
+            CREATE TRIGGER friendship_change AFTER INSERT OR UPDATE OR DELETE ON friendship FOR EACH ROW EXECUTE FUNCTION note_friendship_change();
+            """),
     ]
 }

@@ -16,7 +16,7 @@ public protocol RecordStore: SQLRecordStore, Stores, PlaceStore, CampusStore, Ch
     func sharedLimitKeys() async throws -> LimitKeys
 
     /// Whether the record is on a database server, each read a round trip: a front then holds the sessions it
-    /// has looked up (`HeldSessions`), trading a refusal at once of a session ended elsewhere for one within
+    /// has looked up (`HeldAccounts`), trading a refusal at once of a session ended elsewhere for one within
     /// the change feed's lag.
     var isRemote: Bool { get }
 }

@@ -523,7 +523,7 @@ enum Schema {
         }
 
         migrator.registerMigration("v18 session changes") { db in
-            // Every front holds the sessions it has read (`HeldSessions`), so a session ended anywhere (signed
+            // Every front holds the sessions it has read (`HeldAccounts`), so a session ended anywhere (signed
             // out, ended by a password change, gone with its account or expired) notes a change for its account,
             // and every front forgets that account's sessions.
             try SchemaText.loosen(db, table: "change", [
@@ -532,6 +532,29 @@ enum Schema {
             try db.execute(sql: """
                 CREATE TRIGGER session_deleted AFTER DELETE ON session
                 BEGIN INSERT INTO change (kind, key) VALUES ('session', OLD.account_id); END;
+                """)
+        }
+
+        migrator.registerMigration("v19 account and friendship changes") { db in
+            // Every front over a shared record holds the accounts others see and the friendships it has read
+            // (`HeldAccounts`, `HeldFriendships`), so a changed or deleted account notes a change for it, and a
+            // friendship side made, changed or removed (also by a cascade) one for each of its two people. Noted
+            // here too, so that both stores' feeds say the same.
+            try SchemaText.loosen(db, table: "change", [
+                ("CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session'))",
+                 "CHECK (kind IN ('position', 'vote', 'event', 'alert', 'session', 'account', 'friendship'))"),
+            ])
+            try db.execute(sql: """
+                CREATE TRIGGER account_updated AFTER UPDATE ON account
+                BEGIN INSERT INTO change (kind, key) VALUES ('account', OLD.id); END;
+                CREATE TRIGGER account_deleted AFTER DELETE ON account
+                BEGIN INSERT INTO change (kind, key) VALUES ('account', OLD.id); END;
+                CREATE TRIGGER friendship_added AFTER INSERT ON friendship
+                BEGIN INSERT INTO change (kind, key) VALUES ('friendship', NEW.account_id), ('friendship', NEW.friend_id); END;
+                CREATE TRIGGER friendship_updated AFTER UPDATE ON friendship
+                BEGIN INSERT INTO change (kind, key) VALUES ('friendship', NEW.account_id), ('friendship', NEW.friend_id); END;
+                CREATE TRIGGER friendship_deleted AFTER DELETE ON friendship
+                BEGIN INSERT INTO change (kind, key) VALUES ('friendship', OLD.account_id), ('friendship', OLD.friend_id); END;
                 """)
         }
 

@@ -362,7 +362,7 @@ struct Serve: AsyncParsableCommand {
         // The feed's cursor before the load: what is written meanwhile is read from the feed afterwards.
         let loadedAfter = try await record.changes.changeCursor()
         let stores = try await IndexedStores(
-            record: record, at: SystemClock().now, sessions: record.isRemote ? HeldSessions<Record.Accounts>.standardCapacity : 0)
+            record: record, at: SystemClock().now, held: record.isRemote ? HeldAccounts<Record.Accounts>.standardCapacity : 0)
         let loadTime = clock.now - loadStart
         let places = try await stores.places.count()
         let positions = stores.positions.heldCount

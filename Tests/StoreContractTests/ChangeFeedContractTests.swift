@@ -226,6 +226,52 @@ struct ChangeFeedContractTests {
         try await subject.run(Check())
     }
 
+    @Test("an account changed, verified or deleted is a change for it; a friendship made, shared differently or ended one for both people; a request alone none",
+          arguments: StoreKind.available)
+    func accountAndFriendshipChanges(kind: StoreKind) async throws {
+        struct Check: FeedCheck {
+            func run<Feed: ChangeFeed & SocialStore>(_ store: Feed, _ peer: Feed) async throws {
+                let ana = try account("ana"), ben = try account("ben"), cy = try account("cyra")
+                for person in [ana, ben, cy] { try await store.createAccount(person, passwordHash: someHash) }
+                var cursor = try await peer.changeCursor()
+                /// The accounts and the people whose friendships changed since the last call, each once.
+                func changed() async throws -> (accounts: Set<UserID>, friendships: Set<UserID>) {
+                    var found: (accounts: Set<UserID>, friendships: Set<UserID>) = ([], [])
+                    for change in try await changesSince(&cursor, in: peer) {
+                        switch change {
+                        case .account(let user): found.accounts.insert(user)
+                        case .friendships(let user): found.friendships.insert(user)
+                        default: continue
+                        }
+                    }
+                    return found
+                }
+                let request = FriendRequest(id: .random(), from: ana.id, to: ben.id, createdAt: epoch)
+                _ = try await store.sendFriendRequest(request)
+                #expect(try await changed() == ([], []), "a request is no friendship")
+                #expect(try await store.acceptFriendRequest(request.id, recipient: ben.id, at: epoch) != nil)
+                #expect(try await changed() == ([], [ana.id, ben.id]))
+                #expect(try await store.setSharing(.building, until: nil, from: ben.id, to: ana.id) != nil)
+                #expect(try await changed() == ([], [ana.id, ben.id]))
+                var renamed = ana
+                renamed.firstName = try PersonName("Anna", field: "first_name")
+                #expect(try await store.updateAccount(StoredAccount(account: renamed, passwordHash: someHash), ending: .none))
+                #expect(try await changed() == ([ana.id], []))
+                #expect(try await store.endFriendship(of: ben.id, with: ana.id))
+                #expect(try await changed() == ([], [ana.id, ben.id]))
+                let pair = FriendRequest(id: .random(), from: cy.id, to: ben.id, createdAt: epoch)
+                _ = try await store.sendFriendRequest(pair)
+                _ = try await store.acceptFriendRequest(pair.id, recipient: ben.id, at: epoch)
+                #expect(try await changed() == ([], [ben.id, cy.id]))
+                #expect(try await store.deleteAccount(cy.id, at: epoch, cancel: { _ in false }, announcements: { _, _ in [] }))
+                #expect(try await changed() == ([cy.id], [ben.id, cy.id]), "deleting an account ends its friendships")
+            }
+        }
+        let subject = try await SocialSubject(kind)
+        defer { withExtendedLifetime(subject) {} }
+        try await subject.run(Check())
+    }
+
     @Test("a reader following while eight writers write through two stores is given every change once, each recipient's events in order",
           arguments: StoreKind.available)
     func concurrentWritersAreFollowed(kind: StoreKind) async throws {

@@ -62,8 +62,11 @@ extension TestWorld where S == InMemoryStore {
 
 extension TestWorld where S == IndexedStores<InMemoryStore> {
     init(settings: ServiceSettings = .standard) async throws {
-        // Every follower read settles what it can, so that each step of a test sees the same memory.
-        try await self.init(settings: settings) { store, clock in try await IndexedStores(record: store, at: clock.now, alertRereads: .zero) }
+        // Every follower read settles what it can, so that each step of a test sees the same memory; sessions,
+        // accounts and friendships are held, as over PostgreSQL.
+        try await self.init(settings: settings) { store, clock in
+            try await IndexedStores(record: store, at: clock.now, held: HeldAccounts<InMemoryStore>.standardCapacity, alertRereads: .zero)
+        }
     }
 }
 

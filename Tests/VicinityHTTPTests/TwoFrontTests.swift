@@ -41,7 +41,7 @@ private func front(
     _ record: PostGISStore, clock: any WallClock, settings: ServiceSettings, options: HTTPOptions, logs: LogRecorder
 ) async throws -> some ApplicationProtocol {
     let loadedAfter = try await record.changes.changeCursor()
-    let stores = try await IndexedStores(record: record, at: clock.now, sessions: HeldSessions<PostGISStore>.standardCapacity)
+    let stores = try await IndexedStores(record: record, at: clock.now, held: HeldAccounts<PostGISStore>.standardCapacity)
     // Keyed as `vicinity serve` keys them: with the secret every front over the record shares, so that the
     // limits' counts of one front are the other's.
     let services = Services(
@@ -139,6 +139,36 @@ struct TwoFrontTests {
                 while try await b.call(.get, "/v1/me", as: anna).status != .unauthorized { try await Task.sleep(for: .milliseconds(20)) }
                 return true
             }
+        }
+    }
+
+    @Test("a name, privacy mode and a friendship changed through one front show at once there, and in the other's friend list, which held them, once its feed has read them")
+    func heldAccountsAndFriendshipsFollow() async throws {
+        try await withTwoFronts { a, _, b, _, _ in
+            let anna = try await a.person("anna"), ben = try await b.person("ben")
+            try await a.befriend(anna, ben)
+            try await a.share(anna, 33.779842, -118.112526)
+            @Sendable func annaAsBenSees(on front: any TestClientProtocol) async throws -> [String: Any]? {
+                try await front.call(.get, "/v1/friends", as: ben).list("friends").first { $0["id"] as? String == anna.id }
+            }
+            /// Waits until front B's list shows `seen`; front A, which made the change, must show it at once.
+            func shown(_ what: String, _ seen: @escaping @Sendable ([String: Any]?) -> Bool) async throws {
+                #expect(seen(try await annaAsBenSees(on: a)), "at once on the front that made it: \(what)")
+                _ = try await waiting(for: "front B to show \(what)") {
+                    while !seen(try await annaAsBenSees(on: b)) { try await Task.sleep(for: .milliseconds(20)) }
+                    return true
+                }
+            }
+            // Front B reads Anna's account and Ben's friendships once, and holds them from here on.
+            let first = try await annaAsBenSees(on: b)
+            #expect(first?["first_name"] as? String == "Anna")
+            #expect(first?["presence"] as? String == "current")
+            #expect(try await a.call(.patch, "/v1/me", as: anna, json: #"{"first_name":"Annabel"}"#).status == .ok)
+            try await shown("the new name") { $0?["first_name"] as? String == "Annabel" }
+            #expect(try await a.call(.patch, "/v1/me", as: anna, json: #"{"privacy_mode":true}"#).status == .ok)
+            try await shown("Anna hidden") { $0?["position"] is NSNull && $0?["presence"] as? String == "hidden" }
+            #expect(try await a.call(.delete, "/v1/friends/\(ben.id)", as: anna).status == .noContent)
+            try await shown("no friendship") { $0 == nil }
         }
     }
 

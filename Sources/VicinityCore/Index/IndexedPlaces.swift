@@ -135,8 +135,9 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 }
 
-/// A set of stores with places, campuses, shared positions, open public votes, alerts and the sessions looked up
-/// held in memory in front of the record's: what the server runs on.
+/// A set of stores with places, campuses, shared positions, open public votes and alerts held in memory in front of
+/// the record's, and over a record other processes share, the sessions, accounts and friendships looked up: what
+/// the server runs on.
 public struct IndexedStores<Record: Stores>: Stores {
     public let record: Record
     public let places: IndexedPlaces<Record.Places>
@@ -144,14 +145,16 @@ public struct IndexedStores<Record: Stores>: Stores {
     public let positions: IndexedPositions<Record.Positions>
     public let votes: IndexedVotes<Record.Votes>
     public let alerts: HeldAlerts<Record.Friends>
-    public let accounts: HeldSessions<Record.Accounts>
+    public let accounts: HeldAccounts<Record.Accounts>
+    public let friends: HeldFriendships<Record.Friends>
 
     /// Loads the record's places, campuses, positions, the public votes open at `now` and the alerts into memory,
-    /// and holds up to `sessions` sessions once looked up (none by default: each is read from the record, which
-    /// sees an ending by another process at once; `HeldSessions` says what holding them changes). The unsettled
-    /// alerts are read again at most once in `alertRereads` (`HeldAlerts`).
+    /// and holds up to `held` sessions, as many accounts and the friendships of as many people once looked up
+    /// (none by default: each is read from the record, which sees another process's change at once;
+    /// `HeldAccounts` and `HeldFriendships` say what holding them changes). The unsettled alerts are read again at
+    /// most once in `alertRereads` (`HeldAlerts`).
     public init(
-        record: Record, at now: Timestamp, sessions: Int = 0, alertRereads: Duration = HeldAlerts<Record.Friends>.standardRereadEvery
+        record: Record, at now: Timestamp, held: Int = 0, alertRereads: Duration = HeldAlerts<Record.Friends>.standardRereadEvery
     ) async throws {
         self.record = record
         places = try await IndexedPlaces(record: record.places)
@@ -159,7 +162,8 @@ public struct IndexedStores<Record: Stores>: Stores {
         positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
         alerts = try await HeldAlerts(record: record.friends, rereadEvery: alertRereads)
-        accounts = HeldSessions(record: record.accounts, capacity: sessions)
+        accounts = HeldAccounts(record: record.accounts, capacity: held)
+        friends = HeldFriendships(record: record.friends, capacity: held)
     }
 
     /// Reloads whatever another process changed. Returns what was reloaded, for the log.
@@ -167,7 +171,6 @@ public struct IndexedStores<Record: Stores>: Stores {
         (try await places.refreshIfStale(), try await campuses.refreshIfStale())
     }
 
-    public var friends: Record.Friends { record.friends }
     public var events: Record.Events { record.events }
     public var changes: Record.Changes { record.changes }
     public var guesses: Record.Guesses { record.guesses }
@@ -179,16 +182,23 @@ public struct IndexedStores<Record: Stores>: Stores {
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: [UserID] = [], votes: Set<VoteID> = [], alerted: Set<UserID> = [], signedOut: Set<UserID> = []
+        var changedAccounts: Set<UserID> = [], befriended: Set<UserID> = []
         for change in changes {
             switch change {
             case .position(let user): users.append(user)
             case .vote(let id): votes.insert(id)
             case .alerts(let user): alerted.insert(user)
             case .sessions(let user): signedOut.insert(user)
+            case .account(let user): changedAccounts.insert(user)
+            case .friendships(let user): befriended.insert(user)
             case .event: continue
             }
         }
+        // Forgotten before positions are read again: a position committed after a change to who may see it is
+        // never read here before that change is.
         if !signedOut.isEmpty { accounts.forget(signedOut) }
+        if !changedAccounts.isEmpty { accounts.forgetAccounts(changedAccounts) }
+        if !befriended.isEmpty { friends.forget(befriended) }
         try await positions.refresh(users)
         try await self.votes.refresh(votes, at: now)
         try await alerts.refresh(alerted)
@@ -199,6 +209,7 @@ public struct IndexedStores<Record: Stores>: Stores {
         try await votes.reload(at: now)
         try await alerts.reload()
         accounts.forgetAll()
+        friends.forgetAll()
     }
 
     public func heldAlerts(of person: UserID) -> [Alert]? { alerts.alerts(of: person) }

@@ -152,19 +152,18 @@ extension SQLRecordStore {
             order: [.ascending("created_at"), .ascending("id")])
     }
 
+    /// Both sides of every friendship in one statement.
     public func friendships(of user: UserID) async throws -> [Friendship] {
         let id = SQLValue.text(user.rawValue)
-        return try await read(.select(FriendshipSide.self, where: .equals("account_id", id)) { mine in
-            .select(FriendshipSide.self, where: .equals("friend_id", id)) { theirs in
-                let theirSides = Dictionary(theirs.map { ($0.user, $0) }) { first, _ in first }
-                return .done(mine.compactMap { side in
-                    theirSides[side.friend].map {
-                        Friendship(
-                            friend: side.friend, since: side.since, shareWithFriend: side.share, friendShareWithMe: $0.share,
-                            shareWithFriendUntil: side.until, friendShareWithMeUntil: $0.until)
-                    }
-                })
-            }
+        return try await read(.select(FriendshipSide.self, where: .or([.equals("account_id", id), .equals("friend_id", id)])) { sides in
+            let theirSides = Dictionary(sides.filter { $0.friend == user }.map { ($0.user, $0) }) { first, _ in first }
+            return .done(sides.filter { $0.user == user }.compactMap { side in
+                theirSides[side.friend].map {
+                    Friendship(
+                        friend: side.friend, since: side.since, shareWithFriend: side.share, friendShareWithMe: $0.share,
+                        shareWithFriendUntil: side.until, friendShareWithMeUntil: $0.until)
+                }
+            })
         })
     }
 

@@ -1,7 +1,13 @@
 import Synchronization
 
-/// The sessions this process has looked up, held in memory in front of the record's accounts, so that a
-/// signed-in request reads no session from the database.
+/// The sessions this process has looked up, and the accounts others see (`accounts(ids:)`: names, privacy mode,
+/// default sharing), held in memory in front of the record's accounts, so that a signed-in request reads no session
+/// from the database, and a friend list or a vote's initiator no account.
+///
+/// Accounts are held as `HeldCopies` holds them: until an account changes in the record (`updateAccount`,
+/// `consumeCode` and `deleteAccount` here forget it at once; another process's change comes through the feed as
+/// `Change.account`, to `forgetAccounts(_:)`). One's own account (`account(id:)`, `storedAccount(id:)`) is always
+/// read from the record, so what a person changed shows to them at once on every front.
 ///
 /// A session ends in the record (signing out, a password change, a disabled or deleted account, expiry), and
 /// every process then forgets what it holds of that account:
@@ -14,7 +20,7 @@ import Synchronization
 /// A lookup holds what it read only if no ending came while it read, so a read that began before a session
 /// ended never brings it back. At most `capacity` sessions are held; past that, an arbitrary one makes room. With
 /// a capacity of 0 every lookup reads the record.
-public final class HeldSessions<Record: AccountStore>: AccountStore {
+public final class HeldAccounts<Record: AccountStore>: AccountStore {
     private struct Book {
         var sessions: [TokenDigest: Session] = [:]
         var byAccount: [UserID: Set<TokenDigest>] = [:]
@@ -31,17 +37,27 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
     public let record: Record
     public let capacity: Int
     private let book = Mutex(Book())
+    private let others: HeldCopies<UserID, Account>
 
-    /// 100,000 sessions: ten for each of the 10,000 people a front serves, at about 200 bytes each, 20 MB.
+    /// 100,000 sessions: ten for each of the 10,000 people a front serves, at about 200 bytes each, 20 MB; as
+    /// many accounts, at about 300 bytes each, 30 MB.
     public static var standardCapacity: Int { 100_000 }
 
+    /// Holds at most `capacity` sessions and as many accounts.
     public init(record: Record, capacity: Int = standardCapacity) {
         self.record = record
         self.capacity = capacity
+        others = HeldCopies(capacity: capacity)
     }
 
     /// How many sessions are held.
     public var heldCount: Int { book.withLock { $0.sessions.count } }
+
+    /// How many accounts are held.
+    public var heldAccountCount: Int { others.count }
+
+    /// These accounts changed or were deleted: by this process, or by another as the change feed says.
+    public func forgetAccounts(_ accounts: some Sequence<UserID>) { others.forget(accounts) }
 
     /// Sessions of these accounts ended: this process's own ending, or another's from the change feed.
     public func forget(_ accounts: some Sequence<UserID>) {
@@ -53,11 +69,12 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
         }
     }
 
-    /// Forgets every session held: for a follower that fell behind what the feed keeps.
+    /// Forgets every session and account held: for a follower that fell behind what the feed keeps.
     public func forgetAll() {
         book.withLock { book in
             book = Book(endings: book.endings + 1)
         }
+        others.forgetAll()
     }
 
     public func session(_ digest: TokenDigest) async throws -> Session? {
@@ -89,6 +106,7 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
     public func updateAccount(_ account: StoredAccount, ending: SessionEnding) async throws -> Bool {
         let updated = try await record.updateAccount(account, ending: ending)
         if ending != .none { forget([account.account.id]) }
+        forgetAccounts([account.account.id])
         return updated
     }
 
@@ -98,7 +116,16 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
     ) async throws -> Bool {
         let deleted = try await record.deleteAccount(id, at: now, cancel: cancel, announcements: announcements)
         forget([id])
+        forgetAccounts([id])
         return deleted
+    }
+
+    /// Other people's accounts, held.
+    public func accounts(ids: [UserID]) async throws -> [Account] {
+        let held = try await others.values(of: Array(Set(ids))) { missing in
+            Dictionary(try await record.accounts(ids: missing).map { ($0.id, $0) }) { first, _ in first }
+        }
+        return Array(held.values)
     }
 
     // MARK: Read and written straight through
@@ -108,7 +135,7 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
     }
 
     public func account(id: UserID) async throws -> Account? { try await record.account(id: id) }
-    public func accounts(ids: [UserID]) async throws -> [Account] { try await record.accounts(ids: ids) }
+
     public func storedAccount(id: UserID) async throws -> StoredAccount? { try await record.storedAccount(id: id) }
     public func credentials(usernameKey: String) async throws -> StoredAccount? { try await record.credentials(usernameKey: usernameKey) }
     public func credentials(emailKey: String) async throws -> StoredAccount? { try await record.credentials(emailKey: emailKey) }
@@ -132,5 +159,10 @@ public final class HeldSessions<Record: AccountStore>: AccountStore {
         try await record.spendCodeTry(of: account, purpose: purpose, at: now)
     }
 
-    public func consumeCode(_ code: StoredCode) async throws -> Bool { try await record.consumeCode(code) }
+    /// A verified address changes the account.
+    public func consumeCode(_ code: StoredCode) async throws -> Bool {
+        let consumed = try await record.consumeCode(code)
+        forgetAccounts([code.account])
+        return consumed
+    }
 }
