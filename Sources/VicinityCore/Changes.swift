@@ -30,25 +30,20 @@ extension Change {
     /// the alert watches, the session's user, the account's id, either side of the friendship) and, for an event,
     /// its number.
     public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
-        switch kind {
-        case "position":
+        /// The kinds keyed by a user, each with the change it names.
+        let byUser: [String: (UserID) -> Change] = [
+            "position": Change.position, "alert": Change.alerts, "session": Change.sessions, "account": Change.account,
+            "friendship": Change.friendships,
+        ]
+        if let change = byUser[kind] {
             guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = .position(user)
+            self = change(user)
+            return
+        }
+        switch kind {
         case "vote":
             guard let id = VoteID(key), id.rawValue == key else { throw .corrupt("vote id \(key) is malformed") }
             self = .vote(id)
-        case "alert":
-            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = .alerts(user)
-        case "session":
-            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = .sessions(user)
-        case "account":
-            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = .account(user)
-        case "friendship":
-            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = .friendships(user)
         case "event":
             guard let eventID else { throw .corrupt("an event change without an event") }
             guard let recipient = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
