@@ -15,9 +15,9 @@ public protocol RecordStore: SQLRecordStore, Stores, PlaceStore, CampusStore, Ch
     /// process that shares the record's ledgers.
     func sharedLimitKeys() async throws -> LimitKeys
 
-    /// Whether the record is on a database server, each read a round trip: a front then holds the sessions it
-    /// has looked up (`HeldAccounts`), trading a refusal at once of a session ended elsewhere for one within
-    /// the change feed's lag.
+    /// Whether the record is on a database server, each read a round trip: a front then holds the sessions,
+    /// accounts and friendships it has looked up (`HeldAccounts`, `HeldFriendships`), trading seeing at once what
+    /// another front changed for seeing it within the change feed's lag.
     var isRemote: Bool { get }
 }
 
