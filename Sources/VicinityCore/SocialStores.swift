@@ -131,6 +131,10 @@ public protocol FriendStore: Sendable {
     /// The user's friendships, in no particular order.
     func friendships(of user: UserID) async throws -> [Friendship]
 
+    /// The same as the record has them now, past any copy a front holds (`HeldFriendships`): for what is pushed
+    /// about a move. Stores that hold no copy answer `friendships(of:)`.
+    func recordedFriendships(of user: UserID) async throws -> [Friendship]
+
     func friendship(of user: UserID, with friend: UserID) async throws -> Friendship?
 
     /// How exactly `user` shares their position with `friend`, until `until` or until changed; nil when they
@@ -206,6 +210,8 @@ extension PositionStore {
 }
 
 extension FriendStore {
+    public func recordedFriendships(of user: UserID) async throws -> [Friendship] { try await friendships(of: user) }
+
     /// Alerts `user` set, and alerts set on them, in no particular order.
     public func alerts(involving user: UserID) async throws -> [Alert] {
         try await alerts(involvingAny: [user])

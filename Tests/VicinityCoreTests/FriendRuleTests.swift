@@ -230,6 +230,34 @@ struct FriendServiceTests {
         #expect(try await friends.moved(mover.userID) { $0.intersection(everyone) }.isEmpty)
     }
 
+    @Test("a move's notices read the mover's privacy mode and sharing as the record has them now, past what this front holds")
+    func noticesReadPastHeldCopies() async throws {
+        let world = try await HeldWorld()
+        let mover = try await world.person("mover"), friend = try await world.person("friend")
+        try await world.befriend(mover, friend)
+        let friends = world.services.friends
+        _ = try await friends.sharePosition(friend, at: Spot.hallOfScience, accuracy: nil, status: nil)
+        _ = try await friends.sharePosition(mover, at: Spot.library, accuracy: nil, status: nil)
+        let listening: (Set<UserID>) -> Set<UserID> = { $0 }
+        // The friend's list and a first notice: this front now holds the mover's account and both friendships.
+        #expect(try await friends.friend(mover.userID, of: friend).presence == .current)
+        #expect(try await friends.moved(mover.userID, seenBy: listening).map(\.viewer) == [friend.userID])
+
+        // Another front turns the mover's privacy mode on, and its feed has not been read here: the list still
+        // shows what this front holds, but a notice of a move taken now tells nothing.
+        var stored = try #require(try await world.store.storedAccount(id: mover.userID))
+        stored.account.privacyMode = true
+        #expect(try await world.store.updateAccount(stored, ending: .none))
+        #expect(try await friends.friend(mover.userID, of: friend).presence == .current, "held until the feed says")
+        #expect(try await friends.moved(mover.userID, seenBy: listening).isEmpty)
+
+        // The same for sharing: privacy mode off again, the mover shares nothing with the friend, through the record.
+        stored.account.privacyMode = false
+        #expect(try await world.store.updateAccount(stored, ending: .none))
+        #expect(try await world.store.setSharing(.none, until: nil, from: mover.userID, to: friend.userID) != nil)
+        #expect(try await friends.moved(mover.userID, seenBy: listening).isEmpty)
+    }
+
     @Test("a friend shown buildings only sees the building's point and label and the time the mover came there, and hears of a move only when it changes the area")
     func buildingLevelSharing() async throws {
         let world = try await World()

@@ -406,10 +406,14 @@ public struct FriendService<S: Stores>: Sendable {
     public func moved(
         _ mover: UserID, seenBy listening: (Set<UserID>) -> Set<UserID>
     ) async throws -> [(viewer: UserID, view: FriendView)] {
-        let all = try await stores.friends.friendships(of: mover)
+        // Who listens, from the friendships this front may hold; how the mover shares with them, from the record.
+        guard !listening(Set(try await stores.friends.friendships(of: mover).map(\.friend))).isEmpty else { return [] }
+        let all = try await stores.friends.recordedFriendships(of: mover)
         let listeners = listening(Set(all.map(\.friend)))
         let sides = all.filter { listeners.contains($0.friend) }
-        guard !sides.isEmpty, let account = try await stores.accounts.accounts(ids: [mover]).first else { return [] }
+        // The mover's own account as the record has it now: a privacy mode turned on through another front just
+        // before this move hides it, whatever this front holds.
+        guard !sides.isEmpty, let account = try await stores.accounts.account(id: mover) else { return [] }
         // The mover's position and every viewer's, read once for all of them.
         let positions = Dictionary(
             try await stores.positions.positions(of: [mover] + sides.map(\.friend)).map { ($0.userID, $0) }) { first, _ in first }

@@ -5,6 +5,10 @@
 /// record has committed them; another process's come through the feed as `Change.friendships` (a side made,
 /// changed or removed notes both its people), to `forget(_:)`. Everything else is read and written straight
 /// through. Expiry of a level given for a while needs no notice: every reader checks `until` against the clock.
+///
+/// What holding changes: a level lowered through another front is seen here within the feed's lag, not at once, so
+/// a move this front takes meanwhile can show in its lists at the level before. What is recorded or pushed about a
+/// move (alerts, `friend_moved`) reads the mover's account and sharing from the record instead.
 public struct HeldFriendships<Record: FriendStore>: FriendStore {
     public let record: Record
     private let held: HeldCopies<UserID, [Friendship]>
@@ -33,6 +37,8 @@ public struct HeldFriendships<Record: FriendStore>: FriendStore {
     public func friendship(of user: UserID, with friend: UserID) async throws -> Friendship? {
         try await friendships(of: user).first { $0.friend == friend }
     }
+
+    public func recordedFriendships(of user: UserID) async throws -> [Friendship] { try await record.friendships(of: user) }
 
     // MARK: Changing a pair: both people are forgotten once the record has it
 

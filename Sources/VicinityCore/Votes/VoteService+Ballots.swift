@@ -29,14 +29,11 @@ extension VoteService {
         do throws(ValidationError) { password = try VotePassword(text) } catch { problems.append(error) }
         guard problems.isEmpty, let password else { throw ServiceError.invalid(problems) }
         if try await stores.votes.ballot(of: id, by: identity.userID) != nil { throw ServiceError.conflict(.alreadyVoted) }
-        // The voter's account (its name goes on the ballot; a vote may take verified voters only) and the
-        // initiator's name for the receipt: one read for both.
-        let people = Dictionary(
-            try await stores.accounts.accounts(ids: [identity.userID] + [vote.initiator].compactMap { $0 }).map { ($0.id, $0) }
-        ) { first, _ in first }
-        guard let me = people[identity.userID] else { throw ServiceError.unauthenticated }
+        // The voter's own account, as the record has it now (its name goes on the ballot; a vote may take verified
+        // voters only), and the initiator's name for the receipt, as others see it (a front may hold it).
+        guard let me = try await stores.accounts.account(id: identity.userID) else { throw ServiceError.unauthenticated }
         guard vote.verifiedOnly == false || me.isVerified else { throw ServiceError.forbidden(Self.verifiedOnlyRefusal) }
-        let initiatorName = vote.initiator.flatMap { people[$0] }?.displayName
+        let initiatorName = try await stores.accounts.accounts(ids: [vote.initiator].compactMap { $0 }).first?.displayName
 
         let key = id.rawValue + " " + identity.userID.rawValue
         await memo.settled(vote: id)
