@@ -102,13 +102,22 @@ struct SocialState {
         var moved: Set<AlertID> = []
         var drafts: [EventDraft] = []
         for change in changes {
-            guard !moved.contains(change.alert), let alert = alerts[change.alert].flatMap(change.moving) else { continue }
+            guard !moved.contains(change.alert), let alert = alerts[change.alert].flatMap(change.moving),
+                change.sight?.holds(account: accounts[change.watched]?.account, side: friendships[change.watched]?[change.watcher]) ?? true
+            else { continue }
             alerts[change.alert] = alert
             moved.insert(change.alert)
             if let telling = change.telling { drafts.append(telling) }
         }
         let watched = Set(moved.compactMap { alerts[$0]?.watched })
         return (moved, watched.map(Change.alerts) + append(drafts).map { .event($0.id, recipient: $0.recipient) })
+    }
+
+    /// The sight of each of `alerts`, from the accounts and friendship sides held.
+    func sights(of alerts: [Alert]) -> [AlertID: AlertSight] {
+        AlertSight.of(
+            alerts, accounts: alerts.compactMap { accounts[$0.watched]?.account },
+            sides: alerts.compactMap { friendships[$0.watched]?[$0.watcher] })
     }
 
     /// Writes a pair back as `FriendPair`'s rule left it.
@@ -547,19 +556,14 @@ extension InMemoryStore: FriendStore {
     }
 
     public func alertContext(of user: UserID) async throws -> AlertContext {
-        let alerts = state.withLock { state in state.social.alerts.values.filter { $0.watcher == user || $0.watched == user } }
-        return try await alertContext(of: user, alerts: alerts)
+        state.withLock { state in
+            let alerts = state.social.alerts.values.filter { $0.watcher == user || $0.watched == user }
+            return AlertContext(alerts: Array(alerts), sights: state.social.sights(of: Array(alerts)))
+        }
     }
 
-    public func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext {
-        state.withLock { state in
-            guard !alerts.isEmpty else { return .empty }
-            let people = Set(alerts.flatMap { [$0.watcher, $0.watched] })
-            return AlertContext(
-                alerts: Array(alerts),
-                accounts: Dictionary(uniqueKeysWithValues: people.compactMap { id in state.social.accounts[id].map { (id, $0.account) } }),
-                friendships: Dictionary(uniqueKeysWithValues: people.compactMap { id in state.social.friendship(of: user, with: id).map { (id, $0) } }))
-        }
+    public func alertSights(of alerts: [Alert]) async throws -> [AlertID: AlertSight] {
+        state.withLock { state in state.social.sights(of: alerts) }
     }
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {

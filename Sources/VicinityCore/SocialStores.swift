@@ -187,16 +187,16 @@ public protocol FriendStore: Sendable {
     /// Permissions `user` gave and was given, in no particular order.
     func watchPermissions(involving user: UserID) async throws -> [WatchPermission]
 
-    /// The alerts on `user` and the nearby alerts they set, with the accounts and friendships they name, in one
-    /// read: what every move of `user` reads.
+    /// The alerts on `user` and the nearby alerts they set, each with its sight, in one read: what a move of
+    /// `user` reads when memory holds none of theirs it can vouch for.
     func alertContext(of user: UserID) async throws -> AlertContext
 
-    /// The same for `alerts`, the alerts naming `user` as memory holds them (`HeldAlerts`): only the accounts
-    /// and friendships they name are read.
-    func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext
+    /// The sight of each of `alerts` (`AlertSight.of`): what memory holds with the alerts (`HeldAlerts`).
+    func alertSights(of alerts: [Alert]) async throws -> [AlertID: AlertSight]
 
     /// Moves each alert from `from` to `to` only if it still reads `from` and last told at `fromToldAt` (another
-    /// front may have worked out the same move, or a later one, first), setting `toldAt`, and records the
+    /// front may have worked out the same move, or a later one, first) and the record still holds the change's
+    /// `sight` of the person watched (`AlertSight.holds`), setting `toldAt`, and records the
     /// `telling` of those it moved, all in one transaction: a watcher is told of a change once, and never without
     /// it. The ids of the alerts moved; not those gone or changed by another writer first.
     func advance(_ changes: [AlertChange]) async throws -> Set<AlertID>
@@ -313,9 +313,9 @@ public protocol Stores: Sendable {
     /// what the record keeps of them.
     func reloadFollowed(at now: Timestamp) async throws
 
-    /// The alerts memory holds naming `person`, for a first look at their move (`HeldAlerts`); nil where the
-    /// store holds none in memory, or none it can vouch for just now: the move is worked out against the record.
-    func heldAlerts(of person: UserID) -> [Alert]?
+    /// The alerts memory holds naming `person`, with their sights (`HeldAlerts`); nil where the store holds none
+    /// in memory, or none it can vouch for just now: the move is worked out against the record.
+    func heldAlerts(of person: UserID) -> AlertContext?
 
     /// This process committed a change to these people's alerts: what memory holds of them is not to be
     /// trusted until it reads them again.
@@ -329,7 +329,7 @@ public protocol Stores: Sendable {
 extension Stores {
     public func follow(_ changes: [Change], at now: Timestamp) async throws {}
     public func reloadFollowed(at now: Timestamp) async throws {}
-    public func heldAlerts(of person: UserID) -> [Alert]? { nil }
+    public func heldAlerts(of person: UserID) -> AlertContext? { nil }
     public func alertsChanged(of people: [UserID]) {}
     public func alertsAdvanced(_ changes: [AlertChange], moved: Set<AlertID>) {}
 }

@@ -314,6 +314,8 @@ public enum SQLDialect: Sendable {
             case .or(let parts):
                 guard !parts.isEmpty else { return "1 = 0" }
                 return joined(parts, by: " OR ", in: table)
+            case .exists(let other, let inner):
+                return "EXISTS (SELECT 1 FROM \(other.name) WHERE \(self.condition(inner, in: other)))"
             }
         }
 

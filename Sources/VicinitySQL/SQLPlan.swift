@@ -22,6 +22,9 @@ public indirect enum SQLCondition: Sendable {
     /// A located row whose point may lie within `radius` of `centre`: candidates from the table's spatial index,
     /// a few beyond the radius among them, which `Ranking` measures exactly and removes.
     case near(Coordinate, within: Distance)
+    /// Some row of `table` meets the condition (`EXISTS`), whose columns are `table`'s: what a write expects of
+    /// rows other than its own.
+    case exists(SQLTable, SQLCondition)
 }
 
 public enum SQLComparison: String, Sendable {

@@ -34,8 +34,10 @@ struct AlertContractTests {
         #expect(Set(try await store.alerts(involving: a.id)) == [library, point, campus, nearby], "read back as set, both ways")
         let context = try await store.alertContext(of: b.id)
         #expect(Set(context.alerts) == [library, point, campus, nearby])
-        #expect(Set(context.accounts.keys) == [a.id, b.id] && context.accounts[a.id]?.username == a.username)
-        #expect(Array(context.friendships.keys) == [a.id] && context.friendships[a.id]?.friend == a.id)
+        #expect(Set(context.sights.keys) == Set([library, point, campus, nearby].map(\.id)), "each alert with its sight")
+        #expect([library, point, campus].allSatisfy { context.sights[$0.id]?.watched == b }, "the person watched")
+        #expect(context.sights[nearby.id]?.watched == a && context.sights[nearby.id]?.share == .exact && context.sights[nearby.id]?.until == nil)
+        #expect(try await store.alertSights(of: [nearby]) == [nearby.id: try #require(context.sights[nearby.id])], "read alone alike")
         #expect(try await store.alertContext(of: c.id).alerts.isEmpty)
         #expect(try await store.watchPermissions(involving: a.id) == [allowed])
 
@@ -133,6 +135,54 @@ struct AlertContractTests {
         var outside = inside
         outside.inside = false
         #expect(try await store.advance(outside, from: false, to: true, toldAt: arrived, telling: nil), "worked out from the record's state")
+    }
+
+    @Test("a change is written only while the record still holds the sight it was worked out from: privacy mode, the default level, the level set and its end",
+          arguments: StoreKind.available)
+    func advanceExpectsTheSight(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        let added = try alert(a, on: b, .nearby)
+        #expect(try await store.addAlert(added, limit: 10) == .added(added))
+        let notice = AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance)
+        func arrival(seen sight: AlertSight, at time: Timestamp) -> AlertChange {
+            AlertChange(alert: added, to: true, toldAt: time, telling: .alert(.friendArrived, to: a.id, notice, at: time), sight: sight)
+        }
+        func sight() async throws -> AlertSight { try #require(try await store.alertSights(of: [added])[added.id]) }
+
+        // Each setting changed after the sight was read refuses the change worked out from it, and tells nothing.
+        var seen = try await sight()
+        let hour = epoch + .seconds(3600)
+        #expect(try await store.setSharing(.building, until: hour, from: b.id, to: a.id) != nil)
+        #expect(try await store.advance([arrival(seen: seen, at: epoch)]).isEmpty, "the level set changed")
+        seen = try await sight()
+        #expect(seen.share == .building && seen.until == hour)
+        #expect(try await store.setSharing(.building, until: hour + .seconds(1), from: b.id, to: a.id) != nil)
+        #expect(try await store.advance([arrival(seen: seen, at: epoch)]).isEmpty, "its end changed")
+        seen = try await sight()
+        var hidden = b
+        hidden.privacyMode = true
+        #expect(try await store.updateAccount(StoredAccount(account: hidden, passwordHash: nil), ending: .none))
+        #expect(try await store.advance([arrival(seen: seen, at: epoch)]).isEmpty, "privacy mode turned on")
+        seen = try await sight()
+        var sharing = hidden
+        sharing.defaultShare = .none
+        #expect(try await store.updateAccount(StoredAccount(account: sharing, passwordHash: nil), ending: .none))
+        #expect(try await store.advance([arrival(seen: seen, at: epoch)]).isEmpty, "the default level changed")
+        #expect(try await store.events(for: a.id, after: nil, since: epoch, limit: 100).isEmpty)
+        #expect(try await store.alerts(involving: a.id) == [added], "the alert as it was")
+
+        // A name changed since leaves the sight holding; the sight read now is written, with its event.
+        seen = try await sight()
+        var renamed = sharing
+        renamed.firstName = try PersonName("Benjamin", field: "first_name")
+        #expect(try await store.updateAccount(StoredAccount(account: renamed, passwordHash: nil), ending: .none))
+        #expect(try await store.advance([arrival(seen: seen, at: epoch + .seconds(1))]) == [added.id])
+        #expect(try await store.events(for: a.id, after: nil, since: epoch, limit: 100).map(\.type) == [.friendArrived])
+
     }
 
     @Test("twenty alerts set at once through two stores on one friend stop at the limit", arguments: StoreKind.available)

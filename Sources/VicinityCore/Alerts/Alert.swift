@@ -155,22 +155,70 @@ public struct AlertRules: Hashable, Sendable {
     }
 }
 
-/// Everything working out a move needs, read at once (`FriendStore.alertContext`): the alerts on the person
-/// who moved and the nearby alerts they set, the accounts of everyone those name, and the mover's friendships
-/// with them.
-public struct AlertContext: Sendable {
-    public var alerts: [Alert]
-    public var accounts: [UserID: Account]
-    /// The mover's friendship with each friend the alerts name, as the mover sees it.
-    public var friendships: [UserID: Friendship]
+/// How an alert's watcher may see the person it watches, as the record held it when read: the person's
+/// account (privacy mode, default level, the name a notice gives) and how they share with the watcher (their
+/// `FriendshipSide` towards them). A change worked out from a sight is written only while the record still
+/// holds what it says (`AlertChange.sight`), so a sight held in memory (`HeldAlerts`) never tells what a newer
+/// privacy setting hides.
+public struct AlertSight: Hashable, Sendable {
+    public var watched: Account
+    public var share: ShareLevel
+    /// When `share` ends and `watched`'s default takes over; nil: until changed.
+    public var until: Timestamp?
 
-    public init(alerts: [Alert], accounts: [UserID: Account], friendships: [UserID: Friendship]) {
-        self.alerts = alerts
-        self.accounts = accounts
-        self.friendships = friendships
+    /// The sight of `watched` through `side`, their side of the friendship with the watcher.
+    public init(watched: Account, side: FriendshipSide) {
+        self.watched = watched
+        share = side.share
+        until = side.until
     }
 
-    public static let empty = AlertContext(alerts: [], accounts: [:], friendships: [:])
+    /// The level the watcher sees at `now`, by the one rule of time-limited sharing.
+    public func level(at now: Timestamp) -> ShareLevel {
+        ShareLevel.effective(share, until: until, fallback: watched.defaultShare, at: now)
+    }
+
+    /// Whether the record's `account` and `side` (the watched person's, towards the watcher) still say what
+    /// this sight read in everything the privacy rule reads of them: privacy mode, the default level, the
+    /// level set and its end. The stores' conditional alert write asks the same of its rows (`advancing(each:)`
+    /// over SQL).
+    public func holds(account: Account?, side: FriendshipSide?) -> Bool {
+        guard let account, let side else { return false }
+        return account.privacyMode == watched.privacyMode && account.defaultShare == watched.defaultShare && side.share == share
+            && side.until == until
+    }
+
+    /// The sight of each of `alerts` from the accounts and friendship sides read for them; none for an alert
+    /// whose person or friendship is gone.
+    public static func of(_ alerts: [Alert], accounts: [Account], sides: [FriendshipSide]) -> [AlertID: AlertSight] {
+        let people = Dictionary(accounts.map { ($0.id, $0) }) { first, _ in first }
+        let towards = Dictionary(sides.map { (Pair(watched: $0.user, watcher: $0.friend), $0) }) { first, _ in first }
+        var sights: [AlertID: AlertSight] = [:]
+        for alert in alerts {
+            guard let watched = people[alert.watched], let side = towards[Pair(watched: alert.watched, watcher: alert.watcher)] else { continue }
+            sights[alert.id] = AlertSight(watched: watched, side: side)
+        }
+        return sights
+    }
+
+    private struct Pair: Hashable {
+        var watched: UserID
+        var watcher: UserID
+    }
+}
+
+/// Everything working out a move needs: the alerts on the person who moved and the nearby alerts they set,
+/// each with its sight.
+public struct AlertContext: Sendable {
+    public var alerts: [Alert]
+    public var sights: [AlertID: AlertSight]
+
+    public init(alerts: [Alert], sights: [AlertID: AlertSight]) {
+        self.alerts = alerts
+        self.sights = sights
+    }
+
+    public static let empty = AlertContext(alerts: [], sights: [:])
 }
 
 /// One alert moved on by a move: from the state it was read in to the new one, and the event telling of it.
@@ -188,13 +236,16 @@ public struct AlertChange: Hashable, Sendable {
     public var to: Bool
     public var toldAt: Timestamp?
     public var telling: EventDraft?
+    /// How the change saw the person watched: written only while the record still holds it
+    /// (`AlertSight.holds`); nil for a change that depends on no sight.
+    public var sight: AlertSight?
 
-    public init(alert: Alert, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
-        self.init(alert: alert, from: alert.inside, to: to, toldAt: toldAt, telling: telling)
+    public init(alert: Alert, to: Bool, toldAt: Timestamp?, telling: EventDraft?, sight: AlertSight? = nil) {
+        self.init(alert: alert, from: alert.inside, to: to, toldAt: toldAt, telling: telling, sight: sight)
     }
 
     /// A change expecting the alert to read `from`, whatever `alert.inside` says.
-    public init(alert: Alert, from: Bool?, to: Bool, toldAt: Timestamp?, telling: EventDraft?) {
+    public init(alert: Alert, from: Bool?, to: Bool, toldAt: Timestamp?, telling: EventDraft?, sight: AlertSight? = nil) {
         self.alert = alert.id
         watcher = alert.watcher
         watched = alert.watched
@@ -203,6 +254,7 @@ public struct AlertChange: Hashable, Sendable {
         self.to = to
         self.toldAt = toldAt
         self.telling = telling
+        self.sight = sight
     }
 
     /// `alert` moved on by this change when it still reads as the change expects (its state, and when it last

@@ -23,7 +23,8 @@ public struct WatcherView: Hashable, Sendable {
 /// (`changes(moving:)`): the state each alert is in lives in the record and changes by a conditional write in
 /// the move's own transaction (`PositionStore.setPosition(_:alerts:)`), so of two fronts that race on the same
 /// person's moves one changes it and the other finds it changed, and the watcher is told once; a move and what
-/// it told commit together or not at all.
+/// it told commit together or not at all. The write also expects the sight of the friend the change was worked
+/// out from (`AlertSight`), so a privacy setting changed meanwhile, on any front, is never told past.
 ///
 /// Never told: a friend who is hidden from the watcher (privacy mode, sharing `none`), whose position is not
 /// current, or who shares buildings only when the alert is finer than the building says (a radius below the
@@ -143,19 +144,18 @@ public struct AlertService<S: Stores>: Sendable {
 
     /// What moving to `position` does to every alert on its person and every nearby alert of theirs: the
     /// changes to write with the position (`PositionStore.setPosition(_:alerts:)`), each with the event telling
-    /// its watcher, if any. A move that the alerts held in memory show to change none reads nothing more
-    /// (`HeldAlerts`); any other costs one read of the record. Whoever writes the changes tells the stores once
-    /// committed, with the alerts the record moved on (`Stores.alertsAdvanced(_:moved:)`).
+    /// its watcher, if any, and the sight it was worked out from, which the write expects. A move memory vouches
+    /// for (`HeldAlerts`) reads nothing from the record; any other reads its alerts and sights once. Whoever
+    /// writes the changes tells the stores once committed, with the alerts the record moved on
+    /// (`Stores.alertsAdvanced(_:moved:)`).
     public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
         let mover = position.userID
-        let held = stores.heldAlerts(of: mover)
-        if let held, try await !mayChange(held, moving: position) { return [] }
-        // Memory's alerts where it vouches for the mover (another front's alert not yet in the feed is worked out
-        // at the next move, as for moves memory answers alone; a state changed meanwhile fails the write's
-        // condition); the accounts and friendships, which decide what is told, always from the record.
         let context: AlertContext
-        if let held {
-            context = try await stores.friends.alertContext(of: mover, alerts: held)
+        if let held = stores.heldAlerts(of: mover) {
+            guard try await mayChange(held.alerts, moving: position) else { return [] }
+            // Memory's alerts and sights: a sight the record has moved past refuses the write, and another
+            // front's alert not yet in the feed is worked out at the next move, as for moves memory answers alone.
+            context = held
         } else {
             context = try await stores.friends.alertContext(of: mover)
         }
@@ -171,27 +171,21 @@ public struct AlertService<S: Stores>: Sendable {
         for alert in alerts {
             // A nearby alert counts only while the friend has one on the watcher too.
             if alert.target == .nearby && !nearbyPairs.contains(Pair(watcher: alert.watched, watched: alert.watcher)) { continue }
-            guard let watched = context.accounts[alert.watched],
-                let friendship = context.friendships[mover == alert.watched ? alert.watcher : alert.watched],
-                let position = located[alert.watched]
-            else { continue }
-            // How the watched person shares with the watcher, from whichever side the mover reads it.
-            let (level, until) =
-                mover == alert.watched
-                ? (friendship.shareWithFriend, friendship.shareWithFriendUntil) : (friendship.friendShareWithMe, friendship.friendShareWithMeUntil)
+            guard let sight = context.sights[alert.id], let position = located[alert.watched] else { continue }
             guard
                 let (reading, accuracy) = try await self.reading(
-                    alert, watched: watched, share: ShareLevel.effective(level, until: until, fallback: watched.defaultShare, at: now),
-                    position: position, watcherPosition: located[alert.watcher], at: now, campuses: &campuses),
+                    alert, watched: sight.watched, share: sight.level(at: now), position: position,
+                    watcherPosition: located[alert.watcher], at: now, campuses: &campuses),
                 let step = AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules)
             else { continue }
             var telling: EventDraft?
             if let told = step.told {
                 let notice = AlertNotice(
-                    alert: alert.id, friend: watched.summary, placeName: try await existingName(of: alert.target), radius: alert.radius.distance)
+                    alert: alert.id, friend: sight.watched.summary, placeName: try await existingName(of: alert.target),
+                    radius: alert.radius.distance)
                 telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
             }
-            changes.append(AlertChange(alert: alert, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling))
+            changes.append(AlertChange(alert: alert, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling, sight: sight))
         }
         return changes
     }
@@ -280,16 +274,13 @@ public struct AlertService<S: Stores>: Sendable {
     /// For alerts set straight in a store, as `set` sets them (seeding).
     public func initialState(of alert: Alert) async throws -> Bool? {
         let now = clock.now
-        guard let watched = try await stores.accounts.account(id: alert.watched),
-            let friendship = try await stores.friends.friendship(of: alert.watched, with: alert.watcher),
+        guard let sight = try await stores.friends.alertSights(of: [alert])[alert.id],
             let position = try await stores.positions.position(of: alert.watched)
         else { return nil }
         var campuses: [PlaceID: Campus]?
-        let share = ShareLevel.effective(
-            friendship.shareWithFriend, until: friendship.shareWithFriendUntil, fallback: watched.defaultShare, at: now)
         guard
             let (reading, accuracy) = try await reading(
-                alert, watched: watched, share: share, position: position,
+                alert, watched: sight.watched, share: sight.level(at: now), position: position,
                 watcherPosition: try await stores.positions.position(of: alert.watcher), at: now, campuses: &campuses)
         else { return nil }
         return AlertRule.step(alert, reading: reading, accuracy: accuracy, at: now, rules: rules)?.inside

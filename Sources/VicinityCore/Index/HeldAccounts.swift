@@ -38,15 +38,19 @@ public final class HeldAccounts<Record: AccountStore>: AccountStore {
     public let capacity: Int
     private let book = Mutex(Book())
     private let others: HeldCopies<UserID, Account>
+    /// Told of every account forgotten, for what else holds of it (the sights `HeldAlerts` holds).
+    private let changed: @Sendable ([UserID]) -> Void
 
     /// 100,000 sessions: ten for each of the 10,000 people a front serves, at about 200 bytes each, 20 MB; as
     /// many accounts, at about 300 bytes each, 30 MB.
     public static var standardCapacity: Int { 100_000 }
 
-    /// Holds at most `capacity` sessions and as many accounts.
-    public init(record: Record, capacity: Int = standardCapacity) {
+    /// Holds at most `capacity` sessions and as many accounts; `changed` learns of every account changed, here or
+    /// through the feed, whatever the capacity.
+    public init(record: Record, capacity: Int = standardCapacity, changed: @escaping @Sendable ([UserID]) -> Void = { _ in }) {
         self.record = record
         self.capacity = capacity
+        self.changed = changed
         others = HeldCopies(capacity: capacity)
     }
 
@@ -57,7 +61,11 @@ public final class HeldAccounts<Record: AccountStore>: AccountStore {
     public var heldAccountCount: Int { others.count }
 
     /// These accounts changed or were deleted: by this process, or by another as the change feed says.
-    public func forgetAccounts(_ accounts: some Sequence<UserID>) { others.forget(accounts) }
+    public func forgetAccounts(_ accounts: some Sequence<UserID>) {
+        let accounts = Array(accounts)
+        others.forget(accounts)
+        changed(accounts)
+    }
 
     /// Sessions of these accounts ended: this process's own ending, or another's from the change feed.
     public func forget(_ accounts: some Sequence<UserID>) {

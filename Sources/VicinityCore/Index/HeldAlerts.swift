@@ -1,18 +1,24 @@
 import Synchronization
 
-/// Every alert held in memory, so that a move none of whose alerts it changes reads nothing from the record
-/// (`AlertService.changes(moving:)`).
+/// Every alert held in memory with its sight (`AlertSight`), so that a move reads nothing from the record unless
+/// memory cannot vouch for its person (`AlertService.changes(moving:)`).
 ///
-/// Memory is a sieve, not a second record: a move that memory shows to change some alert, or whose person it
-/// cannot vouch for, is worked out again with the record's accounts and friendships (and, for a person memory
-/// cannot vouch for, the record's alerts), and the record alone decides what is told (privacy mode, sharing, the
-/// alert's state and when it last told, by a conditional write). So memory holds only the alerts, and its one
-/// duty is never to show "no change" where the record would find one:
+/// Memory is a sieve, not a second record: the record alone decides what is told, by a conditional write that
+/// expects the alert's state, when it last told, and the sight the change was worked out from (privacy mode, the
+/// default level, the level set towards the watcher and its end). A move memory shows to change no alert (however
+/// the watcher may see the friend) reads nothing; one that changes some is worked out from memory's alerts and
+/// sights; one whose person memory cannot vouch for, from the record's. A sight memory holds that the record no
+/// longer does costs at most a telling the write refuses (the newer setting hides the friend: the alert's people
+/// are unsettled, and their next move is worked out again) or one put off until the person's next move after it
+/// is read again (the newer setting shows them). Memory's one duty is never to show "no change" where the record
+/// would find one:
 /// - a person is *unsettled* from a change of their alerts until a read of them begun after that change has
 ///   reached memory; memory answers nothing for them (`alerts(of:)` is nil) and their moves go to the record.
 ///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
 ///   come through the change feed (`refresh(_:)`, an `alerts` change for the person an alert watches, whose
-///   alerts read again hold it, in its one copy that both people's lists share);
+///   alerts read again hold it, in its one copy that both people's lists share); a change of an account or a
+///   friendship unsettles the people it names, so that their alerts' sights are read again
+///   (`sightsChanged(of:)`);
 /// - a move of this process that moved alerts on (`advanced(_:moved:)`) puts each new state in memory itself,
 ///   since once its conditional write committed the record holds exactly that state, so that the friend on the
 ///   other end of each alert is not sent to the record for their next moves. It does so only where memory held
@@ -27,6 +33,8 @@ import Synchronization
 public final class HeldAlerts<Record: FriendStore>: Sendable {
     private struct Book {
         var alerts: [AlertID: Alert] = [:]
+        /// Each alert's sight, where its person and friendship were found.
+        var sights: [AlertID: AlertSight] = [:]
         var byPerson: [UserID: Set<AlertID>] = [:]
         /// The unsettled, each with the number of the latest change that unsettled them.
         var unsettled: [UserID: Int] = [:]
@@ -44,12 +52,12 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
 
         /// Puts `fresh`, the record's alerts naming any of `people`, in place of those held, and settles each
         /// person unsettled no later than `mark`, the last before the read began.
-        mutating func replace(alertsOf people: Set<UserID>, with fresh: [Alert], readAfter mark: Int) {
+        mutating func replace(alertsOf people: Set<UserID>, with fresh: [Alert], sights: [AlertID: AlertSight], readAfter mark: Int) {
             let kept = Set(fresh.map(\.id))
             for person in people {
                 for id in byPerson[person] ?? [] where !kept.contains(id) { remove(id) }
             }
-            for alert in fresh { insert(alert) }
+            for alert in fresh { insert(alert, sight: sights[alert.id]) }
             for person in people where (unsettled[person] ?? .max) <= mark { unsettled[person] = nil }
         }
 
@@ -63,14 +71,16 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             return true
         }
 
-        mutating func insert(_ alert: Alert) {
+        mutating func insert(_ alert: Alert, sight: AlertSight?) {
             alerts[alert.id] = alert
+            sights[alert.id] = sight
             byPerson[alert.watcher, default: []].insert(alert.id)
             byPerson[alert.watched, default: []].insert(alert.id)
         }
 
         mutating func remove(_ id: AlertID) {
             guard let alert = alerts.removeValue(forKey: id) else { return }
+            sights[id] = nil
             for person in [alert.watcher, alert.watched] {
                 byPerson[person]?.remove(id)
                 if byPerson[person]?.isEmpty == true { byPerson[person] = nil }
@@ -104,11 +114,14 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     /// How many alerts memory holds.
     public var heldCount: Int { book.withLock { $0.alerts.count } }
 
-    /// The alerts naming `person`, as watcher or watched; nil while they are unsettled.
-    public func alerts(of person: UserID) -> [Alert]? {
+    /// The alerts naming `person`, as watcher or watched, with their sights; nil while they are unsettled.
+    public func alerts(of person: UserID) -> AlertContext? {
         book.withLock { book in
             guard book.unsettled[person] == nil else { return nil }
-            return (book.byPerson[person] ?? []).compactMap { book.alerts[$0] }
+            let ids = book.byPerson[person] ?? []
+            return AlertContext(
+                alerts: ids.compactMap { book.alerts[$0] },
+                sights: Dictionary(uniqueKeysWithValues: ids.compactMap { id in book.sights[id].map { (id, $0) } }))
         }
     }
 
@@ -116,6 +129,12 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     /// until it reads them again, at the follower's next `refresh`.
     public func unsettle(_ people: some Sequence<UserID>) {
         book.withLock { _ = $0.unsettle(people) }
+    }
+
+    /// The feed says these people's accounts or friendships changed: the sights of the alerts naming them are
+    /// read again with the alerts, at the next `refresh`. Nobody memory holds no alert of is unsettled.
+    public func sightsChanged(of people: some Sequence<UserID>) {
+        book.withLock { book in _ = book.unsettle(people.filter { book.byPerson[$0] != nil }) }
     }
 
     /// This process committed a move with `changes` worked out for it, of which the record moved on `moved` (a
@@ -145,7 +164,8 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             for start in stride(from: 0, to: people.count, by: Self.batch) {
                 let group = Array(people[start..<min(start + Self.batch, people.count)])
                 let fresh = try await record.alerts(involvingAny: group)
-                book.withLock { $0.replace(alertsOf: Set(group), with: fresh, readAfter: mark) }
+                let sights = try await record.alertSights(of: fresh)
+                book.withLock { $0.replace(alertsOf: Set(group), with: fresh, sights: sights, readAfter: mark) }
             }
         }
     }
@@ -157,16 +177,19 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
                 book.reloading = true
                 return book.lastMark
             }
-            let all: [Alert]
+            var all: [Alert] = [], sights: [AlertID: AlertSight] = [:]
             do {
                 all = try await record.allAlerts()
+                for start in stride(from: 0, to: all.count, by: Self.batch) {
+                    sights.merge(try await record.alertSights(of: Array(all[start..<min(start + Self.batch, all.count)]))) { first, _ in first }
+                }
             } catch {
                 book.withLock { $0.reloading = false }
                 throw error
             }
             book.withLock { book in
                 var fresh = Book(unsettled: book.unsettled.filter { $0.value > mark }, lastMark: book.lastMark)
-                for alert in all { fresh.insert(alert) }
+                for alert in all { fresh.insert(alert, sight: sights[alert.id]) }
                 book = fresh
             }
         }

@@ -8,14 +8,19 @@
 ///
 /// What holding changes: a level lowered through another front is seen here within the feed's lag, not at once, so
 /// a move this front takes meanwhile can show in its lists at the level before. What is recorded or pushed about a
-/// move (alerts, `friend_moved`) reads the mover's account and sharing from the record instead.
+/// move reads past it: `friend_moved` reads the mover's account and sharing from the record, and an alert's change
+/// is written only while the record still holds the sharing it was worked out from (`AlertSight`).
 public struct HeldFriendships<Record: FriendStore>: FriendStore {
     public let record: Record
     private let held: HeldCopies<UserID, [Friendship]>
+    /// Told of every person whose friendships changed, for what else holds of them (the sights `HeldAlerts` holds).
+    private let changed: @Sendable ([UserID]) -> Void
 
-    /// Holds the friendships of at most `capacity` people; with 0, every read goes to the record.
-    public init(record: Record, capacity: Int) {
+    /// Holds the friendships of at most `capacity` people; with 0, every read goes to the record. `changed` learns
+    /// of every person whose friendships changed, here or through the feed, whatever the capacity.
+    public init(record: Record, capacity: Int, changed: @escaping @Sendable ([UserID]) -> Void = { _ in }) {
         self.record = record
+        self.changed = changed
         held = HeldCopies(capacity: capacity)
     }
 
@@ -23,7 +28,11 @@ public struct HeldFriendships<Record: FriendStore>: FriendStore {
     public var heldCount: Int { held.count }
 
     /// These people's friendships changed: by this process, or by another as the change feed says.
-    public func forget(_ people: some Sequence<UserID>) { held.forget(people) }
+    public func forget(_ people: some Sequence<UserID>) {
+        let people = Array(people)
+        held.forget(people)
+        changed(people)
+    }
 
     /// Forgets everything held: for a follower that fell behind what the feed keeps.
     public func forgetAll() { held.forgetAll() }
@@ -112,9 +121,7 @@ public struct HeldFriendships<Record: FriendStore>: FriendStore {
 
     /// From the record, always: what decides an alert is told is read as it is now (`AlertService.changes`).
     public func alertContext(of user: UserID) async throws -> AlertContext { try await record.alertContext(of: user) }
-    public func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext {
-        try await record.alertContext(of: user, alerts: alerts)
-    }
+    public func alertSights(of alerts: [Alert]) async throws -> [AlertID: AlertSight] { try await record.alertSights(of: alerts) }
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> { try await record.advance(changes) }
 }

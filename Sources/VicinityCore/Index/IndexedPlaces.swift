@@ -162,8 +162,10 @@ public struct IndexedStores<Record: Stores>: Stores {
         positions = try await IndexedPositions(record: record.positions)
         votes = try await IndexedVotes(record: record.votes, at: now)
         alerts = try await HeldAlerts(record: record.friends, rereadEvery: alertRereads)
-        accounts = HeldAccounts(record: record.accounts, capacity: held)
-        friends = HeldFriendships(record: record.friends, capacity: held)
+        // The alerts' sights are read again for every account or friendship changed, here or through the feed.
+        let alerts = alerts
+        accounts = HeldAccounts(record: record.accounts, capacity: held) { alerts.sightsChanged(of: $0) }
+        friends = HeldFriendships(record: record.friends, capacity: held) { alerts.sightsChanged(of: $0) }
     }
 
     /// Reloads whatever another process changed. Returns what was reloaded, for the log.
@@ -212,7 +214,7 @@ public struct IndexedStores<Record: Stores>: Stores {
         friends.forgetAll()
     }
 
-    public func heldAlerts(of person: UserID) -> [Alert]? { alerts.alerts(of: person) }
+    public func heldAlerts(of person: UserID) -> AlertContext? { alerts.alerts(of: person) }
     public func alertsChanged(of people: [UserID]) { alerts.unsettle(people) }
     public func alertsAdvanced(_ changes: [AlertChange], moved: Set<AlertID>) { alerts.advanced(changes, moved: moved) }
 }

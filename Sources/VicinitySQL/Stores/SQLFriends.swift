@@ -57,33 +57,45 @@ extension SQLPlan {
     }
 }
 
-extension SQLPlan where Result == AlertContext {
-    /// The accounts and friendship sides `alerts` name, read for a move of `user`.
-    static func alertContext(of user: UserID, alerts: [Alert]) -> SQLPlan {
-        let me = SQLValue.text(user.rawValue)
-        let others = Set(alerts.flatMap { [$0.watcher, $0.watched] }).subtracting([user]).map(\.rawValue).sorted().map(SQLValue.text)
-        guard !others.isEmpty else { return .done(.empty) }
-        return .select(StoredAccount.self, where: .among("id", others + [me])) { accounts in
-            .select(FriendshipSide.self, where: .or([
-                .and([.equals("account_id", me), .among("friend_id", others)]), .and([.equals("friend_id", me), .among("account_id", others)]),
-            ])) { sides in
-                let byFriend = Dictionary(grouping: sides) { $0.user == user ? $0.friend : $0.user }
-                return .done(AlertContext(
-                    alerts: alerts,
-                    accounts: Dictionary(accounts.map { ($0.account.id, $0.account) }) { first, _ in first },
-                    friendships: byFriend.compactMapValues { pair in
-                        guard let friend = pair.first.map({ $0.user == user ? $0.friend : $0.user }) else { return nil }
-                        return FriendPair(user, friend, sides: pair, requests: [], blocks: []).friendship(of: user)
-                    }))
+extension SQLPlan {
+    /// The sight of each of `alerts` (`AlertSight.of`): the accounts of the people watched and their sides
+    /// towards the watchers, read as two lists (a side between two people the alerts do not pair is left out).
+    static func alertSights(of alerts: [Alert], _ next: @escaping @Sendable ([AlertID: AlertSight]) throws -> SQLPlan) rethrows -> SQLPlan {
+        guard !alerts.isEmpty else { return try next([:]) }
+        let watched = Set(alerts.map(\.watched.rawValue)).sorted().map(SQLValue.text)
+        let watchers = Set(alerts.map(\.watcher.rawValue)).sorted().map(SQLValue.text)
+        return .select(StoredAccount.self, where: .among("id", watched)) { accounts in
+            .select(FriendshipSide.self, where: .and([.among("account_id", watched), .among("friend_id", watchers)])) { sides in
+                try next(AlertSight.of(alerts, accounts: accounts.map(\.account), sides: sides))
             }
         }
     }
 }
 
+extension AlertSight {
+    /// What the conditional alert write expects of the record's rows: `holds(account:side:)` as SQL, on the
+    /// account of the person watched and their side towards `watcher`.
+    func condition(watcher: UserID) -> SQLCondition {
+        let watchedID = SQLValue.text(watched.id.rawValue)
+        return .and([
+            .exists(StoredAccount.table, .and([
+                .equals("id", watchedID), .equals("privacy_mode", .bool(watched.privacyMode)),
+                .equals("default_share", .text(watched.defaultShare.rawValue)),
+            ])),
+            .exists(FriendshipSide.table, .and([
+                .equals("account_id", watchedID), .equals("friend_id", .text(watcher.rawValue)), .equals("share", .text(share.rawValue)),
+                until.map { .equals("share_until", .time($0)) } ?? .isNull("share_until"),
+            ])),
+        ])
+    }
+}
+
 extension SQLPlan {
     /// Conditional updates (the rule `AlertChange.moving` states for memory): of two fronts working out moves of
-    /// the same person, the second finds the state changed and changes nothing, so the watcher is told once; the
-    /// events of the alerts moved are recorded with them. `next` learns whether each change, in the order
+    /// the same person, the second finds the state changed and changes nothing, so the watcher is told once; a
+    /// change whose sight the record no longer holds (privacy mode or sharing changed since it was read) changes
+    /// nothing either, so nothing is told that the new setting hides. The events of the alerts moved are
+    /// recorded with them. `next` learns whether each change, in the order
     /// given, moved its alert.
     /// The rows are updated in the order of their ids, whatever order the changes came in (two changes of one
     /// alert in the order given): two moves changing the same alerts (a nearby pair, both moving) lock them in
@@ -96,9 +108,10 @@ extension SQLPlan {
             let change = changes[index]
             let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
             let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
+            let seen: SQLCondition = change.sight.map { $0.condition(watcher: change.watcher) } ?? .all
             return .set(
                 Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
-                where: .and([.equals("id", .text(change.alert.rawValue)), state, told]))
+                where: .and([.equals("id", .text(change.alert.rawValue)), state, told, seen]))
         }
         return .writing(writes) { outcomes in
             var each = Array(repeating: false, count: changes.count)
@@ -263,12 +276,12 @@ extension SQLRecordStore {
     public func alertContext(of user: UserID) async throws -> AlertContext {
         let me = SQLValue.text(user.rawValue)
         return try await read(.select(Alert.self, where: .or([.equals("watcher_id", me), .equals("watched_id", me)])) { alerts in
-            SQLPlan.alertContext(of: user, alerts: alerts)
+            SQLPlan.alertSights(of: alerts) { .done(AlertContext(alerts: alerts, sights: $0)) }
         })
     }
 
-    public func alertContext(of user: UserID, alerts: [Alert]) async throws -> AlertContext {
-        try await read(.alertContext(of: user, alerts: alerts))
+    public func alertSights(of alerts: [Alert]) async throws -> [AlertID: AlertSight] {
+        try await read(.alertSights(of: alerts) { .done($0) })
     }
 
     public func advance(_ changes: [AlertChange]) async throws -> Set<AlertID> {
