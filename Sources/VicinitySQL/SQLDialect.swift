@@ -115,10 +115,34 @@ public enum SQLDialect: Sendable {
                 if number > 0 { arguments.append(.value(.integer(number))) }
                 return [SQLStatement(text: text, arguments: arguments, returns: [])]
             }
+        case .setEach(let table, let sets, let key):
+            switch self {
+            case .sqlite:
+                // One cached statement a set, as SQLite runs statements at memory speed.
+                return sets.map { set in
+                    var builder = Builder(dialect: self)
+                    let text = builder.update(table, set.assignments, where: set.condition) + " RETURNING \(key)"
+                    return SQLStatement(text: text, arguments: builder.arguments, returns: [key])
+                }
+            case .postgres:
+                // A `WITH` of updates per chunk, whose arguments stay well under the 65,535 a statement binds.
+                return stride(from: 0, to: sets.count, by: Self.setsPerStatement).map { start in
+                    var builder = Builder(dialect: self)
+                    let chunk = sets[start..<min(sets.count, start + Self.setsPerStatement)]
+                    let updates = chunk.enumerated().map { index, set in
+                        "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition) + " RETURNING \(key))"
+                    }
+                    let read = chunk.indices.map { "SELECT \(key) FROM s\($0 - start)" }.joined(separator: " UNION ALL ")
+                    return SQLStatement(text: "WITH " + updates.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
+                }
+            }
         default:
             return [self.write(write)]
         }
     }
+
+    /// Sets of `SQLWrite.setEach` in one PostgreSQL statement: an alert's change binds about a dozen values.
+    private static var setsPerStatement: Int { 1_000 }
 
     private func identity(of table: SQLTable) -> String {
         table.columns.first { $0.origin == .identity }?.name ?? "id"
@@ -182,19 +206,12 @@ public enum SQLDialect: Sendable {
             }
             text = "UPDATE \(table.name) SET \(assignments.joined(separator: ", ")) WHERE \(keys.joined(separator: " AND "))"
         case .set(let table, let assignments, let condition):
-            precondition(
-                !assignments.contains { $0.column == table.point?.latitude || $0.column == table.point?.longitude },
-                "a located row of \(table) moves only by a whole update, which moves its point too")
-            let set = assignments.map { assignment in
-                let column = table.column(assignment.column) ?? SQLColumn(name: assignment.column, kind: .text, origin: .field)
-                return assignment.column + " = " + builder.placeholder(assignment.value, for: column)
-            }
-            text = "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE \(builder.condition(condition, in: table))"
+            text = builder.update(table, assignments, where: condition)
         case .delete(let table, let condition):
             text = "DELETE FROM \(table.name) WHERE \(builder.condition(condition, in: table))"
         case .increment(let table, let column, let condition):
             text = "UPDATE \(table.name) SET \(column) = \(column) + 1 WHERE \(builder.condition(condition, in: table))"
-        case .insertMany, .continueNumbering:
+        case .insertMany, .continueNumbering, .setEach:
             preconditionFailure("\(write) takes several statements: `statements(_:)` writes them")
         }
         if !returning.isEmpty {
@@ -228,6 +245,18 @@ public enum SQLDialect: Sendable {
     private struct Builder {
         let dialect: SQLDialect
         var arguments: [SQLArgument] = []
+
+        /// `UPDATE … SET … WHERE …` of `SQLWrite.set`.
+        mutating func update(_ table: SQLTable, _ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition) -> String {
+            precondition(
+                !assignments.contains { $0.column == table.point?.latitude || $0.column == table.point?.longitude },
+                "a located row of \(table) moves only by a whole update, which moves its point too")
+            let set = assignments.map { assignment in
+                let column = table.column(assignment.column) ?? SQLColumn(name: assignment.column, kind: .text, origin: .field)
+                return assignment.column + " = " + placeholder(assignment.value, for: column)
+            }
+            return "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE \(self.condition(condition, in: table))"
+        }
 
         mutating func bind(_ argument: SQLArgument) -> String {
             arguments.append(argument)

@@ -90,6 +90,11 @@ public enum SQLWrite: Sendable {
     case update(SQLTable, [SQLValue], duplicate: (any Error & Sendable)? = nil)
     /// Sets some columns of the rows that meet the condition.
     case set(SQLTable, [(column: String, value: SQLValue)], where: SQLCondition)
+    /// Several sets of one table, each on rows no other touches, as few statements as the database allows (on
+    /// PostgreSQL one, a `WITH` of updates, instead of a round trip each); the rows read back hold `returning`
+    /// of every row changed. The sets run against the same rows as before any of them, so none may depend on
+    /// another's change, and their locks are taken in no set order: lock the rows first where that matters.
+    case setEach(SQLTable, [SQLSet], returning: String)
     case delete(SQLTable, where: SQLCondition)
     /// Inserts many rows at once (a copy of a whole record, a group commit): as few statements as the database
     /// allows. Rows given with `.replace` hold one key once: PostgreSQL refuses to change a row twice in one
@@ -102,12 +107,23 @@ public enum SQLWrite: Sendable {
     case continueNumbering(SQLTable, after: Int64)
 }
 
+/// One set of `SQLWrite.setEach`: columns to set on the rows that meet the condition.
+public struct SQLSet: Sendable {
+    public var assignments: [(column: String, value: SQLValue)]
+    public var condition: SQLCondition
+
+    public init(_ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition) {
+        self.assignments = assignments
+        self.condition = condition
+    }
+}
+
 extension SQLWrite {
     /// The table a write changes.
     public var table: SQLTable {
         switch self {
         case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
-            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _):
+            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _):
             table
         }
     }

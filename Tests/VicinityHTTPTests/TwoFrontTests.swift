@@ -159,10 +159,13 @@ struct TwoFrontTests {
                     return true
                 }
             }
-            // Front B reads Anna's account and Ben's friendships once, and holds them from here on.
-            let first = try await annaAsBenSees(on: b)
-            #expect(first?["first_name"] as? String == "Anna")
-            #expect(first?["presence"] as? String == "current")
+            // Front B reads Anna's account and Ben's friendships once, and holds them from here on; Anna's position,
+            // shared through front A, shows there once B's feed has read it.
+            let firstName = try await waiting(for: "front B to show Anna's position") {
+                while try await annaAsBenSees(on: b)?["presence"] as? String != "current" { try await Task.sleep(for: .milliseconds(20)) }
+                return try await annaAsBenSees(on: b)?["first_name"] as? String
+            }
+            #expect(firstName == "Anna")
             #expect(try await a.call(.patch, "/v1/me", as: anna, json: #"{"first_name":"Annabel"}"#).status == .ok)
             try await shown("the new name") { $0?["first_name"] as? String == "Annabel" }
             #expect(try await a.call(.patch, "/v1/me", as: anna, json: #"{"privacy_mode":true}"#).status == .ok)

@@ -95,31 +95,54 @@ extension SQLPlan {
     /// the same person, the second finds the state changed and changes nothing, so the watcher is told once; a
     /// change whose sight the record no longer holds (privacy mode or sharing changed since it was read) changes
     /// nothing either, so nothing is told that the new setting hides. The events of the alerts moved are
-    /// recorded with them. `next` learns whether each change, in the order
-    /// given, moved its alert.
-    /// The rows are updated in the order of their ids, whatever order the changes came in (two changes of one
-    /// alert in the order given): two moves changing the same alerts (a nearby pair, both moving) lock them in
-    /// one order, so neither waits for the other's lock while holding one it wants, which PostgreSQL would end
-    /// only after its one-second deadlock timeout.
+    /// recorded with them. `next` learns whether each change, in the order given, moved its alert.
+    ///
+    /// The alerts' rows are locked first, in the order of their ids, whatever order the changes came in: two
+    /// moves changing the same alerts (a nearby pair, both moving) lock them in one order, so neither waits for
+    /// the other's lock while holding one it wants, which PostgreSQL would end only after its one-second deadlock
+    /// timeout. Then the changes go as one write (`SQLWrite.setEach`: one statement on PostgreSQL, not a round
+    /// trip each), in rounds where one alert changes twice (one person moving twice in a group): the later change,
+    /// in the order given, in a later round, where it finds what the earlier wrote.
     static func advancing(each changes: [AlertChange], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan) throws -> SQLPlan {
         guard !changes.isEmpty else { return try next([]) }
         let order = changes.indices.sorted { (changes[$0].alert.rawValue, $0) < (changes[$1].alert.rawValue, $1) }
-        let writes: [SQLWrite] = order.map { index in
+        var rounds: [[Int]] = []
+        var depth = 0
+        for (place, index) in order.enumerated() {
+            depth = place > 0 && changes[order[place - 1]].alert == changes[index].alert ? depth + 1 : 0
+            if rounds.count == depth { rounds.append([]) }
+            rounds[depth].append(index)
+        }
+        let ids = Set(changes.map(\.alert.rawValue)).sorted().map(SQLValue.text)
+        let written = rounds
+        return .select(Alert.self, where: .among("id", ids), order: [.ascending("id")], lock: .forUpdate) { _ in
+            try advancing(written[...], of: changes, moved: Array(repeating: false, count: changes.count)) { moved in
+                let drafts = order.filter { moved[$0] }.compactMap { changes[$0].telling }
+                guard !drafts.isEmpty else { return try next(moved) }
+                return .appending(drafts) { _ in try next(moved) }
+            }
+        }
+    }
+
+    /// Writes each round's changes as one write, one round after the other.
+    private static func advancing(
+        _ rounds: ArraySlice<[Int]>, of changes: [AlertChange], moved: [Bool], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan
+    ) throws -> SQLPlan {
+        guard let round = rounds.first else { return try next(moved) }
+        let sets = round.map { index in
             let change = changes[index]
             let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
             let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
             let seen: SQLCondition = change.sight.map { $0.condition(watcher: change.watcher) } ?? .all
-            return .set(
-                Alert.table, [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
+            return SQLSet(
+                [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
                 where: .and([.equals("id", .text(change.alert.rawValue)), state, told, seen]))
         }
-        return .writing(writes) { outcomes in
-            var each = Array(repeating: false, count: changes.count)
-            for (index, outcome) in zip(order, outcomes) { each[index] = outcome.count > 0 }
-            let moved = each
-            let drafts = order.filter { moved[$0] }.compactMap { changes[$0].telling }
-            guard !drafts.isEmpty else { return try next(moved) }
-            return .appending(drafts) { _ in try next(moved) }
+        return .writing([.setEach(Alert.table, sets, returning: "id")]) { outcomes in
+            let changed = Set(try outcomes.flatMap(\.rows).map { try $0.text("id") })
+            var moved = moved
+            for index in round where changed.contains(changes[index].alert.rawValue) { moved[index] = true }
+            return try advancing(rounds.dropFirst(), of: changes, moved: moved, next)
         }
     }
 }
