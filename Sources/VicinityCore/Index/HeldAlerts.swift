@@ -131,8 +131,9 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         book.withLock { _ = $0.unsettle(people) }
     }
 
-    /// The feed says these people's accounts or friendships changed: the sights of the alerts naming them are
-    /// read again with the alerts, at the next `refresh`. Nobody memory holds no alert of is unsettled.
+    /// These people's accounts or friendships changed, through this process or as the feed says
+    /// (`HeldAccounts`, `HeldFriendships` tell it): the sights of the alerts naming them are read again with the
+    /// alerts, at the next `refresh`. Someone memory holds no alert of is left settled.
     public func sightsChanged(of people: some Sequence<UserID>) {
         book.withLock { book in _ = book.unsettle(people.filter { book.byPerson[$0] != nil }) }
     }
