@@ -150,22 +150,18 @@ public struct AlertService<S: Stores>: Sendable {
     /// (`Stores.alertsAdvanced(_:moved:)`).
     public func changes(moving position: SharedPosition) async throws -> [AlertChange] {
         let mover = position.userID
-        let context: AlertContext
-        if let held = stores.heldAlerts(of: mover) {
-            guard try await mayChange(held.alerts, moving: position) else { return [] }
-            // Memory's alerts and sights: a sight the record has moved past refuses the write, and another
-            // front's alert not yet in the feed is worked out at the next move, as for moves memory answers alone.
-            context = held
-        } else {
-            context = try await stores.friends.alertContext(of: mover)
-        }
+        // Memory's alerts and sights where it vouches for the mover (a sight the record has moved past refuses the
+        // write; another front's alert not yet in the feed is worked out at the next move); else the record's.
+        let held = stores.heldAlerts(of: mover)
+        let context = if let held { held } else { try await stores.friends.alertContext(of: mover) }
         let alerts = Self.readBy(mover, context.alerts)
         guard !alerts.isEmpty else { return [] }
         let now = clock.now
-        let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
         let people = Array(Set(alerts.flatMap { [$0.watcher, $0.watched] }))
         var located = Dictionary(try await stores.positions.positions(of: people).map { ($0.userID, $0) }) { first, _ in first }
         located[mover] = position
+        if held != nil, try await !mayChange(alerts, located: located, at: now) { return [] }
+        let nearbyPairs = Set(alerts.filter { $0.target == .nearby }.map { Pair(watcher: $0.watcher, watched: $0.watched) })
         var campuses: [PlaceID: Campus]?
         var changes: [AlertChange] = []
         for alert in alerts {
@@ -195,24 +191,18 @@ public struct AlertService<S: Stores>: Sendable {
         alerts.filter { $0.watched == mover || $0.target == .nearby }
     }
 
-    /// Whether moving to `position` may change any of `alerts` (memory's, naming the mover), however a watcher
-    /// may see the friend: each alert is stepped with the friend at their own fix and, where the fix is in a
-    /// building's area, at the building's point, with privacy mode, sharing, freshness and the nearby alert's
-    /// pair left out. The record's way of seeing the friend is one of these or hides them (which changes
-    /// nothing), so where none of these changes an alert, the record's would not either.
-    private func mayChange(_ alerts: [Alert], moving position: SharedPosition) async throws -> Bool {
-        let mover = position.userID
-        let relevant = Self.readBy(mover, alerts)
-        guard !relevant.isEmpty else { return false }
-        let now = clock.now
-        let others = Dictionary(
-            try await stores.positions.positions(of: Array(Set(relevant.map { $0.watched == mover ? $0.watcher : $0.watched }))).map { ($0.userID, $0) }
-        ) { first, _ in first }
+    /// Whether a move may change any of `alerts` (memory's, read by the mover), with everyone `located` where they
+    /// are (the mover where they moved to), however a watcher may see the friend: each alert is stepped with the
+    /// friend at their own fix and, where the fix is in a building's area, at the building's point, with privacy
+    /// mode, sharing, freshness and the nearby alert's pair left out. The record's way of seeing the friend is one
+    /// of these or hides them (which changes nothing), so where none of these changes an alert, the record's would
+    /// not either.
+    private func mayChange(_ alerts: [Alert], located: [UserID: SharedPosition], at now: Timestamp) async throws -> Bool {
         var sightings: [UserID: [SharedPosition]] = [:]
         var campuses: [PlaceID: Campus]?
-        for alert in relevant {
-            let watcherPosition = alert.watcher == mover ? position : others[alert.watcher]
-            guard let watched = alert.watched == mover ? position : others[alert.watched] else { continue }
+        for alert in alerts {
+            let watcherPosition = located[alert.watcher]
+            guard let watched = located[alert.watched] else { continue }
             if sightings[alert.watched] == nil {
                 sightings[alert.watched] = [watched] + (try await locator.area(of: watched).map { [$0.coarsened(watched)] } ?? [])
             }

@@ -32,9 +32,8 @@ import Synchronization
 ///   move, which finds the record's state different from where they are.
 public final class HeldAlerts<Record: FriendStore>: Sendable {
     private struct Book {
-        var alerts: [AlertID: Alert] = [:]
-        /// Each alert's sight, where its person and friendship were found.
-        var sights: [AlertID: AlertSight] = [:]
+        /// Each alert with its sight, where its person and friendship were found.
+        var alerts: [AlertID: (alert: Alert, sight: AlertSight?)] = [:]
         var byPerson: [UserID: Set<AlertID>] = [:]
         /// The unsettled, each with the number of the latest change that unsettled them.
         var unsettled: [UserID: Int] = [:]
@@ -65,22 +64,20 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// when it cannot, for the caller to unsettle the alert's people.
         mutating func apply(_ change: AlertChange) -> Bool {
             guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil,
-                let alert = alerts[change.alert].flatMap(change.moving)
+                let alert = alerts[change.alert].flatMap({ change.moving($0.alert) })
             else { return false }
-            alerts[change.alert] = alert
+            alerts[change.alert]?.alert = alert
             return true
         }
 
         mutating func insert(_ alert: Alert, sight: AlertSight?) {
-            alerts[alert.id] = alert
-            sights[alert.id] = sight
+            alerts[alert.id] = (alert, sight)
             byPerson[alert.watcher, default: []].insert(alert.id)
             byPerson[alert.watched, default: []].insert(alert.id)
         }
 
         mutating func remove(_ id: AlertID) {
-            guard let alert = alerts.removeValue(forKey: id) else { return }
-            sights[id] = nil
+            guard let alert = alerts.removeValue(forKey: id)?.alert else { return }
             for person in [alert.watcher, alert.watched] {
                 byPerson[person]?.remove(id)
                 if byPerson[person]?.isEmpty == true { byPerson[person] = nil }
@@ -119,9 +116,10 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         book.withLock { book in
             guard book.unsettled[person] == nil else { return nil }
             let ids = book.byPerson[person] ?? []
+            let held = ids.compactMap { book.alerts[$0] }
             return AlertContext(
-                alerts: ids.compactMap { book.alerts[$0] },
-                sights: Dictionary(uniqueKeysWithValues: ids.compactMap { id in book.sights[id].map { (id, $0) } }))
+                alerts: held.map(\.alert),
+                sights: Dictionary(uniqueKeysWithValues: held.compactMap { pair in pair.sight.map { (pair.alert.id, $0) } }))
         }
     }
 

@@ -119,7 +119,8 @@ public struct HeldFriendships<Record: FriendStore>: FriendStore {
     public func allAlerts() async throws -> [Alert] { try await record.allAlerts() }
     public func watchPermissions(involving user: UserID) async throws -> [WatchPermission] { try await record.watchPermissions(involving: user) }
 
-    /// From the record, always: what decides an alert is told is read as it is now (`AlertService.changes`).
+    /// From the record, always: what a move of someone `HeldAlerts` cannot vouch for is worked out against, and
+    /// the sights it holds with the alerts.
     public func alertContext(of user: UserID) async throws -> AlertContext { try await record.alertContext(of: user) }
     public func alertSights(of alerts: [Alert]) async throws -> [AlertID: AlertSight] { try await record.alertSights(of: alerts) }
 
