@@ -8,6 +8,17 @@ struct AlertContractTests {
         Alert(id: .random(), watcher: watcher.id, watched: watched.id, target: target, radius: try AlertRadius(meters: 150), createdAt: time)
     }
 
+    /// Anna and Ben, friends, Anna holding a nearby alert on Ben, never yet in any state, and the notice it tells.
+    private func annaWatchingBen(_ kind: StoreKind) async throws -> (SocialSubject, Account, Account, Alert, AlertNotice) {
+        let subject = try await SocialSubject(kind), store = subject.store
+        let a = try account("anna"), b = try account("ben")
+        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
+        try await store.befriend(a.id, b.id)
+        let added = try alert(a, on: b, .nearby)
+        #expect(try await store.addAlert(added, limit: 10) == .added(added))
+        return (subject, a, b, added, AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance))
+    }
+
     @Test("place alerts need the watched person's permission and end with it, with the friendship and with either account; nearby alerts need none",
           arguments: StoreKind.available)
     func permissions(kind: StoreKind) async throws {
@@ -109,14 +120,9 @@ struct AlertContractTests {
     @Test("a change worked out before the alert told and came back to the same state is refused, so that no second arrival is told within the quiet period",
           arguments: StoreKind.available)
     func advanceExpectsWhenItTold(kind: StoreKind) async throws {
-        let subject = try await SocialSubject(kind), store = subject.store
+        let (subject, a, b, added, notice) = try await annaWatchingBen(kind)
+        let store = subject.store
         defer { withExtendedLifetime(subject) {} }
-        let a = try account("anna"), b = try account("ben")
-        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
-        try await store.befriend(a.id, b.id)
-        let added = try alert(a, on: b, .nearby)
-        #expect(try await store.addAlert(added, limit: 10) == .added(added))
-        let notice = AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance)
         let arrived = epoch + .seconds(1)
         #expect(try await store.advance(added, from: nil, to: true, toldAt: arrived, telling: .alert(.friendArrived, to: a.id, notice, at: arrived)))
         var inside = added
@@ -140,14 +146,9 @@ struct AlertContractTests {
     @Test("a change is written only while the record still holds the sight it was worked out from: privacy mode, the default level, the level set and its end",
           arguments: StoreKind.available)
     func advanceExpectsTheSight(kind: StoreKind) async throws {
-        let subject = try await SocialSubject(kind), store = subject.store
+        let (subject, a, b, added, notice) = try await annaWatchingBen(kind)
+        let store = subject.store
         defer { withExtendedLifetime(subject) {} }
-        let a = try account("anna"), b = try account("ben")
-        for person in [a, b] { try await store.createAccount(person, passwordHash: someHash) }
-        try await store.befriend(a.id, b.id)
-        let added = try alert(a, on: b, .nearby)
-        #expect(try await store.addAlert(added, limit: 10) == .added(added))
-        let notice = AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance)
         func arrival(seen sight: AlertSight, at time: Timestamp) -> AlertChange {
             AlertChange(alert: added, to: true, toldAt: time, telling: .alert(.friendArrived, to: a.id, notice, at: time), sight: sight)
         }
