@@ -136,9 +136,43 @@ public enum SQLDialect: Sendable {
                     return SQLStatement(text: "WITH " + updates.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
                 }
             }
+        case .insertNumbered(let table, let rows, let numbering):
+            switch self {
+            case .sqlite:
+                // One cached statement a row; SQLite's one writer numbers them in the order they run.
+                return rows.map { self.write(.insert(table, $0, returning: [numbering])) }
+            case .postgres:
+                let perStatement = max(1, 60_000 / max(1, table.columns.count))
+                return stride(from: 0, to: rows.count, by: perStatement).map { start in
+                    numberedRows(table, Array(rows[start..<min(rows.count, start + perStatement)]), numbering: numbering)
+                }
+            }
         default:
             return [self.write(write)]
         }
+    }
+
+    /// One PostgreSQL statement inserting rows under numbers taken from the identity's sequence beforehand and
+    /// given out in ascending order by the rows' places, so the numbers follow the rows' order whatever order
+    /// the rows are inserted in; the numbers are read back sorted. Gaps are as the sequence leaves them anyway.
+    private func numberedRows(_ table: SQLTable, _ rows: [[SQLValue]], numbering: String) -> SQLStatement {
+        precondition(table.point == nil, "numbered rows of \(table) carry no point")
+        var builder = Builder(dialect: self)
+        let names = table.columns.map(\.name).joined(separator: ", ")
+        let tuples = rows.enumerated().map { place, values in
+            precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
+            return "(\(place + 1), " + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+        }
+        // Identifiers are the schema's own and the count is ours: neither is input.
+        let text = "WITH taken AS (SELECT nextval(pg_get_serial_sequence('\(table.name)', '\(numbering)')) AS number"
+            + " FROM generate_series(1, \(rows.count))),"
+            + " numbered AS (SELECT number, row_number() OVER (ORDER BY number) AS place FROM taken),"
+            + " inserted AS (INSERT INTO \(table.name) (\(numbering), \(names)) OVERRIDING SYSTEM VALUE"
+            + " SELECT numbered.number, \(table.columns.map { "given." + $0.name }.joined(separator: ", "))"
+            + " FROM (VALUES \(tuples.joined(separator: ", "))) AS given(place, \(names)) JOIN numbered USING (place)"
+            + " RETURNING \(numbering))"
+            + " SELECT \(numbering) FROM inserted ORDER BY \(numbering)"
+        return SQLStatement(text: text, arguments: builder.arguments, returns: [numbering])
     }
 
     /// Sets of `SQLWrite.setEach` in one PostgreSQL statement: an alert's change binds about a dozen values.
@@ -211,7 +245,7 @@ public enum SQLDialect: Sendable {
             text = "DELETE FROM \(table.name) WHERE \(builder.condition(condition, in: table))"
         case .increment(let table, let column, let condition):
             text = "UPDATE \(table.name) SET \(column) = \(column) + 1 WHERE \(builder.condition(condition, in: table))"
-        case .insertMany, .continueNumbering, .setEach:
+        case .insertMany, .continueNumbering, .setEach, .insertNumbered:
             preconditionFailure("\(write) takes several statements: `statements(_:)` writes them")
         }
         if !returning.isEmpty {

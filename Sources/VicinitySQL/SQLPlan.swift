@@ -100,6 +100,11 @@ public enum SQLWrite: Sendable {
     /// allows. Rows given with `.replace` hold one key once: PostgreSQL refuses to change a row twice in one
     /// statement.
     case insertMany(SQLTable, [[SQLValue]], conflict: SQLConflict = .fail(duplicate: nil))
+    /// Inserts rows numbered by the table's identity column (`numbering`; `table` lists the other columns), in
+    /// the order given: the rows read back hold each row's number under that name, in the rows' order. As few
+    /// statements as the database allows: on PostgreSQL one, which takes the numbers first and hands them out
+    /// in order (a multi-row `INSERT` promises no order among its rows' numbers), not a round trip per row.
+    case insertNumbered(SQLTable, [[SQLValue]], numbering: String)
     /// Adds one to an integer column of the rows that meet the condition.
     case increment(SQLTable, column: String, where: SQLCondition)
     /// Makes the table's next automatic number (its `identity` column's) come after `number`, and never a
@@ -123,7 +128,8 @@ extension SQLWrite {
     public var table: SQLTable {
         switch self {
         case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
-            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _):
+            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _),
+            .insertNumbered(let table, _, _):
             table
         }
     }

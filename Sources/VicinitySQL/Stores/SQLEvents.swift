@@ -10,11 +10,10 @@ extension SQLPlan {
         guard !drafts.isEmpty else { return .writing([]) { _ in try next([]) } }
         return .locking(
             drafts.map { SQLLockKey(.eventRecipient, $0.recipient.rawValue) },
-            .writing(drafts.map { EventDraft.insert($0, returning: ["id"]) }) { outcomes in
-                let events = try zip(drafts, outcomes).map { draft, outcome in
-                    guard let row = outcome.rows.first else { throw StoreError.database("an event was stored without a number") }
-                    return Event(id: EventID(try row.integer("id")), draft: draft)
-                }
+            .writing([.insertNumbered(EventDraft.table, drafts.map(\.sqlValues), numbering: "id")]) { outcomes in
+                let numbers = try outcomes.flatMap(\.rows).map { try $0.integer("id") }
+                guard numbers.count == drafts.count else { throw StoreError.database("an event was stored without a number") }
+                let events = zip(drafts, numbers).map { Event(id: EventID($1), draft: $0) }
                 return try .pushing(events) { try next(events) }
             })
     }
