@@ -551,5 +551,28 @@ enum Schema {
             CREATE FUNCTION note_friendship_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) VALUES ('friendship', OLD.account_id), ('friendship', OLD.friend_id); ELSE INSERT INTO change (kind, key) VALUES ('friendship', NEW.account_id), ('friendship', NEW.friend_id); END IF; RETURN NULL; END $$;
             CREATE TRIGGER friendship_change AFTER INSERT OR UPDATE OR DELETE ON friendship FOR EACH ROW EXECUTE FUNCTION note_friendship_change();
             """),
+        Migration(name: "v19 change notes by statement", sql: """
+            -- The three tables every move writes (positions, alerts, events) note their changes once per statement,
+            -- from its transition table, instead of once per row: a group commit writes its positions, its alert
+            -- changes and its events in one statement each, and a row's note cost a call of a function with its own
+            -- search_path and an insert prepared again for each row. The notes are the rows they were, events'
+            -- in the order of their numbers.
+            DROP TRIGGER user_position_change ON user_position;
+            DROP TRIGGER friend_alert_change ON friend_alert;
+            DROP TRIGGER event_change ON event;
+            DROP FUNCTION note_position_change();
+            DROP FUNCTION note_alert_change();
+            DROP FUNCTION note_event();
+            CREATE FUNCTION note_position_rows() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) SELECT 'position', account_id FROM gone; ELSE INSERT INTO change (kind, key) SELECT 'position', account_id FROM made; END IF; RETURN NULL; END $$;
+            CREATE TRIGGER user_position_made AFTER INSERT ON user_position REFERENCING NEW TABLE AS made FOR EACH STATEMENT EXECUTE FUNCTION note_position_rows();
+            CREATE TRIGGER user_position_changed AFTER UPDATE ON user_position REFERENCING NEW TABLE AS made FOR EACH STATEMENT EXECUTE FUNCTION note_position_rows();
+            CREATE TRIGGER user_position_gone AFTER DELETE ON user_position REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION note_position_rows();
+            CREATE FUNCTION note_alert_rows() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN IF TG_OP = 'DELETE' THEN INSERT INTO change (kind, key) SELECT 'alert', watched_id FROM gone; ELSE INSERT INTO change (kind, key) SELECT 'alert', watched_id FROM made; END IF; RETURN NULL; END $$;
+            CREATE TRIGGER friend_alert_made AFTER INSERT ON friend_alert REFERENCING NEW TABLE AS made FOR EACH STATEMENT EXECUTE FUNCTION note_alert_rows();
+            CREATE TRIGGER friend_alert_changed AFTER UPDATE ON friend_alert REFERENCING NEW TABLE AS made FOR EACH STATEMENT EXECUTE FUNCTION note_alert_rows();
+            CREATE TRIGGER friend_alert_gone AFTER DELETE ON friend_alert REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION note_alert_rows();
+            CREATE FUNCTION note_event_rows() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key, event_id) SELECT 'event', recipient_id, id FROM made ORDER BY id; RETURN NULL; END $$;
+            CREATE TRIGGER event_made AFTER INSERT ON event REFERENCING NEW TABLE AS made FOR EACH STATEMENT EXECUTE FUNCTION note_event_rows();
+            """),
     ]
 }
