@@ -19,6 +19,29 @@ struct AlertContractTests {
         return (subject, a, b, added, AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance))
     }
 
+    @Test("the sights of alerts on more people than one read takes are read whole, each with its own pair's side",
+          arguments: StoreKind.available)
+    func manySights(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let anna = try account("anna")
+        try await store.createAccount(anna, passwordHash: someHash)
+        var alerts: [Alert] = []
+        for index in 0..<250 {
+            let friend = try account("friend\(index)")
+            try await store.createAccount(friend, passwordHash: someHash)
+            try await store.befriend(anna.id, friend.id)
+            // Every third friend also watches Anna: her sides towards them are read too, and theirs towards her.
+            let watched = try alert(anna, on: friend, .nearby)
+            alerts.append(watched)
+            if index % 3 == 0 { alerts.append(try alert(friend, on: anna, .nearby)) }
+        }
+        for added in alerts { #expect(try await store.addAlert(added, limit: 10) == .added(added)) }
+        let sights = try await store.alertSights(of: alerts)
+        #expect(sights.count == alerts.count)
+        #expect(alerts.allSatisfy { sights[$0.id]?.watched.id == $0.watched && sights[$0.id]?.share == .exact })
+    }
+
     @Test("place alerts need the watched person's permission and end with it, with the friendship and with either account; nearby alerts need none",
           arguments: StoreKind.available)
     func permissions(kind: StoreKind) async throws {

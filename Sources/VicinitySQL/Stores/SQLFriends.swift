@@ -58,16 +58,33 @@ extension SQLPlan {
 }
 
 extension SQLPlan {
-    /// The sight of each of `alerts` (`AlertSight.of`): the accounts of the people watched and their sides
-    /// towards the watchers, read as two lists (a side between two people the alerts do not pair is left out).
+    /// The sight of each of `alerts` (`AlertSight.of`): the accounts of the people watched, and the sides of
+    /// the pairs the alerts name, each person watched with the list of their watchers. Not every person watched
+    /// with every watcher: SQLite looks a list of people up against a list of friends pair by pair, and a
+    /// refresh of a few hundred people made that hundreds of thousands of key lookups.
     static func alertSights(of alerts: [Alert], _ next: @escaping @Sendable ([AlertID: AlertSight]) throws -> SQLPlan) rethrows -> SQLPlan {
         guard !alerts.isEmpty else { return try next([:]) }
-        let watched = Set(alerts.map(\.watched.rawValue)).sorted().map(SQLValue.text)
-        let watchers = Set(alerts.map(\.watcher.rawValue)).sorted().map(SQLValue.text)
-        return .select(StoredAccount.self, where: .among("id", watched)) { accounts in
-            .select(FriendshipSide.self, where: .and([.among("account_id", watched), .among("friend_id", watchers)])) { sides in
+        let watchers = Dictionary(grouping: alerts, by: \.watched.rawValue).mapValues { Set($0.map(\.watcher.rawValue)).sorted().map(SQLValue.text) }
+        let pairs = watchers.sorted { $0.key < $1.key }.map { watched, watchers in
+            SQLCondition.and([.equals("account_id", .text(watched)), .among("friend_id", watchers)])
+        }
+        return .select(StoredAccount.self, where: .among("id", watchers.keys.sorted().map(SQLValue.text))) { accounts in
+            try sides(of: pairs[...], read: []) { sides in
                 try next(AlertSight.of(alerts, accounts: accounts.map(\.account), sides: sides))
             }
+        }
+    }
+
+    /// People watched a statement, in `alertSights(of:)`: SQLite nests an `OR` a level per term, and refuses
+    /// an expression over 1,000 levels deep (`SQLITE_MAX_EXPR_DEPTH`).
+    private static var watchedPerRead: Int { 200 }
+
+    private static func sides(
+        of pairs: ArraySlice<SQLCondition>, read: [FriendshipSide], _ next: @escaping @Sendable ([FriendshipSide]) throws -> SQLPlan
+    ) throws -> SQLPlan {
+        guard !pairs.isEmpty else { return try next(read) }
+        return .select(FriendshipSide.self, where: .or(Array(pairs.prefix(watchedPerRead)))) { sides in
+            try Self.sides(of: pairs.dropFirst(watchedPerRead), read: read + sides, next)
         }
     }
 }
