@@ -283,13 +283,20 @@ let package = Package(
         /// openssl's certificates for serving TLS).
         .testTarget(
             name: "VicinityCLITests",
-            dependencies: ["TLSTestSupport"],
+            dependencies: ["ProcessTestSupport", "TLSTestSupport"],
             swiftSettings: swiftSettings
         ),
         /// A throwaway certificate authority made with openssl at test time, for the tests that serve TLS.
         .target(
             name: "TLSTestSupport",
+            dependencies: ["ProcessTestSupport"],
             path: "Tests/TLSTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        /// How the tests start child processes: one at a time, with pipes no other child inherits.
+        .target(
+            name: "ProcessTestSupport",
+            path: "Tests/ProcessTestSupport",
             swiftSettings: swiftSettings
         ),
         /// Runs the transports against real peers on loopback (an aiosmtpd relay, a push service in Python that
@@ -318,6 +325,7 @@ let package = Package(
         /// push service with the browser behind it (Python, decrypting with http_ece) for the tests of what pushes.
         .target(
             name: "MailTestSupport",
+            dependencies: ["ProcessTestSupport"],
             path: "Tests/MailTestSupport",
             exclude: ["smtp_server.py", "push_service.py"],
             swiftSettings: swiftSettings

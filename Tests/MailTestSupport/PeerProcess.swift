@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 
 /// A peer of the tests run as a child process (a Python script, through /usr/bin/env), its standard error kept
 /// in a log file for when it does not come up. The mail relay and the push service both run this way.
@@ -16,7 +17,7 @@ public final class PeerProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        try ChildProcesses.launch(process)
     }
 
     public var isRunning: Bool { process.isRunning }

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 import Synchronization
 import Testing
 
@@ -19,7 +20,7 @@ public enum RelayTools {
         process.standardError = FileHandle.nullDevice
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
-        guard (try? process.run()) != nil else { return false }
+        guard (try? ChildProcesses.launch(process)) != nil else { return false }
         if exited.wait(timeout: .now() + limit) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -182,7 +183,7 @@ public final class TestRelay: @unchecked Sendable {
         if let mechanisms {
             arguments += ["--user", Self.user, "--password", Self.password, "--mechanisms", mechanisms.joined(separator: ",")]
         }
-        let said = Pipe()
+        let said = ChildProcesses.pipe()
         let output = RelayOutput()
         output.read(from: said.fileHandleForReading)
         let process = try PeerProcess(arguments, log: folder.appendingPathComponent("relay.log"), output: said)

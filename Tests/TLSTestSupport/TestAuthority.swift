@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 
 /// A throwaway certificate authority made with openssl at test time, and the server certificates it issues:
 /// for tests that serve TLS and clients that trust only this authority.
@@ -132,7 +133,7 @@ public final class TestAuthority: Sendable {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.launch(process)
         process.waitUntilExit()
         try output.close()
         try errors.close()

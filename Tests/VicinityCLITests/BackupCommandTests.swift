@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 import Testing
 
 /// The writes a client keeps making while a backup runs, one at a time and in order, each a numbered step whose
@@ -325,7 +326,7 @@ struct BackupCommandTests {
         let backup = try CLI.makeProcess(["backup", "--db", scratch.database, "--to", target])
         backup.standardOutput = FileHandle.nullDevice
         backup.standardError = FileHandle.nullDevice
-        try backup.run()
+        try ChildProcesses.launch(backup)
         // Once it copies (its partial file is there), while it copies or checks: together they take far longer than
         // a look every 10 ms for 50,000 places in a debug build. Nothing signals across the process boundary.
         while backup.isRunning, !scratch.contents.contains(where: { $0.contains(".partial-") }) {

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -130,9 +131,9 @@ enum SQLiteProbe {
             connection.commit()
             print(json.dumps([[None if value is None else str(value) for value in row] for row in rows]))
             """, path, sql]
-        let output = Pipe()
+        let output = ChildProcesses.pipe()
         process.standardOutput = output
-        try process.run()
+        try ChildProcesses.launch(process)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "python3 could not run \(sql) on \(path)")

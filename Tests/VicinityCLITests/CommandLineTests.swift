@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -41,7 +42,7 @@ enum CLI {
         let output = try FileHandle(forWritingTo: outputURL), errors = try FileHandle(forWritingTo: errorsURL)
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ChildProcesses.launch(process)
         process.waitUntilExit()
         try output.close()
         try errors.close()
@@ -67,10 +68,10 @@ enum CLI {
     /// Starts the server and returns the first line it writes on standard output; its log goes to `errors`
     /// (a file, which never blocks the server as a full pipe would), else nowhere.
     static func startUpLine(of server: Process, errors: FileHandle? = nil) async throws -> String {
-        let output = Pipe()
+        let output = ChildProcesses.pipe()
         server.standardOutput = output
         server.standardError = errors ?? FileHandle.nullDevice
-        try server.run()
+        try ChildProcesses.launch(server)
         let handle = output.fileHandleForReading
         return String(decoding: try await offThePool { try readLine(from: handle) }, as: UTF8.self)
     }
@@ -414,10 +415,10 @@ struct CommandLineTests {
             (4096, ["--max-connections", "5000"], "--max-connections (or VICINITY_MAX_CONNECTIONS) 5000 does not fit under the descriptor limit of 4096, which leaves room for 3072"),
         ] {
             let refused = try serve(hard: hard, soft: hard, arguments)
-            let errors = Pipe()
+            let errors = ChildProcesses.pipe()
             refused.standardOutput = FileHandle.nullDevice
             refused.standardError = errors
-            try refused.run()
+            try ChildProcesses.launch(refused)
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             refused.waitUntilExit()
             #expect(refused.terminationStatus != 0)

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestSupport
 import Testing
 
 /// A local static file server (Python's http.server on 127.0.0.1, a free port) for imports from a URL.
@@ -9,10 +10,10 @@ final class FileServer {
     init(serving folder: URL) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", folder.path, "0"]
-        let output = Pipe()
+        let output = ChildProcesses.pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.launch(process)
         // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
@@ -45,7 +46,7 @@ func gzip(_ path: String, to destination: String) throws {
     _ = FileManager.default.createFile(atPath: destination, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: destination))
     process.standardOutput = output
-    try process.run()
+    try ChildProcesses.launch(process)
     process.waitUntilExit()
     try output.close()
     #expect(process.terminationStatus == 0)

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import ProcessTestSupport
 import TLSTestSupport
+import Testing
 
 /// `vicinity serve` over TLS as an operator runs it: refused files, the start-up line, and SIGHUP. The clients are
 /// openssl's own (`s_client`), which show the certificate a connection was served and keep a connection open
@@ -60,7 +61,7 @@ struct TLSCommandLineTests {
             "serve", "--port", "0", "--db", scratch.database, "--log-level", "notice",
             "--tls-cert", certificate.path, "--tls-key", key.path,
         ])
-        let log = Pipe()
+        let log = ChildProcesses.pipe()
         defer { if server.isRunning { server.terminate() } }
         let line = try await CLI.startUpLine(of: server, errors: log.fileHandleForWriting)
         #expect(line.hasPrefix("Vicinity serving https://127.0.0.1:"), "\(line)")
@@ -112,11 +113,11 @@ final class SClient: Sendable {
                 "openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", authority, "-verify_return_error",
                 "-verify_ip", "127.0.0.1",
             ]
-            let output = Pipe()
+            let output = ChildProcesses.pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try ChildProcesses.launch(process)
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, text)
@@ -135,11 +136,11 @@ final class SClient: Sendable {
             "openssl", "s_client", "-quiet", "-nocommands", "-connect", "127.0.0.1:\(port)", "-CAfile", authority,
             "-verify_return_error", "-verify_ip", "127.0.0.1",
         ]
-        let input = Pipe(), output = Pipe()
+        let input = ChildProcesses.pipe(), output = ChildProcesses.pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.launch(process)
         self.input = input.fileHandleForWriting
         self.output = output.fileHandleForReading
     }
