@@ -19,7 +19,7 @@ struct AlertContractTests {
         return (subject, a, b, added, AlertNotice(alert: added.id, friend: b.summary, placeName: nil, radius: added.radius.distance))
     }
 
-    @Test("the sights of alerts on more people than one read takes are read whole, each with its own pair's side",
+    @Test("the sights of alerts on more people than one read takes are all read, each of the person its alert watches",
           arguments: StoreKind.available)
     func manySights(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
@@ -31,7 +31,7 @@ struct AlertContractTests {
             let friend = try account("friend\(index)")
             try await store.createAccount(friend, passwordHash: someHash)
             try await store.befriend(anna.id, friend.id)
-            // Every third friend also watches Anna: her sides towards them are read too, and theirs towards her.
+            // Every third friend also watches Anna: her side towards them is read too.
             let watched = try alert(anna, on: friend, .nearby)
             alerts.append(watched)
             if index % 3 == 0 { alerts.append(try alert(friend, on: anna, .nearby)) }
