@@ -91,11 +91,7 @@ public enum SQLDialect: Sendable {
                 // One cached statement, run per row: SQLite takes rows at memory speed inside a transaction.
                 return rows.map { self.write(.insert(table, $0, conflict: conflict)) }
             case .postgres:
-                // PostgreSQL binds at most 65,535 parameters a statement: rows go in chunks that stay under it.
-                let perStatement = max(1, 60_000 / max(1, table.columns.count))
-                return stride(from: 0, to: rows.count, by: perStatement).map { start in
-                    manyRows(table, Array(rows[start..<min(rows.count, start + perStatement)]), conflict: conflict)
-                }
+                return rows.chunks(of: Self.rowsPerStatement(table)).map { manyRows(table, Array($0), conflict: conflict) }
             }
         case .continueNumbering(let table, let number):
             switch self {
@@ -126,13 +122,12 @@ public enum SQLDialect: Sendable {
                 }
             case .postgres:
                 // A `WITH` of updates per chunk, whose arguments stay well under the 65,535 a statement binds.
-                return stride(from: 0, to: sets.count, by: Self.setsPerStatement).map { start in
+                return sets.chunks(of: Self.setsPerStatement).map { chunk in
                     var builder = Builder(dialect: self)
-                    let chunk = sets[start..<min(sets.count, start + Self.setsPerStatement)]
                     let updates = chunk.enumerated().map { index, set in
                         "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition) + " RETURNING \(key))"
                     }
-                    let read = chunk.indices.map { "SELECT \(key) FROM s\($0 - start)" }.joined(separator: " UNION ALL ")
+                    let read = chunk.indices.map { "SELECT \(key) FROM s\($0 - chunk.startIndex)" }.joined(separator: " UNION ALL ")
                     return SQLStatement(text: "WITH " + updates.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
                 }
             }
@@ -142,10 +137,7 @@ public enum SQLDialect: Sendable {
                 // One cached statement a row; SQLite's one writer numbers them in the order they run.
                 return rows.map { self.write(.insert(table, $0, returning: [numbering])) }
             case .postgres:
-                let perStatement = max(1, 60_000 / max(1, table.columns.count))
-                return stride(from: 0, to: rows.count, by: perStatement).map { start in
-                    numberedRows(table, Array(rows[start..<min(rows.count, start + perStatement)]), numbering: numbering)
-                }
+                return rows.chunks(of: Self.rowsPerStatement(table)).map { numberedRows(table, Array($0), numbering: numbering) }
             }
         default:
             return [self.write(write)]
@@ -174,6 +166,9 @@ public enum SQLDialect: Sendable {
             + " SELECT \(numbering) FROM inserted ORDER BY \(numbering)"
         return SQLStatement(text: text, arguments: builder.arguments, returns: [numbering])
     }
+
+    /// Rows of `table` in one PostgreSQL statement: it binds at most 65,535 parameters, one a column each row.
+    private static func rowsPerStatement(_ table: SQLTable) -> Int { max(1, 60_000 / max(1, table.columns.count)) }
 
     /// Sets of `SQLWrite.setEach` in one PostgreSQL statement: an alert's change binds about a dozen values.
     private static var setsPerStatement: Int { 1_000 }

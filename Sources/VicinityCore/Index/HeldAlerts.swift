@@ -160,8 +160,8 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             let now = ContinuousClock.now
             guard lastRead.withLock({ $0.map { now - $0 >= rereadEvery } ?? true }) else { return }
             lastRead.withLock { $0 = now }
-            for start in stride(from: 0, to: people.count, by: Self.batch) {
-                let group = Array(people[start..<min(start + Self.batch, people.count)])
+            for chunk in people.chunks(of: Self.batch) {
+                let group = Array(chunk)
                 let fresh = try await record.alerts(involvingAny: group)
                 let sights = try await record.alertSights(of: fresh)
                 book.withLock { $0.replace(alertsOf: Set(group), with: fresh, sights: sights, readAfter: mark) }
@@ -179,8 +179,8 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             var all: [Alert] = [], sights: [AlertID: AlertSight] = [:]
             do {
                 all = try await record.allAlerts()
-                for start in stride(from: 0, to: all.count, by: Self.batch) {
-                    sights.merge(try await record.alertSights(of: Array(all[start..<min(start + Self.batch, all.count)]))) { first, _ in first }
+                for chunk in all.chunks(of: Self.batch) {
+                    sights.merge(try await record.alertSights(of: Array(chunk))) { first, _ in first }
                 }
             } catch {
                 book.withLock { $0.reloading = false }
