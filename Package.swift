@@ -47,6 +47,7 @@ let package = Package(
             pkgConfig: "proj",
             providers: [.apt(["libproj-dev"])]
         ),
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -165,6 +166,7 @@ let package = Package(
             name: "VicinityHTTP",
             dependencies: [
                 "GeoCore",
+                "CMalloc",
                 "CZlib",
                 "VicinityCore",
                 .product(name: "Crypto", package: "swift-crypto"),

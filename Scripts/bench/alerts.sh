@@ -68,6 +68,8 @@ run() {
         runs[${name}_$workload]="${runs[${name}_$workload]:-} $rps"
     done
     runs[${name}_memory]="$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$server/status")"
+    # Resident once idle past the server's trim of the allocator's free memory (`MemoryTrim`, every 10 s).
+    if [ "$round" = 2 ]; then sleep 11; runs[${name}_idle]="$(awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$server/status")"; fi
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
 }
 for round in 1 2; do
@@ -98,7 +100,9 @@ report="docs/results/alerts-$(date -u +%Y%m%dT%H%M%SZ).md"
     done
     echo
     echo "Peak resident memory of the server in its last round, without and with alerts (MiB): SpatiaLite"
-    echo "${runs[spatialite_without_memory]} and ${runs[spatialite_with_memory]}, PostGIS ${runs[postgis_without_memory]} and ${runs[postgis_with_memory]}."
+    echo "${runs[spatialite_without_memory]} and ${runs[spatialite_with_memory]}, PostGIS ${runs[postgis_without_memory]} and ${runs[postgis_with_memory]};"
+    echo "resident 11 s after its last request: SpatiaLite ${runs[spatialite_without_idle]} and ${runs[spatialite_with_idle]}, PostGIS"
+    echo "${runs[postgis_without_idle]} and ${runs[postgis_with_idle]}."
     echo "Alert events recorded over PostGIS during its runs with alerts: ${told:-none}."
 } > "$report"
 echo

@@ -416,7 +416,7 @@ struct Serve: AsyncParsableCommand {
             port: settings.port,
             metrics: registry,
             logger: logger,
-            background: [PlaceIndexFollower(stores: stores, logger: logger)],
+            background: [PlaceIndexFollower(stores: stores, logger: logger), MemoryTrim(logger: logger)],
             onListening: { host, port in
                 // Said once the socket is bound, so it is never said of a port another process holds. Written
                 // straight to the file descriptor: print() is block-buffered when standard output is not a
