@@ -66,6 +66,12 @@ public struct SQLField<Record>: Sendable {
         column = SQLColumn(name: name, kind: kind, origin: origin)
         self.value = value
     }
+
+    /// The same column of a record that holds this one (`Event` holds its `EventDraft`): one field list for both.
+    func reading<Whole>(_ part: @escaping @Sendable (Whole) -> Record) -> SQLField<Whole> {
+        let value = value
+        return SQLField<Whole>(column.name, column.kind, column.origin) { value(part($0)) }
+    }
 }
 
 /// A record's columns, written once: the table the shared statements read and write, and each column's value

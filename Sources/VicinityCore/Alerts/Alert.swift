@@ -178,14 +178,26 @@ public struct AlertSight: Hashable, Sendable {
         ShareLevel.effective(share, until: until, fallback: watched.defaultShare, at: now)
     }
 
+    /// What of the watched person's account and side the privacy rule reads, as this sight read it: what a
+    /// conditional alert write expects the record still to say, here (`holds`) and in the stores' own terms
+    /// (`advancing(each:)` over SQL), each from this one list.
+    public enum Guarded: Hashable, Sendable {
+        case privacyMode(Bool)
+        case defaultShare(ShareLevel)
+        /// The level set towards the watcher, and its end.
+        case share(ShareLevel)
+        case until(Timestamp?)
+    }
+
+    public var guarded: [Guarded] {
+        [.privacyMode(watched.privacyMode), .defaultShare(watched.defaultShare), .share(share), .until(until)]
+    }
+
     /// Whether the record's `account` and `side` (the watched person's, towards the watcher) still say what
-    /// this sight read in everything the privacy rule reads of them: privacy mode, the default level, the
-    /// level set and its end. The stores' conditional alert write asks the same of its rows (`advancing(each:)`
-    /// over SQL).
+    /// this sight read in everything it guards.
     public func holds(account: Account?, side: FriendshipSide?) -> Bool {
         guard let account, let side else { return false }
-        return account.privacyMode == watched.privacyMode && account.defaultShare == watched.defaultShare && side.share == share
-            && side.until == until
+        return AlertSight(watched: account, side: side).guarded == guarded
     }
 
     /// The sight of each of `alerts` from the accounts and friendship sides read for them; none for an alert

@@ -2,26 +2,18 @@ import GeoCore
 import VicinityCore
 
 extension Event: SQLRecord {
+    /// The draft's columns (`EventDraft.schema`), numbered.
     public static let schema = RecordSchema<Event>(
         "event", key: ["id"], followed: true,
-        fields: [
-            SQLField("id", .integer, .identity) { .integer($0.id.rawValue) },
-            SQLField("recipient_id", .text) { .text($0.recipient.rawValue) },
-            SQLField("type", .text) { .text($0.type.rawValue) },
-            SQLField("data", .json(postgresType: "json")) { .text(StoredEventData.text($0.payload)) },
-            SQLField("created_at", .integer) { .time($0.createdAt) },
-            SQLField("about_id", .text, .rule(version: EventDraft.aboutRuleVersion)) { .optionalText($0.payload.about?.rawValue) },
-        ])
+        fields: [SQLField("id", .integer, .identity) { .integer($0.id.rawValue) }] + EventDraft.schema.fields.map { $0.reading(\.draft) })
 
     public init(row: some SQLRow) throws(StoreError) {
-        let id = try row.integer("id"), type = try row.text("type")
-        self.init(
-            id: EventID(id),
-            draft: EventDraft(
-                recipient: try UserID.stored(try row.text("recipient_id")),
-                payload: try StoredEventData.payload(type: type, data: try row.text("data"), of: "event \(id)"),
-                createdAt: try row.time("created_at")))
+        let id = try row.integer("id")
+        self.init(id: EventID(id), draft: try EventDraft(row: row, of: "event \(id)"))
     }
+
+    /// The event as it was before the database numbered it.
+    var draft: EventDraft { EventDraft(recipient: recipient, payload: payload, createdAt: createdAt) }
 }
 
 extension EventDraft: SQLRecord {
@@ -40,9 +32,14 @@ extension EventDraft: SQLRecord {
     public static let aboutRuleVersion = 1
 
     public init(row: some SQLRow) throws(StoreError) {
+        try self.init(row: row, of: "an event")
+    }
+
+    /// `what` names the row in what a corrupt one is said to be.
+    init(row: some SQLRow, of what: String) throws(StoreError) {
         self.init(
             recipient: try UserID.stored(try row.text("recipient_id")),
-            payload: try StoredEventData.payload(type: try row.text("type"), data: try row.text("data"), of: "an event"),
+            payload: try StoredEventData.payload(type: try row.text("type"), data: try row.text("data"), of: what),
             createdAt: try row.time("created_at"))
     }
 }

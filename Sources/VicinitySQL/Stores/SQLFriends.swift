@@ -90,20 +90,21 @@ extension SQLPlan {
 }
 
 extension AlertSight {
-    /// What the conditional alert write expects of the record's rows: `holds(account:side:)` as SQL, on the
+    /// What the conditional alert write expects of the record's rows: each of `guarded` as SQL, on the
     /// account of the person watched and their side towards `watcher`.
     func condition(watcher: UserID) -> SQLCondition {
         let watchedID = SQLValue.text(watched.id.rawValue)
-        return .and([
-            .exists(StoredAccount.table, .and([
-                .equals("id", watchedID), .equals("privacy_mode", .bool(watched.privacyMode)),
-                .equals("default_share", .text(watched.defaultShare.rawValue)),
-            ])),
-            .exists(FriendshipSide.table, .and([
-                .equals("account_id", watchedID), .equals("friend_id", .text(watcher.rawValue)), .equals("share", .text(share.rawValue)),
-                until.map { .equals("share_until", .time($0)) } ?? .isNull("share_until"),
-            ])),
-        ])
+        var account: [SQLCondition] = [.equals("id", watchedID)]
+        var side: [SQLCondition] = [.equals("account_id", watchedID), .equals("friend_id", .text(watcher.rawValue))]
+        for fact in guarded {
+            switch fact {
+            case .privacyMode(let on): account.append(.equals("privacy_mode", .bool(on)))
+            case .defaultShare(let level): account.append(.equals("default_share", .text(level.rawValue)))
+            case .share(let level): side.append(.equals("share", .text(level.rawValue)))
+            case .until(let end): side.append(end.map { .equals("share_until", .time($0)) } ?? .isNull("share_until"))
+            }
+        }
+        return .and([.exists(StoredAccount.table, .and(account)), .exists(FriendshipSide.table, .and(side))])
     }
 }
 
