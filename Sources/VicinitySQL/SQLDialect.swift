@@ -111,7 +111,7 @@ public enum SQLDialect: Sendable {
                 if number > 0 { arguments.append(.value(.integer(number))) }
                 return [SQLStatement(text: text, arguments: arguments, returns: [])]
             }
-        case .setEach(let table, let sets, let key):
+        case .setEach(let table, let sets, let key, let lockingFirst):
             switch self {
             case .sqlite:
                 // One cached statement a set, as SQLite runs statements at memory speed.
@@ -124,11 +124,23 @@ public enum SQLDialect: Sendable {
                 // A `WITH` of updates per chunk, whose arguments stay well under the 65,535 a statement binds.
                 return sets.chunks(of: Self.setsPerStatement).map { chunk in
                     var builder = Builder(dialect: self)
-                    let updates = chunk.enumerated().map { index, set in
-                        "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition) + " RETURNING \(key))"
+                    var parts: [String] = []
+                    var gate: String?
+                    if chunk.startIndex == 0, !lockingFirst.isEmpty {
+                        // Every update waits for the count of the rows locked first: the whole list is locked, in
+                        // the key's order, before any update reaches a row (an update locks a row only once its
+                        // condition holds), so two such statements never each hold a row the other waits for.
+                        let collated = table.column(key)?.kind == .text ? " COLLATE \"C\"" : ""
+                        parts.append(
+                            "locked AS MATERIALIZED (SELECT \(key) FROM \(table.name) WHERE "
+                                + builder.condition(.among(key, lockingFirst), in: table) + " ORDER BY \(key)\(collated) FOR UPDATE)")
+                        gate = "(SELECT count(*) FROM locked) >= 0"
+                    }
+                    parts += chunk.enumerated().map { index, set in
+                        "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition, gate: gate) + " RETURNING \(key))"
                     }
                     let read = chunk.indices.map { "SELECT \(key) FROM s\($0 - chunk.startIndex)" }.joined(separator: " UNION ALL ")
-                    return SQLStatement(text: "WITH " + updates.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
+                    return SQLStatement(text: "WITH " + parts.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
                 }
             }
         case .insertNumbered(let table, let rows, let numbering):
@@ -276,7 +288,10 @@ public enum SQLDialect: Sendable {
         var arguments: [SQLArgument] = []
 
         /// `UPDATE … SET … WHERE …` of `SQLWrite.set`.
-        mutating func update(_ table: SQLTable, _ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition) -> String {
+        /// `gate`, when given, is SQL of this statement's own that must hold too (never input).
+        mutating func update(
+            _ table: SQLTable, _ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition, gate: String? = nil
+        ) -> String {
             precondition(
                 !assignments.contains { $0.column == table.point?.latitude || $0.column == table.point?.longitude },
                 "a located row of \(table) moves only by a whole update, which moves its point too")
@@ -284,7 +299,8 @@ public enum SQLDialect: Sendable {
                 let column = table.column(assignment.column) ?? SQLColumn(name: assignment.column, kind: .text, origin: .field)
                 return assignment.column + " = " + placeholder(assignment.value, for: column)
             }
-            return "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE \(self.condition(condition, in: table))"
+            let rows = self.condition(condition, in: table)
+            return "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE " + (gate.map { "(\(rows)) AND \($0)" } ?? rows)
         }
 
         mutating func bind(_ argument: SQLArgument) -> String {

@@ -93,8 +93,10 @@ public enum SQLWrite: Sendable {
     /// Several sets of one table, each on rows no other touches, as few statements as the database allows (on
     /// PostgreSQL one, a `WITH` of updates, instead of a round trip each); the rows read back hold `returning`
     /// of every row changed. The sets run against the same rows as before any of them, so none may depend on
-    /// another's change, and their locks are taken in no set order: lock the rows first where that matters.
-    case setEach(SQLTable, [SQLSet], returning: String)
+    /// another's change, and their locks are taken in no set order: where that matters, `lockingFirst` names the
+    /// rows (by their `returning` column) to lock first, in that column's order, in the same statement on
+    /// PostgreSQL (SQLite has one writer and takes no row locks).
+    case setEach(SQLTable, [SQLSet], returning: String, lockingFirst: [SQLValue] = [])
     case delete(SQLTable, where: SQLCondition)
     /// Inserts many rows at once (a copy of a whole record, a group commit): as few statements as the database
     /// allows. Rows given with `.replace` hold one key once: PostgreSQL refuses to change a row twice in one
@@ -128,7 +130,7 @@ extension SQLWrite {
     public var table: SQLTable {
         switch self {
         case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
-            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _),
+            .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _, _),
             .insertNumbered(let table, _, _):
             table
         }

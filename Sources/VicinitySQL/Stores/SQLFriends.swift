@@ -118,9 +118,10 @@ extension SQLPlan {
     /// The alerts' rows are locked first, in the order of their ids, whatever order the changes came in: two
     /// moves changing the same alerts (a nearby pair, both moving) lock them in one order, so neither waits for
     /// the other's lock while holding one it wants, which PostgreSQL would end only after its one-second deadlock
-    /// timeout. Then the changes go as one write (`SQLWrite.setEach`: one statement on PostgreSQL, not a round
-    /// trip each), in rounds where one alert changes twice (one person moving twice in a group): the later change,
-    /// in the order given, in a later round, where it finds what the earlier wrote.
+    /// timeout. The changes go as one write (`SQLWrite.setEach`: one statement on PostgreSQL, not a round trip
+    /// each, whose first locks every alert before it changes any, `lockingFirst`), in rounds where one alert
+    /// changes twice (one person moving twice in a group): the later change, in the order given, in a later round,
+    /// where it finds what the earlier wrote.
     static func advancing(each changes: [AlertChange], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan) throws -> SQLPlan {
         guard !changes.isEmpty else { return try next([]) }
         let order = changes.indices.sorted { (changes[$0].alert.rawValue, $0) < (changes[$1].alert.rawValue, $1) }
@@ -132,19 +133,17 @@ extension SQLPlan {
             rounds[depth].append(index)
         }
         let ids = Set(changes.map(\.alert.rawValue)).sorted().map(SQLValue.text)
-        let written = rounds
-        return .select(Alert.self, where: .among("id", ids), order: [.ascending("id")], lock: .forUpdate) { _ in
-            try advancing(written[...], of: changes, moved: Array(repeating: false, count: changes.count)) { moved in
-                let drafts = order.filter { moved[$0] }.compactMap { changes[$0].telling }
-                guard !drafts.isEmpty else { return try next(moved) }
-                return .appending(drafts) { _ in try next(moved) }
-            }
+        return try advancing(rounds[...], of: changes, moved: Array(repeating: false, count: changes.count), lockingFirst: ids) { moved in
+            let drafts = order.filter { moved[$0] }.compactMap { changes[$0].telling }
+            guard !drafts.isEmpty else { return try next(moved) }
+            return .appending(drafts) { _ in try next(moved) }
         }
     }
 
-    /// Writes each round's changes as one write, one round after the other.
+    /// Writes each round's changes as one write, one round after the other; the first locks every alert first.
     private static func advancing(
-        _ rounds: ArraySlice<[Int]>, of changes: [AlertChange], moved: [Bool], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan
+        _ rounds: ArraySlice<[Int]>, of changes: [AlertChange], moved: [Bool], lockingFirst ids: [SQLValue] = [],
+        _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan
     ) throws -> SQLPlan {
         guard let round = rounds.first else { return try next(moved) }
         let sets = round.map { index in
@@ -156,7 +155,7 @@ extension SQLPlan {
                 [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
                 where: .and([.equals("id", .text(change.alert.rawValue)), state, told, seen]))
         }
-        return .writing([.setEach(Alert.table, sets, returning: "id")]) { outcomes in
+        return .writing([.setEach(Alert.table, sets, returning: "id", lockingFirst: ids)]) { outcomes in
             let changed = Set(try outcomes.flatMap(\.rows).map { try $0.text("id") })
             var moved = moved
             for index in round where changed.contains(changes[index].alert.rawValue) { moved[index] = true }
