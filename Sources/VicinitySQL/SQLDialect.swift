@@ -143,13 +143,15 @@ public enum SQLDialect: Sendable {
                     return SQLStatement(text: "WITH " + parts.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
                 }
             }
-        case .insertNumbered(let table, let rows, let numbering):
+        case .insertNumbered(let table, let rows, let numbering, let locking):
             switch self {
             case .sqlite:
                 // One cached statement a row; SQLite's one writer numbers them in the order they run.
                 return rows.map { self.write(.insert(table, $0, returning: [numbering])) }
             case .postgres:
-                return rows.chunks(of: Self.rowsPerStatement(table)).map { numberedRows(table, Array($0), numbering: numbering) }
+                return rows.chunks(of: Self.rowsPerStatement(table)).map { chunk in
+                    numberedRows(table, Array(chunk), numbering: numbering, locking: chunk.startIndex == 0 ? locking : [])
+                }
             }
         default:
             return [self.write(write)]
@@ -159,17 +161,27 @@ public enum SQLDialect: Sendable {
     /// One PostgreSQL statement inserting rows under numbers taken from the identity's sequence beforehand and
     /// given out in ascending order by the rows' places, so the numbers follow the rows' order whatever order
     /// the rows are inserted in; the numbers are read back sorted. Gaps are as the sequence leaves them anyway.
-    private func numberedRows(_ table: SQLTable, _ rows: [[SQLValue]], numbering: String) -> SQLStatement {
+    /// `locking`'s advisory keys are all held before the first number is taken: the numbers wait for the count of
+    /// the locks, taken in the keys' order as the scan of their list reaches each.
+    private func numberedRows(_ table: SQLTable, _ rows: [[SQLValue]], numbering: String, locking: [SQLLockKey]) -> SQLStatement {
         precondition(table.point == nil, "numbered rows of \(table) carry no point")
         var builder = Builder(dialect: self)
+        var locked = "", gate = ""
+        if !locking.isEmpty {
+            let keys = SQLLockKey.inLockingOrder(locking)
+            let spaces = builder.bind(.integers(keys.map { Int64($0.space.rawValue) })), texts = builder.bind(.texts(keys.map(\.key)))
+            locked = "locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(space, hashtext(key)) FROM unnest(\(spaces)::int4[], \(texts)::text[])"
+                + " AS keys(space, key)), "
+            gate = " WHERE (SELECT count(*) FROM locked) >= 0"
+        }
         let names = table.columns.map(\.name).joined(separator: ", ")
         let tuples = rows.enumerated().map { place, values in
             precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
             return "(\(place + 1), " + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
         }
         // Identifiers are the schema's own and the count is ours: neither is input.
-        let text = "WITH taken AS (SELECT nextval(pg_get_serial_sequence('\(table.name)', '\(numbering)')) AS number"
-            + " FROM generate_series(1, \(rows.count))),"
+        let text = "WITH " + locked + "taken AS (SELECT nextval(pg_get_serial_sequence('\(table.name)', '\(numbering)')) AS number"
+            + " FROM generate_series(1, \(rows.count))\(gate)),"
             + " numbered AS (SELECT number, row_number() OVER (ORDER BY number) AS place FROM taken),"
             + " inserted AS (INSERT INTO \(table.name) (\(numbering), \(names)) OVERRIDING SYSTEM VALUE"
             + " SELECT numbered.number, \(table.columns.map { "given." + $0.name }.joined(separator: ", "))"

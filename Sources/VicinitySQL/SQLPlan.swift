@@ -106,7 +106,9 @@ public enum SQLWrite: Sendable {
     /// the order given: the rows read back hold each row's number under that name, in the rows' order. As few
     /// statements as the database allows: on PostgreSQL one, which takes the numbers first and hands them out
     /// in order (a multi-row `INSERT` promises no order among its rows' numbers), not a round trip per row.
-    case insertNumbered(SQLTable, [[SQLValue]], numbering: String)
+    /// `lockingFirst` are advisory keys held before any number is taken (`SQLPlan.locking`'s, in the same
+    /// statement on PostgreSQL; SQLite has one writer and takes none).
+    case insertNumbered(SQLTable, [[SQLValue]], numbering: String, lockingFirst: [SQLLockKey] = [])
     /// Adds one to an integer column of the rows that meet the condition.
     case increment(SQLTable, column: String, where: SQLCondition)
     /// Makes the table's next automatic number (its `identity` column's) come after `number`, and never a
@@ -131,7 +133,7 @@ extension SQLWrite {
         switch self {
         case .insert(let table, _, _, _), .update(let table, _, _), .set(let table, _, _), .delete(let table, _),
             .insertMany(let table, _, _), .increment(let table, _, _), .continueNumbering(let table, _), .setEach(let table, _, _, _),
-            .insertNumbered(let table, _, _):
+            .insertNumbered(let table, _, _, _):
             table
         }
     }
@@ -174,6 +176,10 @@ public struct SQLLockKey: Hashable, Comparable, Sendable {
         self.space = space
         self.key = key
     }
+
+    /// Each key once, in the one order every plan takes them in, so that no two plans each hold a key the
+    /// other waits for.
+    public static func inLockingOrder(_ keys: [SQLLockKey]) -> [SQLLockKey] { Array(Set(keys)).sorted() }
 
     public static func < (lhs: SQLLockKey, rhs: SQLLockKey) -> Bool {
         (lhs.space.rawValue, lhs.key) < (rhs.space.rawValue, rhs.key)
@@ -230,7 +236,7 @@ extension SQLPlan {
     /// Holds the locks (taken in one fixed order, so that two plans never wait for each other in a circle), then
     /// goes on with `next`.
     public static func locking(_ keys: [SQLLockKey], _ next: SQLPlan) -> SQLPlan {
-        keys.isEmpty ? next : .lock(Array(Set(keys)).sorted(), next)
+        keys.isEmpty ? next : .lock(SQLLockKey.inLockingOrder(keys), next)
     }
 }
 
