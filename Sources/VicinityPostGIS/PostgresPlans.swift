@@ -52,15 +52,7 @@ enum PostgresPlans {
             case .done(let result):
                 return (result, followed)
             case .lock(let keys, let next):
-                if keys.count == 1, let key = keys.first {
-                    try await transaction.execute("SELECT pg_advisory_xact_lock(\(key.space.rawValue), hashtext(\(key.key)))")
-                } else {
-                    // One round trip for them all, taken in the order given: `unnest` yields its rows in the
-                    // arrays' order, and each row's lock is taken as the scan reaches it.
-                    let spaces = keys.map(\.space.rawValue), texts = keys.map(\.key)
-                    try await transaction.execute(
-                        "SELECT pg_advisory_xact_lock(space, hashtext(key)) FROM unnest(\(spaces)::int4[], \(texts)::text[]) AS taken(space, key)")
-                }
+                _ = try await fetch(SQLDialect.postgres.advisoryLocks(keys), on: transaction)
                 step = next
             case .read(let query, let next):
                 step = try next(try await fetch(SQLDialect.postgres.select(query), on: transaction))

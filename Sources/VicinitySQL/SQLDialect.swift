@@ -127,14 +127,15 @@ public enum SQLDialect: Sendable {
                     var parts: [String] = []
                     var gate: String?
                     if chunk.startIndex == 0, !lockingFirst.isEmpty {
-                        // Every update waits for the count of the rows locked first: the whole list is locked, in
-                        // the key's order, before any update reaches a row (an update locks a row only once its
-                        // condition holds), so two such statements never each hold a row the other waits for.
+                        // The whole list locked in the key's order before any update reaches a row (an update
+                        // locks a row only once its condition holds), so two such statements never each hold a
+                        // row the other waits for.
                         let collated = table.column(key)?.kind == .text ? " COLLATE \"C\"" : ""
-                        parts.append(
-                            "locked AS MATERIALIZED (SELECT \(key) FROM \(table.name) WHERE "
-                                + builder.condition(.among(key, lockingFirst), in: table) + " ORDER BY \(key)\(collated) FOR UPDATE)")
-                        gate = "(SELECT count(*) FROM locked) >= 0"
+                        let locked = Self.lockedFirst(
+                            "SELECT \(key) FROM \(table.name) WHERE " + builder.condition(.among(key, lockingFirst), in: table)
+                                + " ORDER BY \(key)\(collated) FOR UPDATE")
+                        parts.append(locked.entry)
+                        gate = locked.gate
                     }
                     parts += chunk.enumerated().map { index, set in
                         "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition, gate: gate) + " RETURNING \(key))"
@@ -161,18 +162,15 @@ public enum SQLDialect: Sendable {
     /// One PostgreSQL statement inserting rows under numbers taken from the identity's sequence beforehand and
     /// given out in ascending order by the rows' places, so the numbers follow the rows' order whatever order
     /// the rows are inserted in; the numbers are read back sorted. Gaps are as the sequence leaves them anyway.
-    /// `locking`'s advisory keys are all held before the first number is taken: the numbers wait for the count of
-    /// the locks, taken in the keys' order as the scan of their list reaches each.
+    /// `locking`'s advisory keys are all held, in their one order, before the first number is taken (`lockedFirst`).
     private func numberedRows(_ table: SQLTable, _ rows: [[SQLValue]], numbering: String, locking: [SQLLockKey]) -> SQLStatement {
         precondition(table.point == nil, "numbered rows of \(table) carry no point")
         var builder = Builder(dialect: self)
         var locked = "", gate = ""
         if !locking.isEmpty {
-            let keys = SQLLockKey.inLockingOrder(locking)
-            let spaces = builder.bind(.integers(keys.map { Int64($0.space.rawValue) })), texts = builder.bind(.texts(keys.map(\.key)))
-            locked = "locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(space, hashtext(key)) FROM unnest(\(spaces)::int4[], \(texts)::text[])"
-                + " AS keys(space, key)), "
-            gate = " WHERE (SELECT count(*) FROM locked) >= 0"
+            let first = Self.lockedFirst(builder.advisoryLocks(SQLLockKey.inLockingOrder(locking)))
+            locked = first.entry + ", "
+            gate = " WHERE " + first.gate
         }
         let names = table.columns.map(\.name).joined(separator: ", ")
         let tuples = rows.enumerated().map { place, values in
@@ -193,6 +191,20 @@ public enum SQLDialect: Sendable {
 
     /// Rows of `table` in one PostgreSQL statement: it binds at most 65,535 parameters, one a column each row.
     private static func rowsPerStatement(_ table: SQLTable) -> Int { max(1, 60_000 / max(1, table.columns.count)) }
+
+    /// PostgreSQL's transaction-scoped advisory locks on `keys`, in one statement (`SQLPlan.lock`).
+    public func advisoryLocks(_ keys: [SQLLockKey]) -> SQLStatement {
+        precondition(self == .postgres, "SQLite has one writer and takes no advisory locks")
+        var builder = Builder(dialect: self)
+        return SQLStatement(text: builder.advisoryLocks(keys), arguments: builder.arguments, returns: [])
+    }
+
+    /// A PostgreSQL `WITH` entry, `locked`, that runs `select` (which takes locks) to its end, and the condition
+    /// that makes a write of the same statement wait for it: the count of its rows, an init plan PostgreSQL runs
+    /// once before the write's first row. Every lock `select` takes is held before the write locks a row.
+    private static func lockedFirst(_ select: String) -> (entry: String, gate: String) {
+        ("locked AS MATERIALIZED (\(select))", "(SELECT count(*) FROM locked) >= 0")
+    }
 
     /// Sets of `SQLWrite.setEach` in one PostgreSQL statement: an alert's change binds about a dozen values.
     private static var setsPerStatement: Int { 1_000 }
@@ -313,6 +325,13 @@ public enum SQLDialect: Sendable {
             }
             let rows = self.condition(condition, in: table)
             return "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE " + (gate.map { "(\(rows)) AND \($0)" } ?? rows)
+        }
+
+        /// A `SELECT` taking the keys' transaction-scoped advisory locks in the order given: `unnest` yields its
+        /// rows in the arrays' order, and each row's lock is taken as the scan reaches it.
+        mutating func advisoryLocks(_ keys: [SQLLockKey]) -> String {
+            let spaces = bind(.integers(keys.map { Int64($0.space.rawValue) })), texts = bind(.texts(keys.map(\.key)))
+            return "SELECT pg_advisory_xact_lock(space, hashtext(key)) FROM unnest(\(spaces)::int4[], \(texts)::text[]) AS keys(space, key)"
         }
 
         mutating func bind(_ argument: SQLArgument) -> String {
