@@ -121,7 +121,9 @@ public enum SQLDialect: Sendable {
                     return SQLStatement(text: text, arguments: builder.arguments, returns: [key])
                 }
             case .postgres:
-                // A `WITH` of updates per chunk, whose arguments stay well under the 65,535 a statement binds.
+                // A `WITH` per chunk, whose arguments stay well under the 65,535 a statement binds, of one update
+                // for each shape of set (`Shape`) rather than one a set: PostgreSQL plans an update, with the
+                // subqueries of its condition, once for all the rows of its `VALUES` list.
                 return sets.chunks(of: Self.setsPerStatement).map { chunk in
                     var builder = Builder(dialect: self)
                     var parts: [String] = []
@@ -137,10 +139,19 @@ public enum SQLDialect: Sendable {
                         parts.append(locked.entry)
                         gate = locked.gate
                     }
-                    parts += chunk.enumerated().map { index, set in
-                        "s\(index) AS (" + builder.update(table, set.assignments, where: set.condition, gate: gate) + " RETURNING \(key))"
+                    let shapes = Shape.of(Array(chunk), in: table)
+                    for (index, shape) in shapes.enumerated() {
+                        let rows = shape.rows.map { row in
+                            "(" + row.map { builder.bind($0.argument) + "::" + $0.type }.joined(separator: ", ") + ")"
+                        }
+                        let names = (1...shape.width).map { "g\($0)" }.joined(separator: ", ")
+                        parts.append(
+                            "s\(index) AS (UPDATE \(table.name) SET \(shape.assignments)"
+                                + " FROM (VALUES \(rows.joined(separator: ", "))) AS given(\(names))"
+                                + " WHERE " + (gate.map { "(\(shape.condition)) AND \($0)" } ?? shape.condition)
+                                + " RETURNING \(table.name).\(key))")
                     }
-                    let read = chunk.indices.map { "SELECT \(key) FROM s\($0 - chunk.startIndex)" }.joined(separator: " UNION ALL ")
+                    let read = shapes.indices.map { "SELECT \(key) FROM s\($0)" }.joined(separator: " UNION ALL ")
                     return SQLStatement(text: "WITH " + parts.joined(separator: ", ") + " " + read, arguments: builder.arguments, returns: [key])
                 }
             }
@@ -204,6 +215,38 @@ public enum SQLDialect: Sendable {
     /// once before the write's first row. Every lock `select` takes is held before the write locks a row.
     private static func lockedFirst(_ select: String) -> (entry: String, gate: String) {
         ("locked AS MATERIALIZED (\(select))", "(SELECT count(*) FROM locked) >= 0")
+    }
+
+    /// Sets of `SQLWrite.setEach` alike but for their values (the same columns set, the same condition), written
+    /// on PostgreSQL as one `UPDATE … FROM (VALUES …) AS given` whose text names each value by its place in a
+    /// row of `given`. Shapes keep the order in which each first appears; a set's values are its row.
+    private struct Shape {
+        let assignments: String
+        let condition: String
+        var rows: [[Builder.Given]] = []
+        var width: Int { rows.first?.count ?? 0 }
+
+        static func of(_ sets: [SQLSet], in table: SQLTable) -> [Shape] {
+            var shapes: [Shape] = []
+            var places: [String: Int] = [:]
+            for set in sets {
+                precondition(!set.assignments.isEmpty, "a set of \(table) sets a column")
+                var gathering = Builder(dialect: .postgres)
+                gathering.given = []
+                let assignments = gathering.assignments(table, set.assignments)
+                let condition = gathering.condition(set.condition, in: table)
+                let row = gathering.given ?? []
+                // Alike only if typed alike too: a column of the list has one type.
+                let key = assignments + "\u{0}" + condition + "\u{0}" + row.map(\.type).joined(separator: ",")
+                if let place = places[key] {
+                    shapes[place].rows.append(row)
+                } else {
+                    places[key] = shapes.count
+                    shapes.append(Shape(assignments: assignments, condition: condition, rows: [row]))
+                }
+            }
+            return shapes
+        }
     }
 
     /// Sets of `SQLWrite.setEach` in one PostgreSQL statement: an alert's change binds about a dozen values.
@@ -312,19 +355,22 @@ public enum SQLDialect: Sendable {
         var arguments: [SQLArgument] = []
 
         /// `UPDATE … SET … WHERE …` of `SQLWrite.set`.
-        /// `gate`, when given, is SQL of this statement's own that must hold too (never input).
-        mutating func update(
-            _ table: SQLTable, _ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition, gate: String? = nil
-        ) -> String {
+        mutating func update(_ table: SQLTable, _ assignments: [(column: String, value: SQLValue)], where condition: SQLCondition) -> String {
+            let set = self.assignments(table, assignments)
+            return "UPDATE \(table.name) SET \(set) WHERE " + self.condition(condition, in: table)
+        }
+
+        /// `column = value, …` of an update.
+        mutating func assignments(_ table: SQLTable, _ assignments: [(column: String, value: SQLValue)]) -> String {
             precondition(
                 !assignments.contains { $0.column == table.point?.latitude || $0.column == table.point?.longitude },
                 "a located row of \(table) moves only by a whole update, which moves its point too")
-            let set = assignments.map { assignment in
+            var set: [String] = []
+            for assignment in assignments {
                 let column = table.column(assignment.column) ?? SQLColumn(name: assignment.column, kind: .text, origin: .field)
-                return assignment.column + " = " + placeholder(assignment.value, for: column)
+                set.append(assignment.column + " = " + placeholder(assignment.value, for: column))
             }
-            let rows = self.condition(condition, in: table)
-            return "UPDATE \(table.name) SET \(set.joined(separator: ", ")) WHERE " + (gate.map { "(\(rows)) AND \($0)" } ?? rows)
+            return set.joined(separator: ", ")
         }
 
         /// A `SELECT` taking the keys' transaction-scoped advisory locks in the order given: `unnest` yields its
@@ -334,14 +380,51 @@ public enum SQLDialect: Sendable {
             return "SELECT pg_advisory_xact_lock(space, hashtext(key)) FROM unnest(\(spaces)::int4[], \(texts)::text[]) AS keys(space, key)"
         }
 
-        mutating func bind(_ argument: SQLArgument) -> String {
+        /// Binds a value, whose column (when it is one's) types a null; while `given` gathers, the value goes there
+        /// instead and is named by its place in it.
+        mutating func bind(_ argument: SQLArgument, column: SQLColumn? = nil) -> String {
+            if given != nil {
+                given?.append(Given(argument: argument, type: Given.postgresType(of: argument, column: column)))
+                return "given.g\(given?.count ?? 0)"
+            }
             arguments.append(argument)
             return dialect == .sqlite ? "?" : "$\(arguments.count)"
         }
 
+        /// While not nil, values are gathered here rather than bound (`SQLDialect.sameShapes`).
+        var given: [Given]?
+
+        /// A value of a set of `SQLWrite.setEach`, bound in its row of the `VALUES` list `given` on PostgreSQL.
+        struct Given {
+            var argument: SQLArgument
+            /// Its PostgreSQL type: every row of the list is cast, so that a column of nulls is typed too.
+            var type: String
+
+            static func postgresType(of argument: SQLArgument, column: SQLColumn?) -> String {
+                switch argument {
+                case .value(.integer): "int8"
+                case .value(.real): "float8"
+                case .value(.text): "text"
+                case .value(.bytes): "bytea"
+                case .value(.bool): "bool"
+                case .texts: "text[]"
+                case .integers: "int8[]"
+                case .value(.null):
+                    switch column?.kind {
+                    case .integer: "int8"
+                    case .real: "float8"
+                    case .boolean: "bool"
+                    case .bytes, .multiPolygon: "bytea"
+                    // JSON is bound as its text and cast where it is written (`placeholder`).
+                    case .text, .json, nil: "text"
+                    }
+                }
+            }
+        }
+
         /// A value written into a column of this kind.
         mutating func placeholder(_ value: SQLValue, for column: SQLColumn) -> String {
-            let bound = bind(.value(value))
+            let bound = bind(.value(value), column: column)
             switch (dialect, column.kind) {
             case (.postgres, .json(let type)): return "\(bound)::\(type)"
             case (.sqlite, .multiPolygon): return "GeomFromWKB(\(bound), 4326)"
@@ -365,11 +448,11 @@ public enum SQLDialect: Sendable {
             case .notNull(let column), .notEquals(let column, .null):
                 return "\(column) IS NOT NULL"
             case .equals(let column, let value):
-                return "\(column) = \(bind(.value(value)))"
+                return "\(column) = \(bind(.value(value), column: table.column(column)))"
             case .notEquals(let column, let value):
-                return "\(column) <> \(bind(.value(value)))"
+                return "\(column) <> \(bind(.value(value), column: table.column(column)))"
             case .compare(let column, let comparison, let value):
-                return "\(column) \(comparison.rawValue) \(bind(.value(value)))"
+                return "\(column) \(comparison.rawValue) \(bind(.value(value), column: table.column(column)))"
             case .among(let column, let values):
                 guard !values.isEmpty else { return "1 = 0" }
                 switch dialect {

@@ -91,7 +91,8 @@ public enum SQLWrite: Sendable {
     /// Sets some columns of the rows that meet the condition.
     case set(SQLTable, [(column: String, value: SQLValue)], where: SQLCondition)
     /// Several sets of one table, each on rows no other touches, as few statements as the database allows (on
-    /// PostgreSQL one, a `WITH` of updates, instead of a round trip each); the rows read back hold `returning`
+    /// PostgreSQL one instead of a round trip each, with one update for all the sets alike but for their values,
+    /// which it plans once); the rows read back hold `returning`
     /// of every row changed. The sets run against the same rows as before any of them, so none may depend on
     /// another's change, and their locks are taken in no set order: where that matters, `lockingFirst` names the
     /// rows (by their `returning` column) to lock first, in that column's order, in the same statement on

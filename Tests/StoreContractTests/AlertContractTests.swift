@@ -209,6 +209,59 @@ struct AlertContractTests {
 
     }
 
+    @Test("changes of every kind in one write each move their own alert only as it expects: fresh or told before, leaving untold, an ending share, no sight, a stale sight, a wrong state",
+          arguments: StoreKind.available)
+    func changesOfEveryShapeInOneWrite(kind: StoreKind) async throws {
+        let subject = try await SocialSubject(kind), store = subject.store
+        defer { withExtendedLifetime(subject) {} }
+        let anna = try account("anna")
+        try await store.createAccount(anna, passwordHash: someHash)
+        var friends: [Account] = [], alerts: [Alert] = []
+        for index in 0..<6 {
+            let friend = try account("friend\(index)")
+            try await store.createAccount(friend, passwordHash: someHash)
+            try await store.befriend(anna.id, friend.id)
+            let added = try alert(anna, on: friend, .nearby)
+            #expect(try await store.addAlert(added, limit: 10) == .added(added))
+            friends.append(friend)
+            alerts.append(added)
+        }
+        func arrival(_ index: Int, at time: Timestamp) -> EventDraft? {
+            .alert(.friendArrived, to: anna.id, AlertNotice(alert: alerts[index].id, friend: friends[index].summary, placeName: nil, radius: alerts[index].radius.distance), at: time)
+        }
+        // The second alert has told once; the third friend shares for an hour; the fifth's sight goes stale.
+        #expect(try await store.advance(alerts[1], from: nil, to: true, toldAt: epoch, telling: nil))
+        let hour = epoch + .seconds(3600)
+        #expect(try await store.setSharing(.exact, until: hour, from: friends[2].id, to: anna.id) != nil)
+        let sights = try await store.alertSights(of: alerts)
+        var hidden = friends[4]
+        hidden.privacyMode = true
+        #expect(try await store.updateAccount(StoredAccount(account: hidden, passwordHash: nil), ending: .none))
+        #expect(sights[alerts[2].id]?.until == hour)
+
+        let later = epoch + .seconds(10)
+        var told = alerts[1]
+        told.inside = true
+        told.toldAt = epoch
+        let changes = [
+            AlertChange(alert: alerts[0], to: true, toldAt: later, telling: arrival(0, at: later), sight: sights[alerts[0].id]),
+            AlertChange(alert: told, to: false, toldAt: nil, telling: nil, sight: sights[alerts[1].id]),
+            AlertChange(alert: alerts[2], to: true, toldAt: later, telling: arrival(2, at: later), sight: sights[alerts[2].id]),
+            AlertChange(alert: alerts[3], to: true, toldAt: later, telling: arrival(3, at: later)),
+            AlertChange(alert: alerts[4], to: true, toldAt: later, telling: arrival(4, at: later), sight: sights[alerts[4].id]),
+            AlertChange(alert: alerts[5], from: false, to: true, toldAt: later, telling: arrival(5, at: later), sight: sights[alerts[5].id]),
+        ]
+        #expect(try await store.advance(changes) == Set([0, 1, 2, 3].map { alerts[$0].id }))
+
+        let stored = Dictionary(uniqueKeysWithValues: try await store.alerts(involving: anna.id).map { ($0.id, $0) })
+        let states = alerts.map { stored[$0.id].map { [$0.inside.map { $0 ? "in" : "out" } ?? "never", $0.toldAt.map { "\($0.millisecondsSince1970)" } ?? "untold"] } }
+        let at = "\(later.millisecondsSince1970)"
+        #expect(states == [["in", at], ["out", "untold"], ["in", at], ["in", at], ["never", "untold"], ["never", "untold"]])
+        let events = try await store.events(for: anna.id, after: nil, since: epoch, limit: 100)
+        let tellings = [0, 2, 3].compactMap { arrival($0, at: later)?.payload }
+        #expect(events.count == 3 && Set(events.map(\.payload)) == Set(tellings))
+    }
+
     @Test("twenty alerts set at once through two stores on one friend stop at the limit", arguments: StoreKind.available)
     func limitHoldsUnderRace(kind: StoreKind) async throws {
         let subject = try await SocialSubject(kind), store = subject.store
