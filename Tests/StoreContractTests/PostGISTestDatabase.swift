@@ -38,12 +38,13 @@ final class PostGISSchema: Sendable {
     let store: PostGISStore
     let peer: PostGISStore
 
-    init() async throws {
+    /// `logger` for both stores, for a test that reads what they log.
+    init(logger: Logger? = nil) async throws {
         name = TestPostGIS.freshSchemaName()
         let configuration = try TestPostGIS.configuration(schema: name)
-        store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        store = try await PostGISStore.open(configuration, logger: logger ?? Logger(label: "test"))
         do {
-            peer = try await PostGISStore.open(configuration, logger: Logger(label: "peer"))
+            peer = try await PostGISStore.open(configuration, logger: logger ?? Logger(label: "peer"))
         } catch {
             await store.close()
             throw error
