@@ -391,7 +391,7 @@ public enum SQLDialect: Sendable {
             return dialect == .sqlite ? "?" : "$\(arguments.count)"
         }
 
-        /// While not nil, values are gathered here rather than bound (`SQLDialect.sameShapes`).
+        /// While not nil, values are gathered here rather than bound (`Shape.of`, for `SQLWrite.setEach`).
         var given: [Given]?
 
         /// A value of a set of `SQLWrite.setEach`, bound in its row of the `VALUES` list `given` on PostgreSQL.
