@@ -48,14 +48,12 @@ struct PostGISLockOrderTests {
         let schema = try await PostGISSchema(logger: retries.logger)
         let people = try (0..<6).map { try account("racer\($0)") }
         for person in people { try await schema.store.createAccount(person, passwordHash: someHash) }
-        var everyAlert: [Alert] = []
         for (place, watcher) in people.enumerated() {
             for watched in people[(place + 1)...] {
                 try await schema.store.befriend(watcher.id, watched.id)
                 for (one, other) in [(watcher, watched), (watched, watcher)] {
                     let added = Alert(id: .random(), watcher: one.id, watched: other.id, target: .nearby, radius: try AlertRadius(meters: 300), createdAt: epoch)
                     #expect(try await schema.store.addAlert(added, limit: 10) == .added(added))
-                    everyAlert.append(added)
                 }
             }
         }
