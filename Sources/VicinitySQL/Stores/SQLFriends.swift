@@ -122,6 +122,14 @@ extension SQLPlan {
     /// each, whose first locks every alert before it changes any, `lockingFirst`), in rounds where one alert
     /// changes twice (one person moving twice in a group): the later change, in the order given, in a later round,
     /// where it finds what the earlier wrote.
+    ///
+    /// PostgreSQL checks the sight as of the statement's start, also when the statement then waits for an alert's
+    /// lock: a setting committed meanwhile is not seen, and the change goes through as worked out. That is an order
+    /// the two may take: the move's write began before the setting committed, so both were under way at once and
+    /// either may come first; a move whose write begins after the commit sees the setting and tells nothing.
+    /// Checking the latest instead would take a statement of its own locking the watched accounts' rows first, a
+    /// round trip more for every group with crossings. SQLite has one writer: a setting commits wholly before the
+    /// write or after it.
     static func advancing(each changes: [AlertChange], _ next: @escaping @Sendable ([Bool]) throws -> SQLPlan) throws -> SQLPlan {
         guard !changes.isEmpty else { return try next([]) }
         let order = changes.indices.sorted { (changes[$0].alert.rawValue, $0) < (changes[$1].alert.rawValue, $1) }
