@@ -39,8 +39,12 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB sets NORMAL on the writer when it turns WAL on, after `prepareDatabase`: the setting goes on again.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(settings.synchronous.rawValue)") }
-        // As over PostgreSQL: a file a newer version migrated is refused, never read or migrated by this one.
-        let unknown = try pool.read { db in try Schema.migrator.appliedIdentifiers(db).subtracting(Schema.migrator.migrations) }
+        // As over PostgreSQL: a file a newer version migrated is refused, never read or migrated by this one. Read
+        // on the writer, as the migrations are: a reader left open would be the last connection closed, and a
+        // reader cannot fold the write-ahead log back into the file.
+        let unknown = try pool.writeWithoutTransaction { db in
+            try Schema.migrator.appliedIdentifiers(db).subtracting(Schema.migrator.migrations)
+        }
         if let newest = unknown.sorted().last {
             throw StoreError.database(
                 "the database was migrated by a newer Vicinity (it records the migration \"\(newest)\", which this version does not know); run that version or newer")
