@@ -18,6 +18,12 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The database records `migration`, which this version does not know: a newer version migrated it, and this
+    /// one must not read or migrate it. The same words over every store.
+    public static func migratedByNewerVersion(recording migration: String) -> StoreError {
+        .database(
+            "the database was migrated by a newer Vicinity (it records the migration \"\(migration)\", which this version does not know); run that version or newer")
+    }
 }
 
 extension WKB {

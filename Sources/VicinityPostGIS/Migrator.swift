@@ -60,10 +60,7 @@ struct Migrator: Sendable {
             """)
         let applied = Set(try await session.rows("SELECT name FROM vicinity_migration").map { try $0.decode("name", as: String.self) })
         let known = Set(Schema.migrations.map(\.name))
-        if let unknown = applied.subtracting(known).sorted().first {
-            throw StoreError.database(
-                "the database was migrated by a newer Vicinity (it records the migration \"\(unknown)\", which this version does not know); run that version or newer")
-        }
+        if let unknown = applied.subtracting(known).sorted().first { throw StoreError.migratedByNewerVersion(recording: unknown) }
         for migration in Schema.migrations where !applied.contains(migration.name) {
             try await session.execute("BEGIN")
             do {

@@ -5,6 +5,14 @@ import VicinityCore
 /// The database schema as named migrations. A migration that has shipped is never edited; changes come as
 /// new migrations appended below.
 enum Schema {
+    /// The migrations the file records, and those of them this version does not know (a newer version applied
+    /// them): read before migrating, where the store refuses such a file, and when checking a backup.
+    static func recordedMigrations(_ db: Database) throws -> (applied: Set<String>, unknown: Set<String>) {
+        let migrator = migrator
+        let applied = try migrator.appliedIdentifiers(db)
+        return (applied, applied.subtracting(migrator.migrations))
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
 

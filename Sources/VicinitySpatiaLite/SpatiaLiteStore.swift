@@ -42,12 +42,8 @@ public final class SpatiaLiteStore: PlaceStore, CampusStore {
         // As over PostgreSQL: a file a newer version migrated is refused, never read or migrated by this one. Read
         // on the writer, as the migrations are: a reader left open would be the last connection closed, and a
         // reader cannot fold the write-ahead log back into the file.
-        let unknown = try pool.writeWithoutTransaction { db in
-            try Schema.migrator.appliedIdentifiers(db).subtracting(Schema.migrator.migrations)
-        }
-        if let newest = unknown.sorted().last {
-            throw StoreError.database(
-                "the database was migrated by a newer Vicinity (it records the migration \"\(newest)\", which this version does not know); run that version or newer")
+        if let unknown = try pool.writeWithoutTransaction({ try Schema.recordedMigrations($0).unknown }).sorted().first {
+            throw StoreError.migratedByNewerVersion(recording: unknown)
         }
         try Schema.migrator.migrate(pool)
         let recomputed = try pool.write { db in try SQLitePlans.execute(DerivedColumns.bringUpToDate(), in: db, mayWrite: true).result }

@@ -71,10 +71,8 @@ public enum StoreFileCheck {
             return try queue.read { db in
                 let problems = try String.fetchAll(db, sql: "PRAGMA quick_check").filter { $0 != "ok" }
                 if !problems.isEmpty { throw BackupProblem.damaged(path: name, problems: problems) }
-                let migrator = Schema.migrator
-                let applied = try migrator.appliedIdentifiers(db)
+                let (applied, unknown) = try Schema.recordedMigrations(db)
                 if applied.isEmpty { throw BackupProblem.notAStore(path: name) }
-                let unknown = applied.subtracting(migrator.migrations)
                 if !unknown.isEmpty { throw BackupProblem.newerVersion(path: name, unknownMigrations: Array(unknown)) }
                 return applied.count
             }
