@@ -29,15 +29,13 @@ struct AccessLogLine {
             + "\(status) \(bodyBytes) \(Self.seconds(duration))\n"
     }
 
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
     /// `22/Nov/2026:07:35:43 +0000`.
     static func commonLogTime(_ time: time_t) -> String {
         var seconds = time
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let month = months[Int(max(0, min(11, parts.tm_mon)))]
+        let month = HTTPDate.months[Int(max(0, min(11, parts.tm_mon)))]
         return "\(two(parts.tm_mday))/\(month)/\(1900 + Int(parts.tm_year)):\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) +0000"
     }
 

@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// HTTP/1.1 connections behind the `ConnectionGate` and the whole-request deadline.
 ///
@@ -17,13 +18,13 @@ import NIOHTTP1
 /// A connection whose set-up fails is closed here: NIO leaves a child channel whose initializer failed open.
 struct GuardedHTTP1Channel: ServerChildChannel {
     enum Value: ServerChildChannelValue {
-        case admitted(HTTP1Channel.Value)
+        case admitted(HTTP1Connection)
         /// Answered and closing by itself (`RefusalHandler`); nothing more to do.
         case refused(any Channel)
 
         var channel: any Channel {
             switch self {
-            case .admitted(let value): value.channel
+            case .admitted(let connection): connection.channel
             case .refused(let channel): channel
             }
         }
@@ -31,6 +32,9 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     let http1: HTTP1Channel
     let guarding: ConnectionGuard
+    /// The routes answered from the event loop; nil for a listener whose every answer is the responder's (the
+    /// redirect to TLS).
+    let immediate: ImmediateRoutes?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let place: ConnectionPlace
@@ -47,11 +51,14 @@ struct GuardedHTTP1Channel: ServerChildChannel {
                 throw error
             }
         }
-        let guarding = guarding
+        let guarding = guarding, immediate = immediate
         return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // Taken in first, so that a failure below closes it properly.
+            let connection = HTTP1Connection(value)
             try guarding.guardRequests(on: channel, behind: nil, place: place)
+            try immediate?.answer(on: channel)
             try guarding.guardConnection(channel, place: place, logger: logger)
-            return Value.admitted(value)
+            return Value.admitted(connection)
         }.flatMapErrorThrowing { error in
             channel.close(promise: nil)
             throw error
@@ -59,8 +66,36 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        guard case .admitted(let channel) = value else { return }
-        await http1.handle(value: channel, logger: logger)
+        guard case .admitted(let connection) = value else { return }
+        await http1.handle(value: connection.takeUp(), logger: logger)
+    }
+}
+
+/// An HTTP/1.1 connection set up for Hummingbird's server, closed properly if the server never takes it up.
+///
+/// The server hands each connection it has set up to `handle(value:)`; one set up as the server stops is dropped
+/// unhandled, and NIO traps when the writer of a dropped async channel was never finished. Since a connection's
+/// requests may be answered from the event loop before the server takes it up (`ImmediateRoutesHandler`), a
+/// client can be answered and leave, and the server stop, within that window. A connection dropped then, or
+/// because its set-up failed after Hummingbird's part, is finished and closed here instead.
+final class HTTP1Connection: Sendable {
+    private let value: HTTP1Channel.Value
+    private let takenUp = Atomic<Bool>(false)
+
+    init(_ value: HTTP1Channel.Value) { self.value = value }
+
+    var channel: any Channel { value.channel }
+
+    /// The async channel, for the one caller that will finish it.
+    func takeUp() -> HTTP1Channel.Value {
+        takenUp.store(true, ordering: .releasing)
+        return value
+    }
+
+    deinit {
+        guard !takenUp.load(ordering: .acquiring) else { return }
+        let value = value
+        Task { try? await value.executeThenClose { _, _ in } }
     }
 }
 

@@ -20,7 +20,7 @@ import NIOTLS
 /// A refused connection is closed before any handshake. Answering it 503, as a plain connection is, would cost a
 /// handshake (a signature with the server's key) for every refusal: the work a flood would have the server do.
 struct GuardedTLSChannel: ServerChildChannel {
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Connection, HTTP2Channel.Value>
 
     enum Value: ServerChildChannelValue {
         /// The protocol the client chose, known once the handshake is done.
@@ -40,13 +40,15 @@ struct GuardedTLSChannel: ServerChildChannel {
     let http2: HTTP2Channel
     let certificates: TLSCertificates
     let guarding: ConnectionGuard
+    /// The routes HTTP/1.1 connections answer from the event loop.
+    let immediate: ImmediateRoutes
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         guard case .admitted(let place) = guarding.admit(channel, logger: logger) else {
             channel.close(promise: nil)
             return channel.eventLoop.makeSucceededFuture(.refused(channel))
         }
-        let http1 = http1, http2 = http2, guarding = guarding
+        let http1 = http1, http2 = http2, guarding = guarding, immediate = immediate
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             let tls = NIOSSLServerHandler(context: certificates.current.context)
@@ -67,8 +69,10 @@ struct GuardedTLSChannel: ServerChildChannel {
                     }
                 case .negotiated("http/1.1"), .fallback:
                     return http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                        let connection = HTTP1Connection(value)
                         try guarding.guardRequests(on: channel, behind: tls, place: place)
-                        return .http1_1(value)
+                        try immediate.answer(on: channel)
+                        return .http1_1(connection)
                     }
                 case .negotiated:
                     // Only the protocols offered can be chosen; anything else is a broken client.
@@ -89,7 +93,7 @@ struct GuardedTLSChannel: ServerChildChannel {
         guard case .admitted(let channel, let negotiated) = value else { return }
         do {
             switch try await negotiated.get() {
-            case .http1_1(let connection): await http1.handle(value: connection, logger: logger)
+            case .http1_1(let connection): await http1.handle(value: connection.takeUp(), logger: logger)
             case .http2(let connection): await http2.handle(value: connection, logger: logger)
             }
         } catch {

@@ -13,30 +13,40 @@ import VicinityCore
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        // At trace only: with its "Request handled", a trace shows which requests were still under way.
-        context.logger.trace(
-            "Request received", metadata: ["http.method": "\(request.method.rawValue)", "http.path": "\(LoggedPath(request.uri.path))"])
+        RequestLog.received(request.head, logger: context.logger)
         do {
             let response = try await next(request, context)
-            log(request, context: context, status: response.status, since: start)
+            RequestLog.handled(request.head, route: context.endpointPath, status: response.status, since: start, logger: context.logger)
             return response
         } catch {
             // Only reached if an error escapes the problem middleware; the router then answers with its status.
             let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
-            log(request, context: context, status: status, since: start)
+            RequestLog.handled(request.head, route: context.endpointPath, status: status, since: start, logger: context.logger)
             throw error
         }
     }
+}
 
-    private func log(_ request: Request, context: Context, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = elapsed.milliseconds
-        context.logger.debug(
+/// The request log's two lines, written alike for the router's answers (`RequestLogMiddleware`) and those written
+/// from the event loop (`ImmediateRoutesHandler`).
+enum RequestLog {
+    /// At trace only: with its "Request handled", a trace shows which requests were still under way.
+    static func received(_ request: HTTPRequest, logger: Logger) {
+        logger.trace(
+            "Request received", metadata: ["http.method": "\(request.method.rawValue)", "http.path": "\(LoggedPath(request.path))"])
+    }
+
+    static func handled(
+        _ request: HTTPRequest, route: String?, status: HTTPResponse.Status, since start: ContinuousClock.Instant, logger: Logger
+    ) {
+        guard logger.logLevel <= .debug else { return }
+        let milliseconds = (ContinuousClock.now - start).milliseconds
+        logger.debug(
             "Request handled",
             metadata: [
                 "http.method": "\(request.method.rawValue)",
-                "http.path": "\(LoggedPath(request.uri.path))",
-                "http.route": "\(context.endpointPath ?? "NotFound")",
+                "http.path": "\(LoggedPath(request.path))",
+                "http.route": "\(route ?? "NotFound")",
                 "http.status": "\(status.code)",
                 "duration_ms": "\((milliseconds * 1000).rounded() / 1000)",
             ])
@@ -48,7 +58,13 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
 struct LoggedPath: CustomStringConvertible {
     let description: String
 
-    init(_ path: String) {
+    /// A request target: without its query string.
+    init(_ target: String?) {
+        let target = target ?? ""
+        self.init(path: String(target.prefix { $0 != "?" }))
+    }
+
+    init(path: String) {
         description = path.count > 256 ? String(path.prefix(256)) + "…" : path
     }
 }

@@ -31,7 +31,7 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         table.add(.get, "/v1/places", .anyone) { request, _ in try await searchPlaces(request) }
         table.add(.get, "/v1/places/{id}", .anyone) { request, context in try await place(request, context: context) }
         table.add(.get, "/v1/temples/recommended", .anyone) { request, _ in try await recommendedTemples(request) }
-        table.add(.get, "/v1/distance", .anyone) { request, _ in try distance(request) }
+        table.add(.get, "/v1/distance", immediate: { request in try distance(request) })
         table.add(.get, "/v1/campuses", .anyone) { request, _ in try await campuses(request) }
     }
 
@@ -111,7 +111,8 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
             request: request)
     }
 
-    func distance(_ request: Request) throws -> Response {
+    /// Arithmetic on the query alone, so answered from the event loop (`ImmediateAnswer`).
+    func distance(_ request: Request) throws -> ImmediateAnswer {
         var query = QueryParameters(request.uri.query)
         let from = query.point("from")
         let to = query.point("to")
@@ -133,7 +134,7 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
             "bearing_deg": .number(bearing.degrees),
             "method": .string(method.rawValue),
         ]
-        return WireEncoding.response(json: .object(body))
+        return WireEncoding.answer(json: .object(body))
     }
 }
 

@@ -147,7 +147,7 @@ extension Problem {
         default:
             context.logger.error(
                 "Unexpected error while handling a request",
-                metadata: ["error": "\(String(reflecting: error))", "http.path": "\(LoggedPath(request.uri.path))"])
+                metadata: ["error": "\(String(reflecting: error))", "http.path": "\(LoggedPath(path: request.uri.path))"])
             self.init(status: .internalServerError, detail: "An unexpected error occurred; it has been logged.")
         }
     }

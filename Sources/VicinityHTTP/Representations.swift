@@ -25,7 +25,17 @@ enum WireEncoding {
         json value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
         negotiated: Bool = false
     ) -> Response {
-        ok(ByteBuffer(bytes: value.jsonBytes), status: status, contentType: contentType, negotiated: negotiated)
+        answer(json: value, status: status, contentType: contentType, negotiated: negotiated).response
+    }
+
+    /// The same answer whole, for routes that may be answered from the event loop (`ImmediateAnswer`).
+    static func answer(
+        json value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
+        negotiated: Bool = false
+    ) -> ImmediateAnswer {
+        ImmediateAnswer(
+            status: status, headers: headers(contentType: contentType, negotiated: negotiated),
+            body: ByteBuffer(bytes: value.jsonBytes))
     }
 
     static func response(bytes: [UInt8], contentType: String = "application/json", negotiated: Bool = false) -> Response {
@@ -33,10 +43,14 @@ enum WireEncoding {
     }
 
     private static func ok(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, contentType: String, negotiated: Bool) -> Response {
+        Response(status: status, headers: headers(contentType: contentType, negotiated: negotiated), body: .init(byteBuffer: body))
+    }
+
+    private static func headers(contentType: String, negotiated: Bool) -> HTTPFields {
         var headers: HTTPFields = [.contentType: contentType]
         // Caches must keep the JSON and GeoJSON forms of one URL apart.
         if negotiated { headers[.vary] = "Accept" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+        return headers
     }
 }
 

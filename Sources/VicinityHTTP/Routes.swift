@@ -72,6 +72,8 @@ public struct RouteTable: Sendable {
     struct Entry: Sendable {
         var info: RouteInfo
         var handler: RouteHandler
+        /// The same handler, for routes whose answer never waits (`ImmediateAnswer`).
+        var immediate: ImmediateHandler?
     }
 
     private(set) var entries: [Entry] = []
@@ -82,6 +84,14 @@ public struct RouteTable: Sendable {
     mutating func add(_ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping RouteHandler) {
         precondition(!entries.contains { $0.info.method == method && $0.info.path == path }, "\(method) \(path) is registered twice")
         entries.append(Entry(info: RouteInfo(method: method, path: path, access: access), handler: handler))
+    }
+
+    /// A route anyone may call, at a path without parameters, whose answer is worked out without waiting: the router
+    /// answers it as any other, and HTTP/1.1 connections answer it from their event loop (`ImmediateRoutesHandler`).
+    mutating func add(_ method: HTTPRequest.Method, _ path: String, immediate handler: @escaping ImmediateHandler) {
+        precondition(method == .get && !path.contains("{"), "only a GET at a fixed path is answered from the event loop")
+        add(method, path, .anyone) { request, _ in try handler(request).response }
+        entries[entries.count - 1].immediate = handler
     }
 
     /// The methods answered at the path the router would pick for this request path: the most specific

@@ -152,20 +152,28 @@ public func buildRouter<S: Stores>(
     options: HTTPOptions = .standard,
     metrics: PrometheusCollectorRegistry
 ) -> Router<VicinityRequestContext> {
-    let table = routeTable(services: services, options: options, metrics: metrics)
+    buildRouter(
+        table: routeTable(services: services, options: options, metrics: metrics), accounts: services.accounts, options: options,
+        requestMetrics: RequestMetrics())
+}
+
+/// The router over a route table that an application's connections also answer from (`ImmediateRoutes`), with
+/// the request metrics they share.
+func buildRouter<S: Stores>(
+    table: RouteTable, accounts: AccountService<S>, options: HTTPOptions, requestMetrics: RequestMetrics
+) -> Router<VicinityRequestContext> {
     let router = Router(context: VicinityRequestContext.self)
     if options.tls != nil { router.add(middleware: StrictTransportSecurityMiddleware()) }
     if let accessLog = options.accessLog {
         router.add(middleware: AccessLogMiddleware(log: accessLog, addressing: options.addressing))
     }
     router.add(middleware: RequestLogMiddleware())
-    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestMetricsMiddleware(metrics: requestMetrics))
     router.add(middleware: HeadMiddleware())
     router.add(middleware: CompressionMiddleware())
     router.add(middleware: ProblemMiddleware(routes: table, options: options, outages: OutageLog()))
     router.add(middleware: RequestLimitsMiddleware(options: options))
     router.add(middleware: ClientAddressMiddleware(addressing: options.addressing))
-    let accounts = services.accounts
     for entry in table.entries {
         let handler = entry.handler
         let methods: [HTTPRequest.Method] = entry.info.method == .get ? [.get, .head] : [entry.info.method]
@@ -236,6 +244,9 @@ func buildApplication<S: Stores>(
     onRedirectListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
     let guarding = options.connectionGuard(gate: gate)
+    let table = routeTable(services: services, options: options, metrics: metrics)
+    let requestMetrics = RequestMetrics()
+    let immediate = ImmediateRoutes(table: table, options: options, metrics: requestMetrics, logger: logger)
     let server: HTTPServerBuilder
     var redirect: [any Service] = []
     let tlsPort = ListeningPort()
@@ -250,29 +261,29 @@ func buildApplication<S: Stores>(
                         idleTimeout: options.idleTimeout,
                         streamConfiguration: .init(
                             additionalChannelHandlers: [HTTP2StreamPresence(), StreamDeadlineHandler(timeout: requestTimeout), ConnectionFieldsHandler()]))),
-                certificates: tls.certificates, guarding: guarding)
+                certificates: tls.certificates, guarding: guarding, immediate: immediate)
         }
         if let redirectPort = tls.redirectPort {
             redirect.append(Application(
                 responder: HTTPSRedirectResponder(tlsPort: tlsPort),
                 server: HTTPServerBuilder { responder in
                     GuardedHTTP1Channel(
-                        http1: options.http1Channel(responder: responder), guarding: guarding)
+                        http1: options.http1Channel(responder: responder), guarding: guarding, immediate: nil)
                 },
-                configuration: ApplicationConfiguration(address: .hostname(host, port: redirectPort), serverName: "Vicinity"),
+                configuration: ApplicationConfiguration(address: .hostname(host, port: redirectPort), serverName: ImmediateRoutes.serverName),
                 onServerRunning: { channel in await onRedirectListening(host, channel.localAddress?.port ?? redirectPort) },
                 logger: logger))
         }
     } else {
         server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(
-                http1: options.http1Channel(responder: responder), guarding: guarding)
+                http1: options.http1Channel(responder: responder), guarding: guarding, immediate: immediate)
         }
     }
     return Application(
-        router: buildRouter(services: services, options: options, metrics: metrics),
+        router: buildRouter(table: table, accounts: services.accounts, options: options, requestMetrics: requestMetrics),
         server: server,
-        configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Vicinity"),
+        configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: ImmediateRoutes.serverName),
         services: [
             ChangeFollowing(follower: services.follower, moves: services.moves, logger: logger),
             VoteAnnouncer(votes: services.votes, logger: logger),

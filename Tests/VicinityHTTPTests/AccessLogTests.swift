@@ -60,6 +60,29 @@ struct AccessLogTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("203.0.113.9 - - ["))
     }
 
+    @Test("an answer written from the connection's event loop is logged as the router's are, with the client a trusted proxy forwarded")
+    func immediateAnswers() async throws {
+        let path = Self.scratchFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try AccessLog(path: path)
+        let body = Watched("")
+        try await ConnectionLimitTests.withServer(options: HTTPOptions(trustedProxies: ["127.0.0.8"], accessLog: log)) { port in
+            let connection = try await RawConnection.open(port: port, from: "127.0.0.8")
+            try await connection.send(
+                "GET \(ImmediateAnswerTests.distance) HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
+            let answer = try await connection.received(containing: #""method":"haversine"}"#, within: .seconds(60))
+            await connection.close()
+            body.update { $0 = answer.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n") }
+        }
+        await log.flush()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let parsed = text.split(separator: "\n").compactMap { try? Self.line.wholeMatch(in: String($0))?.output }
+        #expect(parsed.count == 1, "\(text)")
+        #expect(parsed.map { "\($0.1) \($0.2) \($0.3) \($0.4)" } == ["203.0.113.9 GET /v1/distance 200"])
+        #expect(parsed.map { Int($0.5) } == [body.value.utf8.count])
+        #expect(!text.contains("33.779842"), "never a query string")
+    }
+
     @Test("bytes that could forge a line or a field, in the path or the client, are written \\xHH, and the time and seconds in their fixed forms")
     func escaping() {
         let line = AccessLogLine(
