@@ -44,6 +44,37 @@ public struct Whereabouts: Hashable, Sendable {
     public var onCampus: Bool?
     /// The campuses containing the position.
     public var campuses: [Campus]
+
+    /// From the closest place, the campuses containing the position and how many campuses there are.
+    init(closest: PlaceHit?, containing: [Campus], campusCount: Int, rule: LabelRule) {
+        let onCampus: Bool? = campusCount == 0 ? nil : !containing.isEmpty
+        self.init(closest: closest, label: rule.label(closest: closest, onCampus: onCampus), onCampus: onCampus, campuses: containing)
+    }
+
+    public init(closest: PlaceHit?, label: String, onCampus: Bool?, campuses: [Campus]) {
+        self.closest = closest
+        self.label = label
+        self.onCampus = onCampus
+        self.campuses = campuses
+    }
+}
+
+/// `Locator`'s reads by position over stores that hold their data in memory (`HeldPlaceReads`,
+/// `HeldCampusReads`), answered without waiting, with the same rules.
+public struct HeldLocator: Sendable {
+    let places: any HeldPlaceReads
+    let campuses: any HeldCampusReads
+    let labelRule: LabelRule
+
+    public func whereabouts(of position: Coordinate, categories: Set<Category> = []) -> Whereabouts {
+        Whereabouts(
+            closest: places.closestNow(to: position, categories: categories),
+            containing: campuses.campusesNow(containing: position), campusCount: campuses.campusCountNow(), rule: labelRule)
+    }
+
+    public func nearby(_ query: NearbyQuery) -> NearbyPage {
+        places.nearbyPageNow(query)
+    }
 }
 
 /// Answers "where am I?" and "what is near me?" from the stores, with the service's rules applied: the place
@@ -55,23 +86,25 @@ public struct Locator<Places: PlaceStore, Campuses: CampusStore>: Sendable {
     public let labelRule: LabelRule
     public let temples: TempleCategories
 
+    /// The same reads answered without waiting, when both stores hold their data in memory; nil otherwise.
+    public let now: HeldLocator?
+
     public init(places: Places, campuses: Campuses, labelRule: LabelRule = .standard, temples: TempleCategories = .standard) {
         self.places = places
         self.campuses = campuses
         self.labelRule = labelRule
         self.temples = temples
+        if let heldPlaces = places as? any HeldPlaceReads, let heldCampuses = campuses as? any HeldCampusReads {
+            now = HeldLocator(places: heldPlaces, campuses: heldCampuses, labelRule: labelRule)
+        } else {
+            now = nil
+        }
     }
 
     public func whereabouts(of position: Coordinate, categories: Set<Category> = []) async throws -> Whereabouts {
         let closest = try await places.closest(to: position, categories: categories)
         let containing = try await campuses.campuses(containing: position)
-        let onCampus: Bool? = try await campuses.campusCount() == 0 ? nil : !containing.isEmpty
-        return Whereabouts(
-            closest: closest,
-            label: labelRule.label(closest: closest, onCampus: onCampus),
-            onCampus: onCampus,
-            campuses: containing
-        )
+        return Whereabouts(closest: closest, containing: containing, campusCount: try await campuses.campusCount(), rule: labelRule)
     }
 
     public func nearby(_ query: NearbyQuery) async throws -> NearbyPage {

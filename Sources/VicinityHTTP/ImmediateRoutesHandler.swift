@@ -106,6 +106,8 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         var headers = answer.headers
         var body = answer.body
+        // Fields in the router's order: `Response` puts in the length, compression then adds to it.
+        headers[.contentLength] = String(body.readableBytes)
         if AnswerCompression.varies(&headers, length: body.readableBytes),
             GzipEncoding.isAccepted(by: held.head.headerFields[values: .acceptEncoding].joined(separator: ",")),
             let gzipped = AnswerCompression.gzipped(body, headers: &headers)

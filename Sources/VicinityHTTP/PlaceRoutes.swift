@@ -26,8 +26,26 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
     let places: Locator<S.Places, S.Campuses>
 
     func register(in table: inout RouteTable) {
-        table.add(.get, "/v1/places/nearby", .anyone) { request, _ in try await nearbyPlaces(request) }
-        table.add(.get, "/v1/places/closest", .anyone) { request, _ in try await closestPlace(request) }
+        if let now = places.now {
+            // The places and campuses are in memory: answered from the event loop (`ImmediateAnswer`).
+            table.add(.get, "/v1/places/nearby", immediate: { request in
+                let asked = try nearbyAsked(request)
+                return Wire.hits("places", now.nearby(asked.query), members: asked.members, request: request)
+            })
+            table.add(.get, "/v1/places/closest", immediate: { request in
+                let asked = try closestAsked(request)
+                return try closestAnswer(now.whereabouts(of: asked.position, categories: asked.categories))
+            })
+        } else {
+            table.add(.get, "/v1/places/nearby", .anyone) { request, _ in
+                let asked = try nearbyAsked(request)
+                return Wire.hits("places", try await places.nearby(asked.query), members: asked.members, request: request).response
+            }
+            table.add(.get, "/v1/places/closest", .anyone) { request, _ in
+                let asked = try closestAsked(request)
+                return try closestAnswer(try await places.whereabouts(of: asked.position, categories: asked.categories)).response
+            }
+        }
         table.add(.get, "/v1/places", .anyone) { request, _ in try await searchPlaces(request) }
         table.add(.get, "/v1/places/{id}", .anyone) { request, context in try await place(request, context: context) }
         table.add(.get, "/v1/temples/recommended", .anyone) { request, _ in try await recommendedTemples(request) }
@@ -46,7 +64,8 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         return WireEncoding.response(json: collection.jsonValue, contentType: Representation.geoJSONMediaType)
     }
 
-    func nearbyPlaces(_ request: Request) async throws -> Response {
+    /// `/v1/places/nearby`'s query, read and checked.
+    func nearbyAsked(_ request: Request) throws -> (query: NearbyQuery, members: HitMembers) {
         var query = QueryParameters(request.uri.query)
         let centre = query.coordinate()
         let radius = query.radius()
@@ -57,19 +76,21 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
         var members = query.selection("fields", among: HitMembers.selectable).map(HitMembers.init) ?? .place
         try query.finish()
         if outlines == .true { members.insert(.footprint) }
-        let page = try await places.nearby(
-            NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor))
-        return Wire.hits("places", page, members: members, request: request)
+        return (NearbyQuery(centre: try query.checked(centre), radius: radius, categories: categories, limit: limit, after: cursor), members)
     }
 
-    func closestPlace(_ request: Request) async throws -> Response {
+    /// `/v1/places/closest`'s query, read and checked.
+    func closestAsked(_ request: Request) throws -> (position: Coordinate, categories: Set<Category>) {
         var query = QueryParameters(request.uri.query)
         let position = query.coordinate()
         let categories = query.categories()
         try query.finish()
-        let whereabouts = try await places.whereabouts(of: try query.checked(position), categories: categories)
+        return (try query.checked(position), categories)
+    }
+
+    func closestAnswer(_ whereabouts: Whereabouts) throws -> ImmediateAnswer {
         guard let body = Wire.closest(whereabouts) else { throw APIError.noPlaceToBeClosestTo }
-        return WireEncoding.response(json: body)
+        return WireEncoding.answer(json: body)
     }
 
     func searchPlaces(_ request: Request) async throws -> Response {
@@ -108,7 +129,8 @@ struct PlaceRoutes<S: Stores>: RouteGroup {
             around: try query.checked(centre), radius: radius, limit: limit, after: cursor)
         return Wire.hits(
             "temples", recommended.page, members: .temple, extra: ["within_radius": .bool(recommended.withinRadius)],
-            request: request)
+            request: request
+        ).response
     }
 
     /// Arithmetic on the query alone, so answered from the event loop (`ImmediateAnswer`).

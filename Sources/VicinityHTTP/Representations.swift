@@ -42,6 +42,10 @@ enum WireEncoding {
         ok(ByteBuffer(bytes: bytes), contentType: contentType, negotiated: negotiated)
     }
 
+    static func answer(bytes: [UInt8], contentType: String = "application/json", negotiated: Bool = false) -> ImmediateAnswer {
+        ImmediateAnswer(status: .ok, headers: headers(contentType: contentType, negotiated: negotiated), body: ByteBuffer(bytes: bytes))
+    }
+
     private static func ok(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, contentType: String, negotiated: Bool) -> Response {
         Response(status: status, headers: headers(contentType: contentType, negotiated: negotiated), body: .init(byteBuffer: body))
     }
@@ -215,21 +219,21 @@ public enum Wire {
     /// last) as a foreign member and as a `Link: <…>; rel="next"` header. The JSON form is `hitsJSON`.
     static func geoJSONPage(
         _ items: [(place: Place, fields: [String: JSONValue])], next: String?, extra: [String: JSONValue] = [:]
-    ) -> Response {
+    ) -> ImmediateAnswer {
         guard case .object(var collection) = featureCollection(items).jsonValue else {
             preconditionFailure("a FeatureCollection is a JSON object")
         }
         collection["next"] = next.map(JSONValue.string) ?? .null
         collection.merge(extra) { _, new in new }
-        let response = WireEncoding.response(
+        let answer = WireEncoding.answer(
             json: .object(collection), contentType: Representation.geoJSONMediaType, negotiated: true)
-        return withNextLink(response, next: next)
+        return withNextLink(answer, next: next)
     }
 
-    static func withNextLink(_ response: Response, next: String?) -> Response {
-        var response = response
-        if let next { response.headers[linkField] = "<\(next)>; rel=\"next\"" }
-        return response
+    static func withNextLink(_ answer: ImmediateAnswer, next: String?) -> ImmediateAnswer {
+        var answer = answer
+        if let next { answer.headers[linkField] = "<\(next)>; rel=\"next\"" }
+        return answer
     }
 
     /// RFC 8288 web linking; HTTPTypes names no such field. "Link" is a valid token, so the name exists.
@@ -279,7 +283,7 @@ extension Wire {
     /// names sort after every list key and `next`).
     static func hits(
         _ key: String, _ page: NearbyPage, members: HitMembers, extra: [String: JSONValue] = [:], request: Request
-    ) -> Response {
+    ) -> ImmediateAnswer {
         let next = nextURL(path: request.uri.path, query: request.uri.query, cursor: page.next)
         switch Representation(accept: request.headers[.accept]) {
         case .json:
@@ -295,7 +299,7 @@ extension Wire {
                 }
                 bytes.append(UInt8(ascii: "}"))
             }
-            return withNextLink(WireEncoding.response(bytes: bytes, negotiated: true), next: next)
+            return withNextLink(WireEncoding.answer(bytes: bytes, negotiated: true), next: next)
         case .geoJSON:
             let items = page.hits.map { ($0.place, hit($0, members: members)) }
             return geoJSONPage(items, next: next, extra: extra)

@@ -16,34 +16,83 @@ import VicinityCore
 struct ImmediateAnswerTests {
     static let distance = "/v1/distance?from=33.779842,-118.112526&to=33.777267,-118.114777"
 
-    /// An answer without its `Date` line, the one field that may differ between two answers a second apart.
-    static func undated(_ answer: Substring) -> String {
-        answer.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
-    }
+    /// Requests answered from the event loop over stores held in memory, rightly and wrongly asked.
+    static let asked: [(target: String, fields: String)] = [
+        (distance, ""),
+        ("/v1/distance?from=33.779842", ""),
+        ("/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=500&limit=2", ""),
+        ("/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=500&limit=2", "Accept: application/geo+json\r\n"),
+        ("/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=500&fields=id,distance_m", ""),
+        ("/v1/places/nearby?lat=33.779842&lon=-118.112526&radius=2000", "Accept-Encoding: gzip\r\n"),
+        ("/v1/places/nearby?lat=91&lon=0", ""),
+        ("/v1/places/closest?lat=33.779842&lon=-118.112526", ""),
+        ("/v1/places/closest?lat=33.779842", ""),
+    ]
 
-    @Test("a distance, or a distance asked wrongly, gets the same bytes from the connection as from the router")
+    @Test("distances and place reads, asked rightly or wrongly, get the same answers from the connection as from the router")
     func sameAnswerEitherWay() async throws {
-        try await ConnectionLimitTests.withServer { port in
-            for (target, ending) in [(Self.distance, #""method":"haversine"}"#), ("/v1/distance?from=33.779842", #""type":"about:blank"}"#)] {
+        let record = try await store(csulbRows)
+        let stores = try await IndexedStores(record: record, at: ManualClock().now)
+        try await withListening({ onListening in
+            buildApplication(
+                services: services(stores), port: 0, metrics: sharedRegistry, logger: LogRecorder().logger, onListening: onListening)
+        }) { port in
+            var statuses: Set<String> = [], encodings: Set<String> = []
+            for (target, fields) in Self.asked {
+                let request = "GET \(target) HTTP/1.1\r\nHost: a\r\n\(fields)\r\n"
                 // Behind a request the router is answering, a second one goes to the router too, to be answered after it.
                 let routed = try await RawConnection.open(port: port)
-                try await routed.send("GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET \(target) HTTP/1.1\r\nHost: a\r\n\r\n")
-                let both = try await routed.received(containing: "}HTTP/1.1 ", within: .seconds(60))
-                let pair = try await routed.received(containing: ending, within: .seconds(60))
+                try await routed.send("GET /health HTTP/1.1\r\nHost: a\r\n\r\n" + request)
+                let pair = try await routed.answers(2, within: .seconds(60))
                 await routed.close()
-                #expect(both.hasPrefix("HTTP/1.1 200 OK\r\n") && both.contains(#/\{"places":\d+,"status":"ok"\}HTTP\/1\.1 /#), "\(both)")
-                let fromRouter = try #require(pair.range(of: "}HTTP/1.1 ").map { pair[pair.index(after: $0.lowerBound)...] })
+                try #require(pair.count == 2)
+                #expect(String(buffer: pair[0]).hasSuffix(#"{"places":6,"status":"ok"}"#), "\(String(buffer: pair[0]))")
 
                 let alone = try await RawConnection.open(port: port)
-                try await alone.send("GET \(target) HTTP/1.1\r\nHost: a\r\n\r\n")
-                let answer = try await alone.received(containing: ending, within: .seconds(60))
+                try await alone.send(request)
+                let answer = try #require(try await alone.answers(1, within: .seconds(60)).first)
                 await alone.close()
-                #expect(Self.undated(answer[...]) == Self.undated(fromRouter))
-                #expect(answer.contains("\r\nServer: Vicinity\r\n"))
-                let date = try #require(answer.components(separatedBy: "\r\n").first { $0.hasPrefix("Date: ") })
+                #expect(
+                    Self.undated(answer) == Self.undated(pair[1]),
+                    "\(target) \(fields): \(String(decoding: Self.undated(answer), as: UTF8.self)) against \(String(decoding: Self.undated(pair[1]), as: UTF8.self))")
+                let head = Self.head(answer)
+                #expect(head.contains("Server: Vicinity"))
+                let date = try #require(head.first { $0.hasPrefix("Date: ") })
                 #expect(date.wholeMatch(of: /Date: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT/) != nil, "\(date)")
+                statuses.insert(String(head[0].prefix(12)))
+                encodings.formUnion(head.filter { $0.hasPrefix("Content-Encoding: ") || $0.hasPrefix("Link: ") }.map { String($0.prefix(6)) })
             }
+            #expect(statuses == ["HTTP/1.1 200", "HTTP/1.1 400"], "answers and errors both compared")
+            #expect(encodings == ["Conten", "Link: "], "a compressed answer and a page with a next link among them")
         }
+    }
+
+    @Test("over places and campuses held in memory, the reads by position are answered from the event loop; over others, only distances")
+    func whichRoutes() async throws {
+        let record = try await store(csulbRows)
+        func immediate<S: Stores>(_ stores: S) -> [String] {
+            routeTable(services: services(stores), metrics: PrometheusCollectorRegistry()).entries
+                .filter { $0.immediate != nil }.map(\.info.path).sorted()
+        }
+        #expect(immediate(try await IndexedStores(record: record, at: ManualClock().now)) == [
+            "/v1/distance", "/v1/places/closest", "/v1/places/nearby",
+        ])
+        #expect(immediate(record) == ["/v1/distance"])
+    }
+
+    /// An answer's head lines.
+    static func head(_ answer: ByteBuffer) -> [String] {
+        let text = String(decoding: answer.readableBytesView, as: UTF8.self)
+        return text.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n")
+    }
+
+    /// An answer's bytes without its `Date` line, the one field that may differ between two answers a second apart.
+    static func undated(_ answer: ByteBuffer) -> [UInt8] {
+        let bytes = Array(answer.readableBytesView)
+        guard let start = bytes.firstRange(of: Array("\r\nDate: ".utf8)),
+            let end = bytes[start.upperBound...].firstRange(of: Array("\r\n".utf8))
+        else { return bytes }
+        return Array(bytes[..<start.lowerBound] + bytes[end.lowerBound...])
     }
 
     /// The handler alone on a channel, over the real route table, with its own metrics registry (the process's is

@@ -59,19 +59,11 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
     }
 
     public func nearbyPage(_ query: NearbyQuery) async throws -> NearbyPage {
-        let ranked = index.read { grid in
-            grid.nearest(
-                to: query.centre, within: query.radius.distance, groups: query.categories,
-                after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1)
-        }
-        return NearbyPage(
-            ranked: ranked.map { PlaceHit(place: $0.item, from: query.centre, distance: $0.distance) },
-            limit: query.limit)
+        nearbyPageNow(query)
     }
 
     public func closest(to centre: Coordinate, categories: Set<Category>) async throws -> PlaceHit? {
-        index.read { $0.closest(to: centre, groups: categories) }
-            .map { PlaceHit(place: $0.item, from: centre, distance: $0.distance) }
+        closestNow(to: centre, categories: categories)
     }
 
     public func count() async throws -> Int {
@@ -94,6 +86,24 @@ public final class IndexedPlaces<Record: PlaceStore>: PlaceStore {
 
     public func revision() async throws -> Int {
         try await record.revision()
+    }
+}
+
+extension IndexedPlaces: HeldPlaceReads {
+    public func nearbyPageNow(_ query: NearbyQuery) -> NearbyPage {
+        let ranked = index.read { grid in
+            grid.nearest(
+                to: query.centre, within: query.radius.distance, groups: query.categories,
+                after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1)
+        }
+        return NearbyPage(
+            ranked: ranked.map { PlaceHit(place: $0.item, from: query.centre, distance: $0.distance) },
+            limit: query.limit)
+    }
+
+    public func closestNow(to centre: Coordinate, categories: Set<Category>) -> PlaceHit? {
+        index.read { $0.closest(to: centre, groups: categories) }
+            .map { PlaceHit(place: $0.item, from: centre, distance: $0.distance) }
     }
 }
 
@@ -127,12 +137,20 @@ public final class IndexedCampuses<Record: CampusStore>: CampusStore {
     }
 
     public func campuses() async throws -> [Campus] { held.read { $0 } }
-    public func campusCount() async throws -> Int { held.read { $0.count } }
+    public func campusCount() async throws -> Int { campusCountNow() }
     public func campusRevision() async throws -> Int { try await record.campusRevision() }
 
     public func campuses(containing point: Coordinate) async throws -> [Campus] {
+        campusesNow(containing: point)
+    }
+}
+
+extension IndexedCampuses: HeldCampusReads {
+    public func campusesNow(containing point: Coordinate) -> [Campus] {
         held.read { $0.filter { $0.boundary.contains(point) } }
     }
+
+    public func campusCountNow() -> Int { held.read { $0.count } }
 }
 
 /// A set of stores with places, campuses, shared positions, open public votes and alerts held in memory in front of

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -69,6 +70,34 @@ final class RawConnection: Sendable {
             try await arrived.wait { $0.ended || String(buffer: $0.bytes).contains(text) }
         }
         return String(buffer: arrival.bytes)
+    }
+
+    /// The first `count` answers, each whole (head and as many body bytes as its `Content-Length` says), as
+    /// their bytes; throws `NotInTime` if they have not all come within `limit`.
+    func answers(_ count: Int, within limit: Duration) async throws -> [ByteBuffer] {
+        let arrived = collector.arrived
+        let arrival = try await waiting(for: "\(count) whole answers from the server", atMost: limit) {
+            try await arrived.wait { $0.ended || Self.split($0.bytes).count >= count }
+        }
+        return Array(Self.split(arrival.bytes).prefix(count))
+    }
+
+    /// The whole answers at the start of `bytes`, each with a `Content-Length`.
+    private static func split(_ bytes: ByteBuffer) -> [ByteBuffer] {
+        var rest = bytes
+        var answers: [ByteBuffer] = []
+        let separator = Array("\r\n\r\n".utf8)
+        while let headEnd = rest.readableBytesView.firstRange(of: separator) {
+            let headLength = headEnd.upperBound - rest.readerIndex
+            let head = String(decoding: rest.readableBytesView.prefix(headLength), as: UTF8.self).lowercased()
+            guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length: ") }),
+                let length = Int(line.dropFirst("content-length: ".count)),
+                rest.readableBytes >= headLength + length,
+                let answer = rest.readSlice(length: headLength + length)
+            else { break }
+            answers.append(answer)
+        }
+        return answers
     }
 
     func close() async {
