@@ -50,6 +50,9 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var owedByRouter = 0
     private var held: Held?
     private var date = HTTPDate()
+    /// The connection's own copies of the series it records in, so that an answer takes no lock to find them.
+    private lazy var underWay = routes.metrics.underWay(.get)
+    private var series: [RequestMetrics.Key: RequestMetrics.Series] = [:]
 
     init(routes: ImmediateRoutes) {
         self.routes = routes
@@ -94,7 +97,7 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Writes the answer; false when the handler threw, for the router to answer.
     private func answer(_ held: Held, context: ChannelHandlerContext) -> Bool {
-        let underWay = routes.metrics.underWay(.get)
+        let underWay = underWay
         underWay.increment()
         defer { underWay.decrement() }
         var logger = routes.logger
@@ -123,8 +126,10 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
 
-        routes.metrics.answered(
-            .init(route: held.path, method: .get, status: answer.status), nanoseconds: RequestMetrics.now - held.startNanoseconds)
+        let key = RequestMetrics.Key(route: held.path, method: .get, status: answer.status)
+        let found = series[key] ?? routes.metrics.series(key)
+        series[key] = found
+        found.answered(nanoseconds: RequestMetrics.now - held.startNanoseconds)
         RequestLog.handled(held.head, route: held.path, status: answer.status, since: held.start, logger: logger)
         if let accessLog = routes.accessLog {
             let forwarded = held.head.headerFields[values: .xForwardedFor].joined(separator: ",")

@@ -19,18 +19,25 @@ import NIOHTTPTypes
 ///   connection closes when the server goes to skip the rest of it.
 ///
 /// Both handlers run on the connection's event loop, so their shared state needs no lock.
+///
+/// One timer serves a connection's requests: it is set for the deadline of the request being read when none is
+/// set, and left running when that request ends; when it fires it cuts the request then being read if that one's
+/// deadline has passed, and is set again for that one's deadline otherwise. A deadline is never earlier than the
+/// one the timer was set for (requests start in order), so none is missed; and a request costs a clock reading
+/// instead of a timer set and cancelled, which was a tenth of an answer's CPU at the HTTP floor.
 final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private enum State {
         case idle
-        case reading(headRead: Bool, timer: Scheduled<Void>)
+        case reading(headRead: Bool, deadline: NIODeadline)
         case expired
     }
 
     let timeout: Duration
     private var state = State.idle
+    private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     fileprivate weak var progress: RequestProgressHandler?
 
@@ -56,27 +63,41 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
     /// A head can come with no new bytes: a pipelined request's, read from what came with the one before.
     fileprivate func headRead() {
         switch state {
-        case .reading(_, let timer): state = .reading(headRead: true, timer: timer)
+        case .reading(_, let deadline): state = .reading(headRead: true, deadline: deadline)
         case .idle: if let context { startClock(headRead: true, eventLoop: context.eventLoop) }
         case .expired: break
         }
     }
 
     private func startClock(headRead: Bool, eventLoop: any EventLoop) {
-        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
-        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) { loopBound.value.expire() }
-        state = .reading(headRead: headRead, timer: timer)
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        state = .reading(headRead: headRead, deadline: deadline)
+        if timer == nil { setTimer(for: deadline, eventLoop: eventLoop) }
     }
 
-    fileprivate func requestRead() {
-        if case .reading(_, let timer) = state {
-            timer.cancel()
-            state = .idle
+    private func setTimer(for deadline: NIODeadline, eventLoop: any EventLoop) {
+        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+        timer = eventLoop.scheduleTask(deadline: deadline) { loopBound.value.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard case .reading(_, let deadline) = state, let context else { return }
+        if deadline <= .now() {
+            expire()
+        } else {
+            setTimer(for: deadline, eventLoop: context.eventLoop)
         }
     }
 
+    /// The timer stays: when it fires it finds no request, or a later one to wait for.
+    fileprivate func requestRead() {
+        if case .reading = state { state = .idle }
+    }
+
     private func stopClock() {
-        if case .reading(_, let timer) = state { timer.cancel() }
+        timer?.cancel()
+        timer = nil
         state = .idle
     }
 

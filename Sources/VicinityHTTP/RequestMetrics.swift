@@ -34,6 +34,12 @@ final class RequestMetrics: Sendable {
                 preferredDisplayUnit: .seconds, factory: factory)
             errors = Counter(label: "hb.request.errors", dimensions: [route, method, ("error.type", status)], factory: factory)
         }
+
+        /// A request answered, its last byte handed to the connection `nanoseconds` after it arrived.
+        func answered(nanoseconds: UInt64) {
+            requests.increment()
+            duration.recordNanoseconds(Int64(clamping: nanoseconds))
+        }
     }
 
     private let series = Mutex<[Key: Series]>([:])
@@ -68,11 +74,8 @@ final class RequestMetrics: Sendable {
         }
     }
 
-    /// A request answered, its last byte handed to the connection `nanoseconds` after it arrived.
     func answered(_ key: Key, nanoseconds: UInt64) {
-        let series = series(key)
-        series.requests.increment()
-        series.duration.recordNanoseconds(Int64(clamping: nanoseconds))
+        series(key).answered(nanoseconds: nanoseconds)
     }
 
     /// A request whose error escaped every middleware that maps errors to answers.

@@ -154,6 +154,24 @@ struct ConnectionLimitTests {
         }
     }
 
+    @Test("a request that starts after an earlier one on the same connection is cut at its own deadline, not the earlier one's")
+    func laterRequestOwnDeadline() async throws {
+        try await Self.withServer(options: HTTPOptions(requestTimeout: Self.requestTimeout)) { port in
+            let connection = try await RawConnection.open(port: port)
+            try await connection.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            _ = try await connection.received(containing: #""status":"ok"}"#, within: .seconds(60))
+            // Into the first request's deadline, so that the second one starts before it would have run out.
+            try await Task.sleep(for: Self.requestTimeout * 0.6)
+            let started = ContinuousClock.now
+            try await connection.send("GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            let trickler = Self.trickle(connection)
+            defer { trickler.cancel() }
+            let answers = try await connection.readUntilClosed(within: .seconds(60))
+            #expect(answers.components(separatedBy: "HTTP/1.1 ").last?.hasPrefix("408 Request Timeout") == true, "\(answers)")
+            #expect(ContinuousClock.now - started >= Self.requestTimeout)
+        }
+    }
+
     @Test("a pipelined request whose body never ends is answered 408 by the router after the one before is answered whole")
     func pipelinedTrickle() async throws {
         try await Self.withServer(options: HTTPOptions(requestTimeout: Self.requestTimeout)) { port in
