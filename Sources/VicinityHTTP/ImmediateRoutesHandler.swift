@@ -127,8 +127,13 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
 
         let key = RequestMetrics.Key(route: held.path, method: .get, status: answer.status)
-        let found = series[key] ?? routes.metrics.series(key)
-        series[key] = found
+        let found: RequestMetrics.Series
+        if let kept = series[key] {
+            found = kept
+        } else {
+            found = routes.metrics.series(key)
+            series[key] = found
+        }
         found.answered(nanoseconds: RequestMetrics.now - held.startNanoseconds)
         RequestLog.handled(held.head, route: held.path, status: answer.status, since: held.start, logger: logger)
         if let accessLog = routes.accessLog {
