@@ -60,22 +60,29 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
         while start < bytes.endIndex {
             let feed = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
             let piece = bytes[start..<(feed ?? bytes.endIndex)]
-            if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
+            // A line that began in this read is judged by its own bytes; only one that goes on into the next read
+            // keeps its start, so that the usual head, whole within a read, copies nothing.
+            let began = lineLength == 0
             lineLength += piece.count
-            guard let feed else { break }
-            judge(complete: true)
+            guard let feed else {
+                if began { lineStart = Array(piece.prefix(Self.kept)) }
+                else if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
+                break
+            }
+            if began { judge(complete: true, start: piece.prefix(Self.kept)) }
+            else { judge(complete: true, start: lineStart[...]) }
             lineStart = []
             lineLength = 0
             start = feed + 1
         }
-        judge(complete: false)
+        judge(complete: false, start: lineStart[...])
         context.fireChannelRead(data)
     }
 
-    /// Notes the line read so far if it is the first one over the limit in this read.
-    private func judge(complete: Bool) {
+    /// Notes the line read so far, which starts with `start`, if it is the first one over the limit in this read.
+    private func judge<Start: Collection<UInt8>>(complete: Bool, start: Start) {
         guard overlongRequestLine == nil, lineLength > lineBytes else { return }
-        guard let method = requestMethodLength else {
+        guard let method = Self.requestMethodLength(Array(start)) else {
             overlongRequestLine = false
             return
         }
@@ -83,10 +90,10 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
         overlongRequestLine = target > lineBytes
     }
 
-    /// The length of the method when the line read is a request line: a token, then a space.
-    private var requestMethodLength: Int? {
-        guard let end = lineStart.firstIndex(where: { !Self.isTokenCharacter($0) }), end > 0,
-            lineStart[end] == UInt8(ascii: " ")
+    /// The length of the method when the line starting with `start` is a request line: a token, then a space.
+    private static func requestMethodLength(_ start: [UInt8]) -> Int? {
+        guard let end = start.firstIndex(where: { !isTokenCharacter($0) }), end > 0,
+            start[end] == UInt8(ascii: " ")
         else { return nil }
         return end
     }
