@@ -103,10 +103,11 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         var logger = routes.logger
         // As Hummingbird's own request logger, for the request log's lines; made only when they are written.
         if logger.logLevel <= .debug { logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID()) }
-        RequestLog.received(held.head, logger: logger)
         guard let answer = try? held.handler(Request(head: held.head, body: RequestBody(buffer: ByteBuffer()))) else {
             return false
         }
+        // Only now: a request handed on to the router is logged there.
+        RequestLog.received(held.head, logger: logger)
         var headers = answer.headers
         var body = answer.body
         // Fields in the router's order: `Response` puts in the length, compression then adds to it.
