@@ -69,8 +69,12 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
                 else if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
                 break
             }
-            if began { judge(complete: true, start: piece.prefix(Self.kept)) }
-            else { judge(complete: true, start: lineStart[...]) }
+            if began {
+                judge(complete: true, start: piece.prefix(Self.kept))
+            } else {
+                if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
+                judge(complete: true, start: lineStart[...])
+            }
             lineStart = []
             lineLength = 0
             start = feed + 1

@@ -29,6 +29,14 @@ import Darwin
 /// Invariant: answers leave in the order requests came (HTTP/1.1 has no other way to pair them). A request is
 /// answered here only when the router owes no answer on this connection; after a request handed on, every later
 /// one is handed on too until the router has written that answer's end.
+///
+/// What a client can make it hold is bounded as on the router's way: a request is answered here only while the
+/// connection is writable (NIO's outbound buffer under its high-water mark, 64 KiB), and at most
+/// `answersPerRead` in one read; the rest go to the router, which answers one at a time, waits for the client to
+/// take each answer, and stops reading while requests queue. So a client that pipelines requests and never reads
+/// holds one answer beyond the mark, not one per request, and one read full of pipelined requests does not keep
+/// the event loop from its other connections. After a request that asked to close the connection, nothing more
+/// is answered here: the router closes the output once that answer is out.
 final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -45,9 +53,16 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         var arrival: time_t
     }
 
+    /// Answers written here within one read. A client that does not pipeline sends one request a read; 16 lets
+    /// a pipelining one go on quickly while each read costs the event loop at most sixteen answers' work.
+    static let answersPerRead = 16
+
     private let routes: ImmediateRoutes
     /// Requests handed on to the router whose answers have not been written to their end.
     private var owedByRouter = 0
+    private var answeredThisRead = 0
+    /// Once a request handed on asked to close the connection.
+    private var closing = false
     private var held: Held?
     private var date = HTTPDate()
     /// The connection's own copies of the series it records in, so that an answer takes no lock to find them.
@@ -61,13 +76,15 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if owedByRouter == 0, held == nil, let route = routes.route(for: head) {
+            if owedByRouter == 0, held == nil, !closing, answeredThisRead < Self.answersPerRead, context.channel.isWritable,
+                let route = routes.route(for: head)
+            {
                 held = Held(
                     head: head, path: route.path, handler: route.handler, start: .now, startNanoseconds: RequestMetrics.now,
                     arrival: time(nil))
                 return
             }
-            owedByRouter += 1
+            noteHandedOn(head)
             context.fireChannelRead(data)
         case .body:
             // A held request announced no body, so the decoder sends none; should one come, the router takes all.
@@ -85,14 +102,24 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        answeredThisRead = 0
+        context.fireChannelReadComplete()
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { owedByRouter = max(0, owedByRouter - 1) }
         context.write(data, promise: promise)
     }
 
     private func handOn(_ head: HTTPRequest, context: ChannelHandlerContext) {
-        owedByRouter += 1
+        noteHandedOn(head)
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    private func noteHandedOn(_ head: HTTPRequest) {
+        owedByRouter += 1
+        if let connection = head.headerFields[.connection], connection.lowercased().contains("close") { closing = true }
     }
 
     /// Writes the answer; false when the handler threw, for the router to answer.
@@ -126,6 +153,7 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        answeredThisRead += 1
 
         let key = RequestMetrics.Key(route: held.path, method: .get, status: answer.status)
         let found: RequestMetrics.Series

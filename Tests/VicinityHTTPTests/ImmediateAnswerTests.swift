@@ -109,9 +109,16 @@ struct ImmediateAnswerTests {
             channel = EmbeddedChannel(handler: ImmediateRoutesHandler(routes: routes))
         }
 
-        func ask(_ target: String, method: HTTPRequest.Method = .get, fields: HTTPFields = [:]) throws {
-            try channel.writeInbound(HTTPRequestPart.head(HTTPRequest(method: method, scheme: "http", authority: "a", path: target, headerFields: fields)))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+        /// A request read whole; with `endingRead` false, as one of several in the same read.
+        func ask(_ target: String, method: HTTPRequest.Method = .get, fields: HTTPFields = [:], endingRead: Bool = true) throws {
+            let head = HTTPRequestPart.head(HTTPRequest(method: method, scheme: "http", authority: "a", path: target, headerFields: fields))
+            if endingRead {
+                try channel.writeInbound(head)
+                try channel.writeInbound(HTTPRequestPart.end(nil))
+            } else {
+                channel.pipeline.syncOperations.fireChannelRead(NIOAny(head))
+                channel.pipeline.syncOperations.fireChannelRead(NIOAny(HTTPRequestPart.end(nil)))
+            }
         }
 
         /// The router's answer to a request handed on to it, as it passes the handler on its way out.
@@ -172,18 +179,52 @@ struct ImmediateAnswerTests {
         #expect(try rig.handedOn() == [])
     }
 
+    @Test("a connection that is not writable, more than sixteen requests in one read, or a request that asked to close leave the rest to the router")
+    func boundedByTheClient() throws {
+        let rig = try Rig()
+        // A client that does not take its answers: once NIO's outbound buffer is over its mark, the router answers,
+        // one at a time as the client reads.
+        rig.channel.isWritable = false
+        try rig.ask(Self.distance)
+        #expect(try rig.handedOn() == [Self.distance])
+        #expect(try rig.answered() == [])
+        rig.channel.isWritable = true
+        try rig.routerAnswers()
+        _ = try rig.answered()
+
+        // One read full of pipelined requests: sixteen answered here, then the router's turn.
+        for _ in 0..<20 { try rig.ask(Self.distance, endingRead: false) }
+        #expect(try rig.answered().count == ImmediateRoutesHandler.answersPerRead)
+        #expect(try rig.handedOn().count == 20 - ImmediateRoutesHandler.answersPerRead)
+        for _ in 0..<(20 - ImmediateRoutesHandler.answersPerRead) { try rig.routerAnswers() }
+        _ = try rig.answered()
+        rig.channel.pipeline.syncOperations.fireChannelReadComplete()
+        try rig.ask(Self.distance)
+        #expect(try rig.answered() == [.ok], "a new read, answered here again")
+
+        // After a request that asked to close, whose answer ends the connection's output.
+        try rig.ask("/health", fields: [.connection: "close"])
+        try rig.routerAnswers()
+        _ = try rig.answered()
+        _ = try rig.handedOn()
+        try rig.ask(Self.distance)
+        #expect(try rig.handedOn() == [Self.distance])
+        #expect(try rig.answered() == [])
+    }
+
     @Test("errors, HEAD, a body, a close, other paths and other methods are left to the router")
     func leftToTheRouter() throws {
         let rig = try Rig()
         let cases: [(String, HTTPRequest.Method, HTTPFields)] = [
             ("/v1/distance?from=33.779842", .get, [:]),
             (Self.distance, .head, [:]),
-            (Self.distance, .get, [.connection: "close"]),
             (Self.distance, .get, [.contentLength: "0"]),
             (Self.distance, .get, [.transferEncoding: "chunked"]),
             (Self.distance, .post, [:]),
             ("/v1/distance/?from=33.779842,-118.112526&to=33.777267,-118.114777", .get, [:]),
             ("/health", .get, [:]),
+            // Last: after it, nothing more on the connection is answered here (`boundedByTheClient`).
+            (Self.distance, .get, [.connection: "close"]),
         ]
         for (target, method, fields) in cases {
             try rig.ask(target, method: method, fields: fields)
@@ -192,8 +233,9 @@ struct ImmediateAnswerTests {
             try rig.routerAnswers()
             _ = try rig.answered()
         }
-        try rig.ask(Self.distance, fields: [.connection: "keep-alive"])
-        #expect(try rig.answered() == [.ok])
+        let fresh = try Rig()
+        try fresh.ask(Self.distance, fields: [.connection: "keep-alive"])
+        #expect(try fresh.answered() == [.ok])
     }
 
     @Test("answers given here count in the router's request metrics and have its request log lines, under the route")

@@ -26,6 +26,8 @@ struct RequestLineWatchTests {
         #expect(try Self.verdict([request]) == true)
         #expect(try Self.verdict(["GET /a", String(request.dropFirst(6))]) == true)
         #expect(try Self.verdict(["GE", "T /", String(request.dropFirst(5).prefix(20)), String(request.dropFirst(25))]) == true)
+        // The method whole in one read, the space after it and the rest of the line in the next.
+        #expect(try Self.verdict(["GET", String(request.dropFirst(3))]) == true)
 
         let field = "GET / HTTP/1.1\r\n\(Self.longField)\r\n\r\n"
         #expect(try Self.verdict([field]) == false)

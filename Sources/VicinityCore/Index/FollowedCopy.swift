@@ -39,8 +39,11 @@ final class FollowedCopy<Value: Sendable>: Sendable {
     func refreshIfStale() async throws -> Bool {
         try await writes.run {
             guard try await revision() != held.read({ $0.revision }) else { return false }
-            let fresh = try await Self.snapshot(revision: revision, load: load)
-            held.write { $0 = fresh }
+            var fresh = try await Self.snapshot(revision: revision, load: load)
+            held.write { swap(&$0, &fresh) }
+            // `fresh` holds the old copy now, freed here, after the lock: readers (on the event loops too,
+            // `HeldPlaceReads`) wait for the swap only, not for a million places to be let go.
+            _ = consume fresh
             return true
         }
     }
