@@ -20,7 +20,7 @@ struct AccessLogMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var line = AccessLogLine(
-            client: addressing.client(peer: context.peerAddress, forwardedFor: request.forwardedFor),
+            client: addressing.client(peer: context.peerAddress, forwardedFor: request.headers.forwardedFor),
             arrival: time(nil), method: request.method.rawValue, path: request.uri.path, status: 0, bodyBytes: 0,
             duration: .zero)
         var response: Response

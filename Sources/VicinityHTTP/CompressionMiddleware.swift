@@ -10,7 +10,7 @@ struct CompressionMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         guard AnswerCompression.varies(&response.headers, length: response.body.contentLength),
-            GzipEncoding.isAccepted(by: request.headers[values: .acceptEncoding].joined(separator: ","))
+            GzipEncoding.isAccepted(by: request.headers.acceptEncoding)
         else { return response }
         let collected = Collected()
         try await response.body.write(collected)

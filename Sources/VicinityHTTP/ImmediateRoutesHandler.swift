@@ -140,7 +140,7 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         // Fields in the router's order: `Response` puts in the length, compression then adds to it.
         headers[.contentLength] = String(body.readableBytes)
         if AnswerCompression.varies(&headers, length: body.readableBytes),
-            GzipEncoding.isAccepted(by: held.head.headerFields[values: .acceptEncoding].joined(separator: ",")),
+            GzipEncoding.isAccepted(by: held.head.headerFields.acceptEncoding),
             let gzipped = AnswerCompression.gzipped(body, headers: &headers)
         {
             body = gzipped
@@ -166,10 +166,9 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         found.answered(nanoseconds: RequestMetrics.now - held.startNanoseconds)
         RequestLog.handled(held.head, route: held.path, status: answer.status, since: held.start, logger: logger)
         if let accessLog = routes.accessLog {
-            let forwarded = held.head.headerFields[values: .xForwardedFor].joined(separator: ",")
             let line = AccessLogLine(
                 client: routes.addressing.client(
-                    peer: context.channel.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded),
+                    peer: context.channel.remoteAddress?.ipAddress, forwardedFor: held.head.headerFields.forwardedFor),
                 arrival: held.arrival, method: held.head.method.rawValue, path: held.path, status: answer.status.code,
                 bodyBytes: bodyBytes, duration: ContinuousClock.now - held.start)
             accessLog.record(line.text)

@@ -121,17 +121,20 @@ struct ClientAddressMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.addressGroups = addressing.groups
-        context.clientAddress = addressing.client(peer: context.peerAddress, forwardedFor: request.forwardedFor)
+        context.clientAddress = addressing.client(peer: context.peerAddress, forwardedFor: request.headers.forwardedFor)
         return try await next(request, context)
     }
 }
 
-extension Request {
+extension HTTPFields {
     /// Every `X-Forwarded-For` header as one list; nil without any.
     var forwardedFor: String? {
-        let list = headers[values: .xForwardedFor].joined(separator: ",")
+        let list = self[values: .xForwardedFor].joined(separator: ",")
         return list.isEmpty ? nil : list
     }
+
+    /// Every `Accept-Encoding` header as one list, for `GzipEncoding.isAccepted(by:)`.
+    var acceptEncoding: String { self[values: .acceptEncoding].joined(separator: ",") }
 }
 
 extension HTTPField.Name {

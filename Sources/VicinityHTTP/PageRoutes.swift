@@ -71,7 +71,7 @@ struct PageRoutes: RouteGroup {
         var entityTag = file.entityTag
         if let gzipped = file.gzipped {
             headers[.vary] = "Accept-Encoding"
-            if GzipEncoding.isAccepted(by: request.headers[values: .acceptEncoding].joined(separator: ",")) {
+            if GzipEncoding.isAccepted(by: request.headers.acceptEncoding) {
                 headers[.contentEncoding] = "gzip"
                 body = gzipped
                 // Another representation, so another tag (RFC 9110 §8.8.3).
