@@ -64,17 +64,12 @@ final class RequestLineWatch: ChannelInboundHandler, RemovableChannelHandler {
             // keeps its start, so that the usual head, whole within a read, copies nothing.
             let began = lineLength == 0
             lineLength += piece.count
+            if !began, lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
             guard let feed else {
                 if began { lineStart = Array(piece.prefix(Self.kept)) }
-                else if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
                 break
             }
-            if began {
-                judge(complete: true, start: piece.prefix(Self.kept))
-            } else {
-                if lineStart.count < Self.kept { lineStart += piece.prefix(Self.kept - lineStart.count) }
-                judge(complete: true, start: lineStart[...])
-            }
+            if began { judge(complete: true, start: piece.prefix(Self.kept)) } else { judge(complete: true, start: lineStart[...]) }
             lineStart = []
             lineLength = 0
             start = feed + 1

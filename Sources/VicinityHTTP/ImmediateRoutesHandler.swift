@@ -49,7 +49,6 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         var path: String
         var handler: ImmediateHandler
         var start: ContinuousClock.Instant
-        var startNanoseconds: UInt64
         var arrival: time_t
     }
 
@@ -80,8 +79,7 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
                 let route = routes.route(for: head)
             {
                 held = Held(
-                    head: head, path: route.path, handler: route.handler, start: .now, startNanoseconds: RequestMetrics.now,
-                    arrival: time(nil))
+                    head: head, path: route.path, handler: route.handler, start: .now, arrival: time(nil))
                 return
             }
             noteHandedOn(head)
@@ -154,6 +152,7 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         answeredThisRead += 1
+        let elapsed = ContinuousClock.now - held.start
 
         let key = RequestMetrics.Key(route: held.path, method: .get, status: answer.status)
         let found: RequestMetrics.Series
@@ -163,14 +162,14 @@ final class ImmediateRoutesHandler: ChannelDuplexHandler, RemovableChannelHandle
             found = routes.metrics.series(key)
             series[key] = found
         }
-        found.answered(nanoseconds: RequestMetrics.now - held.startNanoseconds)
+        found.answered(after: elapsed)
         RequestLog.handled(held.head, route: held.path, status: answer.status, since: held.start, logger: logger)
         if let accessLog = routes.accessLog {
             let line = AccessLogLine(
                 client: routes.addressing.client(
                     peer: context.channel.remoteAddress?.ipAddress, forwardedFor: held.head.headerFields.forwardedFor),
                 arrival: held.arrival, method: held.head.method.rawValue, path: held.path, status: answer.status.code,
-                bodyBytes: bodyBytes, duration: ContinuousClock.now - held.start)
+                bodyBytes: bodyBytes, duration: elapsed)
             accessLog.record(line.text)
         }
         return true

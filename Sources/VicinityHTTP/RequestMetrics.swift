@@ -1,4 +1,3 @@
-import Dispatch
 import HTTPTypes
 import Hummingbird
 import CoreMetrics
@@ -35,10 +34,11 @@ final class RequestMetrics: Sendable {
             errors = Counter(label: "hb.request.errors", dimensions: [route, method, ("error.type", status)], factory: factory)
         }
 
-        /// A request answered, its last byte handed to the connection `nanoseconds` after it arrived.
-        func answered(nanoseconds: UInt64) {
+        /// A request answered, its last byte handed to the connection `elapsed` after it arrived.
+        func answered(after elapsed: Duration) {
             requests.increment()
-            duration.recordNanoseconds(Int64(clamping: nanoseconds))
+            let (seconds, attoseconds) = elapsed.components
+            duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
     }
 
@@ -74,8 +74,8 @@ final class RequestMetrics: Sendable {
         }
     }
 
-    func answered(_ key: Key, nanoseconds: UInt64) {
-        series(key).answered(nanoseconds: nanoseconds)
+    func answered(_ key: Key, after elapsed: Duration) {
+        series(key).answered(after: elapsed)
     }
 
     /// A request whose error escaped every middleware that maps errors to answers.
@@ -84,8 +84,6 @@ final class RequestMetrics: Sendable {
         series.requests.increment()
         series.errors.increment()
     }
-
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
 
 /// Records `RequestMetrics` for every answer of the router: outside the problem mapping, so that it counts the
@@ -94,7 +92,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: RequestMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = RequestMetrics.now
+        let start = ContinuousClock.now
         let underWay = metrics.underWay(request.method)
         underWay.increment()
         do {
@@ -103,7 +101,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             let metrics = metrics, body = response.body
             response.body = ResponseBody(contentLength: body.contentLength) { writer in
                 defer {
-                    metrics.answered(key, nanoseconds: RequestMetrics.now - start)
+                    metrics.answered(key, after: ContinuousClock.now - start)
                     underWay.decrement()
                 }
                 try await body.write(writer)
