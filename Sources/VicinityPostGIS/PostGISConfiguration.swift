@@ -55,6 +55,10 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
     /// `keepalives=0` for none, as libpq names them. 30 s, postgres-nio's own default, well inside the idle
     /// timeouts of the NAT gateways and firewalls between a server and its database (350 s on AWS's).
     public var keepAliveIdle: Duration? = .seconds(30)
+    /// How many runs of a statement of the shared plans, in this process, before it runs prepared on each
+    /// connection (URL `prepare_threshold`, psycopg's name and default of 5; `none` never prepares, for a pooler
+    /// in front of PostgreSQL that does not keep a session's prepared statements). See `PreparedStatements`.
+    public var prepareThreshold: Int? = PreparedStatements.defaultThreshold
 
     /// The statement timeout `serve` runs with when the URL gives none: 5 s, as long as a request waits for a
     /// connection (`connectionWait`) and hundreds of times what its statements take; past it the client gets
@@ -114,6 +118,8 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
                 statementTimeout = try Self.statementTimeout(item)
             case "keepalives_idle":
                 keepAliveIdle = try Self.seconds(item, atLeast: 1)
+            case "prepare_threshold":
+                prepareThreshold = try Self.prepareThreshold(item)
             case "keepalives":
                 switch item.value {
                 case "0": keepAliveIdle = nil
@@ -144,6 +150,7 @@ public struct PostGISConfiguration: Sendable, CustomStringConvertible {
         } else {
             options.append("keepalives=0")
         }
+        if prepareThreshold != PreparedStatements.defaultThreshold { options.append("prepare_threshold=\(prepareThreshold.map(String.init) ?? "none")") }
         if !options.isEmpty { text += "?" + options.joined(separator: "&") }
         return text
     }

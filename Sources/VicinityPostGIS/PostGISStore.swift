@@ -31,10 +31,13 @@ public final class PostGISStore: Sendable {
     let windowPruning = Pruning(every: .seconds(60))
     /// The connection listening for other processes' notices, from the first wait on.
     let changeListener: Mutex<Task<Void, Never>?> = Mutex(nil)
+    /// The statements of the shared plans that run prepared (`PreparedStatements`); nil for none.
+    let preparedStatements: PreparedStatements?
 
     private init(configuration: PostGISConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        preparedStatements = configuration.prepareThreshold.map { PreparedStatements(threshold: $0) }
         client = PostgresClient(configuration: configuration.client, backgroundLogger: logger)
     }
 
@@ -131,12 +134,12 @@ public final class PostGISStore: Sendable {
         rollback: Bool = false, readOnlySnapshot: Bool = false, maintenance: Bool = false,
         _ body: @escaping @Sendable (Transaction) async throws -> Result
     ) async throws -> Result {
-        let logger = logger
+        let logger = logger, prepared = maintenance ? nil : preparedStatements
         var attempt = 1
         while true {
             do {
                 return try await leased(maintenance: maintenance) { connection in
-                    let transaction = Transaction(connection: connection, logger: logger)
+                    let transaction = Transaction(connection: connection, logger: logger, prepared: prepared)
                     // A snapshot: every statement reads the database as of the first one.
                     try await transaction.execute(readOnlySnapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
                     do {
@@ -401,11 +404,30 @@ extension PSQLError {
 struct Transaction: Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// Which statements run prepared; nil runs every one unnamed (migrations, loads).
+    var prepared: PreparedStatements? = nil
 
     func rows(_ query: PostgresQuery) async throws -> [Columns] {
         let connection = connection, logger = logger
         return try await StatementClock.timing {
             try await connection.query(query, logger: logger).collect().map { Columns($0.makeRandomAccess()) }
+        }
+    }
+
+    /// The rows of a statement, prepared when `prepared` names its shape.
+    func rows(_ statement: BoundStatement) async throws -> [Columns] {
+        guard let name = prepared?.name(for: statement.shape) else { return try await rows(statement.query) }
+        let connection = connection, logger = logger
+        do {
+            return try await StatementClock.timing {
+                try await NamedStatement.rows(statement, named: name, on: connection, logger: logger).map { Columns($0.makeRandomAccess()) }
+            }
+        } catch let error as PSQLError where error.sqlState == "25P02" {
+            // Prepared inside a transaction that had already failed, the name would stay failed on this connection
+            // (postgres-nio keeps a preparation's error for the connection's life): the connection goes instead.
+            // The store sends nothing but ROLLBACK after a failure, so this is a guard, not a path.
+            try? await connection.close()
+            throw error
         }
     }
 

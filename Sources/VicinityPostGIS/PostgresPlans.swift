@@ -15,7 +15,7 @@ extension PostGISStore: SQLPlanRunner {
         switch access {
         case .read:
             (result, followed) = try await leased { connection in
-                try await PostgresPlans.execute(plan, on: Transaction(connection: connection, logger: self.logger), mayWrite: false)
+                try await PostgresPlans.execute(plan, on: Transaction(connection: connection, logger: self.logger, prepared: self.preparedStatements), mayWrite: false)
             }
         case .snapshot:
             (result, followed) = try await transaction(readOnlySnapshot: true) { try await PostgresPlans.execute(plan, on: $0, mayWrite: false) }
@@ -23,7 +23,7 @@ extension PostGISStore: SQLPlanRunner {
             if case .finish(let writes, let finish) = plan, writes.count == 1, SQLDialect.postgres.statements(writes[0]).count == 1 {
                 // One statement commits alone, two round trips fewer than inside BEGIN and COMMIT.
                 (result, followed) = try await leased { connection in
-                    let outcomes = try await PostgresPlans.perform(writes, on: Transaction(connection: connection, logger: self.logger))
+                    let outcomes = try await PostgresPlans.perform(writes, on: Transaction(connection: connection, logger: self.logger, prepared: self.preparedStatements))
                     return (try finish(outcomes), writes[0].table.followed)
                 }
             } else {
@@ -98,26 +98,13 @@ enum PostgresPlans {
 
     static func fetch(_ statement: SQLStatement, on transaction: Transaction) async throws -> [FetchedRow] {
         let names = ColumnNames(statement.returns)
-        return try await transaction.rows(try query(statement)).map { row in
+        return try await transaction.rows(try BoundStatement(statement)).map { row in
             FetchedRow(names: names, values: try statement.returns.map { try row.value($0) })
         }
     }
 
     static func query(_ statement: SQLStatement) throws -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: statement.arguments.count)
-        for argument in statement.arguments {
-            switch argument {
-            case .value(.null): bindings.appendNull()
-            case .value(.integer(let value)): try bindings.append(value)
-            case .value(.real(let value)): try bindings.append(value)
-            case .value(.text(let value)): try bindings.append(value)
-            case .value(.bytes(let value)): try bindings.append(ByteBuffer(bytes: value))
-            case .value(.bool(let value)): try bindings.append(value)
-            case .texts(let values): try bindings.append(values)
-            case .integers(let values): try bindings.append(values)
-            }
-        }
-        return PostgresQuery(unsafeSQL: statement.text, binds: bindings)
+        try BoundStatement(statement).query
     }
 }
 

@@ -1,9 +1,10 @@
 import Foundation
 
-/// The URL options on how long things may take, read as libpq and PostgreSQL write them.
+/// The URL options on how long things may take, read as libpq and PostgreSQL write them, and on when statements
+/// run prepared, as psycopg names it.
 extension PostGISConfiguration {
     /// Every option the URL may carry.
-    static let options = ["sslmode", "schema", "connect_timeout", "statement_timeout", "keepalives_idle", "keepalives"]
+    static let options = ["sslmode", "schema", "connect_timeout", "statement_timeout", "keepalives_idle", "keepalives", "prepare_threshold"]
 
     /// libpq's whole seconds (`connect_timeout=10`).
     static func seconds(_ item: URLQueryItem, atLeast minimum: Int64) throws(Problem) -> Duration {
@@ -25,6 +26,15 @@ extension PostGISConfiguration {
             throw Problem(description: "statement_timeout must be a whole number with ms, s, min, h or d (milliseconds without), such as 5s; 0 for none")
         }
         return .milliseconds(count * unit)
+    }
+
+    /// A whole number of runs, 0 to 1,000 (0 and 1 alike prepare at the first run), or `none`.
+    static func prepareThreshold(_ item: URLQueryItem) throws(Problem) -> Int? {
+        if item.value == "none" { return nil }
+        guard let text = item.value, let runs = Int(text), (0...1000).contains(runs) else {
+            throw Problem(description: "prepare_threshold must be a whole number of runs from 0 to 1000, or none")
+        }
+        return runs
     }
 
     /// A day: past any sensible wait, so a longer one is a slip, and the milliseconds stay well within `Int64`.

@@ -21,7 +21,7 @@ struct DatabaseOptions: ParsableArguments {
             A server's password comes from PGPASSWORD or the password file (PGPASSFILE, else ~/.pgpass); it is \
             never shown. URL options: sslmode=disable|prefer|require|verify-full, schema=NAME, connect_timeout=SECONDS \
             (5), statement_timeout=5s (serve's default; none for other commands), keepalives_idle=SECONDS (30) or \
-            keepalives=0.
+            keepalives=0, prepare_threshold=RUNS (5) or none.
             """
     ) { text throws(OptionRefusal) in
         do throws(RecordLocation.Problem) { return try RecordLocation(text) } catch { throw .problem(error.description) }

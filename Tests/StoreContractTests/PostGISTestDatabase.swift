@@ -228,6 +228,22 @@ struct PostGISStoreTests {
         }
     }
 
+    @Test("a URL sets when statements run prepared in psycopg's words, 5 runs unless it says otherwise or none; it shows in the location and reads back")
+    func prepareThreshold() throws {
+        #expect(try PostGISConfiguration(url: "postgres://ana@localhost/v", environment: [:]).prepareThreshold == 5)
+        for (text, runs) in [("0", Optional(0)), ("1", 1), ("20", 20), ("none", nil)] {
+            let parsed = try PostGISConfiguration(url: "postgres://ana@localhost/v?prepare_threshold=\(text)", environment: [:])
+            #expect(parsed.prepareThreshold == runs, "\(text)")
+            #expect(parsed.location.hasSuffix("?prepare_threshold=\(text)"))
+            #expect(try PostGISConfiguration(url: parsed.location, environment: [:]).prepareThreshold == runs)
+        }
+        for bad in ["prepare_threshold=-1", "prepare_threshold=soon", "prepare_threshold=1001", "prepare_threshold="] {
+            #expect(throws: PostGISConfiguration.Problem.self, "\(bad)") {
+                try PostGISConfiguration(url: "postgres://ana@localhost/v?\(bad)", environment: [:])
+            }
+        }
+    }
+
     @Test("a password file gives the password of the first line that matches, with * and escapes as libpq reads them")
     func passwordFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)").path

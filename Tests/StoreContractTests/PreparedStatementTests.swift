@@ -1,0 +1,158 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+import VicinityCore
+@testable import VicinityPostGIS
+import VicinitySQL
+
+@Suite("Prepared statements")
+struct PreparedStatementTests {
+    private static func shape(_ text: String, _ types: [PostgresDataType] = [.text]) -> PreparedStatements.Shape {
+        PreparedStatements.Shape(text: text, types: types)
+    }
+
+    @Test("a shape gets a name at its threshold'th run and keeps it; other shapes get names of their own")
+    func namesAtTheThreshold() {
+        let prepared = PreparedStatements(threshold: 3, capacity: 10)
+        let first = Self.shape("SELECT 1"), second = Self.shape("SELECT 2")
+        #expect(prepared.name(for: first) == nil)
+        #expect(prepared.name(for: second) == nil)
+        #expect(prepared.name(for: first) == nil)
+        let named = prepared.name(for: first)
+        #expect(named != nil)
+        #expect(prepared.name(for: first) == named, "the name holds")
+        #expect(prepared.name(for: second) == nil)
+        let other = prepared.name(for: second)
+        #expect(other != nil && other != named)
+        #expect(prepared.named == 2)
+    }
+
+    @Test("the same text with other argument types, a null among them, is another shape")
+    func typesAreTheShape() throws {
+        let prepared = PreparedStatements(threshold: 1, capacity: 10)
+        let text = "SELECT coalesce($1, 0) + 1 AS n"
+        let null = try BoundStatement(SQLStatement(text: text, arguments: [.value(.null)], returns: ["n"]))
+        let value = try BoundStatement(SQLStatement(text: text, arguments: [.value(.integer(41))], returns: ["n"]))
+        #expect(null.shape != value.shape)
+        #expect(null.shape.types == [.null] && value.shape.types == [.int8])
+        #expect(prepared.name(for: null.shape) != prepared.name(for: value.shape))
+    }
+
+    @Test("no more shapes get names than the capacity; those named keep theirs")
+    func capacityHolds() {
+        let prepared = PreparedStatements(threshold: 1, capacity: 3)
+        let names = (0..<10).map { prepared.name(for: Self.shape("SELECT \($0)")) }
+        #expect(names.prefix(3).allSatisfy { $0 != nil })
+        #expect(names.dropFirst(3).allSatisfy { $0 == nil })
+        #expect(Set(names.compactMap { $0 }).count == 3)
+        #expect(prepared.name(for: Self.shape("SELECT 1")) == names[1])
+        #expect(prepared.named == 3)
+    }
+
+    @Test("runs are counted in a bounded table: a shape seen once before the table filled starts again")
+    func sightingsAreBounded() {
+        let prepared = PreparedStatements(threshold: 2, capacity: 2)
+        let early = Self.shape("SELECT 'early'")
+        #expect(prepared.name(for: early) == nil)
+        // Four times the capacity of other shapes, each run once, fill the table, which the next one clears.
+        for index in 0..<8 { #expect(prepared.name(for: Self.shape("SELECT \(index)")) == nil) }
+        #expect(prepared.name(for: early) == nil, "its first run was forgotten with the table")
+        #expect(prepared.name(for: early) != nil)
+    }
+}
+
+@Suite("Prepared statements on PostgreSQL")
+struct PostgresPreparedStatementTests {
+    /// A store over a schema of its own with one connection, so that every statement runs in one session.
+    private static func store(threshold: Int?) async throws -> PostGISStore {
+        var configuration = try TestPostGIS.configuration(schema: TestPostGIS.freshSchemaName())
+        configuration.maximumConnections = 1
+        configuration.prepareThreshold = threshold
+        return try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+    }
+
+    /// The statements prepared in the session, by name.
+    private static func prepared(in store: PostGISStore) async throws -> [String: String] {
+        let rows = try await store.rows("SELECT name, statement FROM pg_prepared_statements")
+        return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("name", as: String.self), try $0.decode("statement", as: String.self)) })
+    }
+
+    private static func withStore(threshold: Int?, _ body: (PostGISStore) async throws -> Void) async throws {
+        let store = try await store(threshold: threshold)
+        do {
+            try await body(store)
+        } catch {
+            try? await store.dropSchema()
+            await store.close()
+            throw error
+        }
+        try await store.dropSchema()
+        await store.close()
+    }
+
+    @Test("a plan's statement runs unnamed for its first four runs and prepared from the fifth, with the same answers",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func preparedFromTheFifthRun() async throws {
+        try await Self.withStore(threshold: PreparedStatements.defaultThreshold) { store in
+            let account = try account("pim")
+            try await store.createAccount(account, passwordHash: someHash)
+            for run in 1...7 {
+                #expect(try await store.account(id: account.id) == account, "run \(run)")
+                let named = try await Self.prepared(in: store).filter { $0.value.contains("FROM account") }
+                #expect(named.count == (run < 5 ? 0 : 1), "run \(run): \(named)")
+                #expect(named.keys.allSatisfy { $0.hasPrefix("vicinity_") })
+            }
+        }
+    }
+
+    @Test("prepare_threshold=none runs every statement unnamed",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func noneRunsUnnamed() async throws {
+        try await Self.withStore(threshold: nil) { store in
+            let account = try account("pim")
+            try await store.createAccount(account, passwordHash: someHash)
+            for _ in 1...10 { #expect(try await store.account(id: account.id) == account) }
+            #expect(try await Self.prepared(in: store).isEmpty)
+        }
+    }
+
+    @Test("a statement whose argument is null, then a value, runs as two prepared statements, each answering right",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func nullThenValue() async throws {
+        try await Self.withStore(threshold: 1) { store in
+            // Left to the server, a null's parameter is an int4 here; the value is bound as an int8, which an int4
+            // parameter would refuse.
+            let text = "SELECT coalesce($1, 0) + 1 AS n"
+            for (argument, answer) in [(SQLValue.null, 1), (.integer(41), 42), (.null, 1), (.integer(6_000_000_000), 6_000_000_001)] {
+                let rows = try await store.leased { connection in
+                    try await PostgresPlans.fetch(
+                        SQLStatement(text: text, arguments: [.value(argument)], returns: ["n"]),
+                        on: Transaction(connection: connection, logger: Logger(label: "test"), prepared: store.preparedStatements))
+                }
+                #expect(try rows.first?.whole("n") == answer, "\(argument)")
+            }
+            #expect(try await Self.prepared(in: store).values.filter { $0 == text }.count == 2)
+        }
+    }
+
+    @Test("a statement first prepared inside a transaction that already failed closes its connection, and the next statement gets a new one",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func failedTransactionClosesTheConnection() async throws {
+        try await Self.withStore(threshold: 1) { store in
+            let before: Int32? = try await store.rows("SELECT pg_backend_pid() AS pid").first?.decode("pid")
+            let prepared = PreparedStatements(threshold: 1)
+            await #expect(throws: StoreError.self) {
+                try await store.leased { connection in
+                    let transaction = Transaction(connection: connection, logger: Logger(label: "test"), prepared: prepared)
+                    try await transaction.execute("BEGIN")
+                    _ = try? await transaction.execute("SELECT 1 / 0")
+                    _ = try await transaction.rows(BoundStatement(SQLStatement(text: "SELECT $1::int8 AS n", arguments: [.value(.integer(1))], returns: ["n"])))
+                }
+            }
+            let after: Int32? = try await store.rows("SELECT pg_backend_pid() AS pid").first?.decode("pid")
+            #expect(before != nil && after != nil && before != after, "a new session")
+            #expect(try await Self.prepared(in: store).isEmpty)
+        }
+    }
+}
