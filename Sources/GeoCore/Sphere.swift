@@ -20,15 +20,35 @@ public func haversineDistance(
     to end: Coordinate,
     radius: Distance = Earth.meanRadius
 ) -> Distance {
-    let phi1 = start.latitudeRadians
-    let phi2 = end.latitudeRadians
-    let deltaPhi = phi2 - phi1
-    let deltaLambda = end.longitudeRadians - start.longitudeRadians
-    let sinHalfPhi = sin(deltaPhi / 2)
-    let sinHalfLambda = sin(deltaLambda / 2)
-    let h = sinHalfPhi * sinHalfPhi + cos(phi1) * cos(phi2) * sinHalfLambda * sinHalfLambda
-    let centralAngle = 2 * asin(min(1, sqrt(h)))
-    return Distance(meters: radius.meters * centralAngle)
+    HaversineCentre(start, radius: radius).distance(to: end)
+}
+
+/// A point measured from many times, as a search's centre is: the part of the haversine formula that depends on
+/// it alone (its latitude's cosine) is worked out once. `distance(to:)` is `haversineDistance(from:to:)`, which
+/// it also implements, so the two agree to the last bit.
+public struct HaversineCentre: Sendable {
+    private let phi1: Double
+    private let cosPhi1: Double
+    private let lambda1: Double
+    private let radius: Distance
+
+    public init(_ centre: Coordinate, radius: Distance = Earth.meanRadius) {
+        phi1 = centre.latitudeRadians
+        cosPhi1 = cos(phi1)
+        lambda1 = centre.longitudeRadians
+        self.radius = radius
+    }
+
+    public func distance(to end: Coordinate) -> Distance {
+        let phi2 = end.latitudeRadians
+        let deltaPhi = phi2 - phi1
+        let deltaLambda = end.longitudeRadians - lambda1
+        let sinHalfPhi = sin(deltaPhi / 2)
+        let sinHalfLambda = sin(deltaLambda / 2)
+        let h = sinHalfPhi * sinHalfPhi + cosPhi1 * cos(phi2) * sinHalfLambda * sinHalfLambda
+        let centralAngle = 2 * asin(min(1, sqrt(h)))
+        return Distance(meters: radius.meters * centralAngle)
+    }
 }
 
 /// Initial bearing (forward azimuth) of the great circle from `start` to `end`.

@@ -210,9 +210,10 @@ public enum Ranking {
         at coordinate: (Candidates.Element) -> Coordinate, id: (Candidates.Element) -> ID
     ) -> [(item: Candidates.Element, distance: Distance)] {
         guard limit > 0 else { return [] }
+        let measure = HaversineCentre(centre)
         var hits: [(item: Candidates.Element, distance: Distance)] = []
         for item in candidates {
-            let distance = haversineDistance(from: centre, to: coordinate(item))
+            let distance = measure.distance(to: coordinate(item))
             guard radius.map({ distance <= $0 }) ?? true else { continue }
             if let after, !ranks(distance, id(item), after: after) { continue }
             hits.append((item, distance))
@@ -232,21 +233,34 @@ public enum Ranking {
     ///
     /// Only the `limit` nearest are sorted: the distance of the `limit`-th is found first among the bare
     /// distances (a selection, no comparisons of ids), and what lies beyond it is left out. A search reads about
-    /// twice the things it answers with, so this halves the sort.
+    /// twice the things it answers with, so this halves the sort. The sort compares distances alone, and ids
+    /// only within a run of equal distances after it (rare with measured coordinates): a comparison that may
+    /// read ids made the sort of a 500-place page a twentieth of its answer's time.
     public static func best<Item, ID: Comparable>(
         _ measured: [(item: Item, distance: Distance)], limit: Int, id: (Item) -> ID
     ) -> [(item: Item, distance: Distance)] {
         guard limit > 0 else { return [] }
-        let precedes = { (a: (item: Item, distance: Distance), b: (item: Item, distance: Distance)) in
-            a.distance != b.distance ? a.distance < b.distance : id(a.item) < id(b.item)
+        if limit == 1 {
+            return measured.min { a, b in a.distance != b.distance ? a.distance < b.distance : id(a.item) < id(b.item) }
+                .map { [$0] } ?? []
         }
-        if limit == 1 { return measured.min(by: precedes).map { [$0] } ?? [] }
-        guard measured.count > limit else { return measured.sorted(by: precedes) }
-        var distances = measured.map(\.distance.meters)
-        let cut = smallest(limit, in: &distances)
-        // Everything at the cut's distance stays, so that ties across it are settled by id below.
-        let kept = measured.filter { $0.distance.meters <= cut }
-        return Array(kept.sorted(by: precedes).prefix(limit))
+        var kept = measured
+        if measured.count > limit {
+            var distances = measured.map(\.distance.meters)
+            let cut = smallest(limit, in: &distances)
+            // Everything at the cut's distance stays, so that ties across it are settled by id below.
+            kept = measured.filter { $0.distance.meters <= cut }
+        }
+        kept.sort { $0.distance.meters < $1.distance.meters }
+        var start = 0
+        while start < kept.count {
+            var end = start + 1
+            while end < kept.count, kept[end].distance == kept[start].distance { end += 1 }
+            if end - start > 1 { kept[start..<end].sort { id($0.item) < id($1.item) } }
+            start = end
+        }
+        if kept.count > limit { kept.removeLast(kept.count - limit) }
+        return kept
     }
 
     /// The `rank`-th smallest of `values` (1 is the smallest), by Hoare's selection; `values` is reordered.

@@ -155,7 +155,9 @@ public enum Wire {
     /// cost of a long answer.
     static func hitsJSON(_ key: String, _ hits: [PlaceHit], next: String?, members: HitMembers) -> [UInt8] {
         // Each member's key, quoted and with its colon, written once for the whole page.
-        let written = HitMember.allCases.filter(members.contains).map { member in
+        // Typed as `writeHit` takes it: an array of unlabelled pairs would be converted, pair by pair through a
+        // dynamic cast, at every hit.
+        let written: [(HitMember, key: [UInt8])] = HitMember.allCases.filter(members.contains).map { member in
             var key: [UInt8] = []
             JSONValue.writeString(member.rawValue, to: &key)
             key.append(UInt8(ascii: ":"))

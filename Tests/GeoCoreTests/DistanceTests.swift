@@ -69,6 +69,27 @@ struct DistanceTests {
         #expect(Earth.meanRadius.meters == 6_371_008.8)
     }
 
+    @Test("a centre measured from many times gives every point the formula's distance for the pair alone, to the last bit")
+    func centreMeasuredOnce() {
+        /// The haversine formula as written, every term worked out for the pair.
+        func formula(_ a: Coordinate, _ b: Coordinate) -> Double {
+            let phi1 = a.latitude * .pi / 180, phi2 = b.latitude * .pi / 180
+            let sinHalfPhi = sin((phi2 - phi1) / 2), sinHalfLambda = sin((b.longitude * .pi / 180 - a.longitude * .pi / 180) / 2)
+            let h = sinHalfPhi * sinHalfPhi + cos(phi1) * cos(phi2) * sinHalfLambda * sinHalfLambda
+            return Earth.meanRadius.meters * (2 * asin(min(1, h.squareRoot())))
+        }
+        var generator = SeededGenerator(seed: 11)
+        for index in 0..<200 {
+            let centre = randomCentre(using: &generator, kind: index)
+            let measure = HaversineCentre(centre)
+            for other in 0..<50 {
+                let point = randomCentre(using: &generator, kind: index + other)
+                #expect(measure.distance(to: point).meters.bitPattern == formula(centre, point).bitPattern, "\(centre) to \(point)")
+                #expect(haversineDistance(from: centre, to: point) == measure.distance(to: point))
+            }
+        }
+    }
+
     @Test("a point is zero metres from itself, everywhere including the poles and the antimeridian")
     func zeroDistance() {
         for point in [coordinate(0, 0), coordinate(90, 0), coordinate(-90, 123), coordinate(12.5, 180), coordinate(-33, -180)] {

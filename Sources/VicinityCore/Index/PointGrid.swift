@@ -229,6 +229,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         let zHigh = Float(sin(min(90, box.maxLatitude) * .pi / 180) + 1e-6)
         let longitudeRanges = box.longitudeRanges
         let wholeCircle = longitudeRanges.count == 1 && longitudeRanges[0] == -180...180
+        let measure = HaversineCentre(centre)
         var hits: [(item: Int32, distance: Distance)] = []
         func visit(_ members: [Member]) {
             var position = Self.firstIndex(in: members, notBelow: zLow)
@@ -239,7 +240,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
                 guard latitude >= box.minLatitude, latitude <= box.maxLatitude,
                     wholeCircle || longitudeRanges.contains(where: { $0.contains(longitude) })
                 else { continue }
-                let distance = haversineDistance(from: centre, to: member.coordinate)
+                let distance = measure.distance(to: member.coordinate)
                 guard distance.meters <= reach else { continue }
                 if let after, !Ranking.ranks(distance, items[Int(member.slot)]!.id, after: after) { continue }
                 if let included, let item = items[Int(member.slot)], !included(item) { continue }
