@@ -422,13 +422,23 @@ struct Transaction: Sendable {
             return try await StatementClock.timing {
                 try await NamedStatement.rows(statement, named: name, on: connection, logger: logger).map { Columns($0.makeRandomAccess()) }
             }
-        } catch let error as PSQLError where error.sqlState == "25P02" {
-            // Prepared inside a transaction that had already failed, the name would stay failed on this connection
-            // (postgres-nio keeps a preparation's error for the connection's life): the connection goes instead.
-            // The store sends nothing but ROLLBACK after a failure, so this is a guard, not a path.
+        } catch let error as PSQLError where error.sqlState.map(Self.mayHaveFailedPreparation) ?? false {
+            // postgres-nio keeps a failed preparation's error for the connection's life, and answers every later
+            // run of the name with it: a preparation that failed for a passing reason would fail that statement on
+            // this connection for good. The connection goes instead, at the cost of one new connection.
             try? await connection.close()
             throw error
         }
+    }
+
+    /// Whether an error with this SQLSTATE may have come from preparing a statement for a passing reason: not a
+    /// data exception, an integrity violation or a PL/pgSQL raise (classes 22, 23, P0: only running raises them),
+    /// nor a syntax error or an unknown name (class 42: it would recur on any connection). What is left is the
+    /// transaction's state (25P02, a transaction that already failed: the store sends nothing but ROLLBACK after
+    /// a failure), a lock the parse waited for (40P01 deadlock, 55P03, 57014 statement timeout, while another
+    /// front migrates or loads) and the server's resources or shutdown.
+    static func mayHaveFailedPreparation(_ sqlState: String) -> Bool {
+        !["22", "23", "P0", "42"].contains(String(sqlState.prefix(2)))
     }
 
     func execute(_ query: PostgresQuery) async throws {

@@ -136,6 +136,50 @@ struct PostgresPreparedStatementTests {
         }
     }
 
+    @Test("the errors that may have failed a preparation for a passing reason are told from those of the statement or its data")
+    func passingFailures() {
+        for state in ["25P02", "40P01", "40001", "55P03", "57014", "57P01", "53300", "08006"] {
+            #expect(Transaction.mayHaveFailedPreparation(state), "\(state)")
+        }
+        for state in ["22P03", "22003", "23505", "23503", "P0001", "42601", "42P01"] {
+            #expect(!Transaction.mayHaveFailedPreparation(state), "\(state)")
+        }
+    }
+
+    @Test("a preparation that waits past the statement timeout for a table another session locked fails that request only: the connection goes, and the statement runs once the lock is gone",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func preparationBehindALock() async throws {
+        let name = TestPostGIS.freshSchemaName()
+        var configuration = try TestPostGIS.configuration(schema: name)
+        configuration.maximumConnections = 1
+        configuration.prepareThreshold = 1
+        configuration.statementTimeout = .milliseconds(200)
+        let store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        let holder = try await PostGISStore.open(try TestPostGIS.configuration(schema: name), logger: Logger(label: "holder"))
+        do {
+            let pim = try account("pim")
+            try await store.createAccount(pim, passwordHash: someHash)
+            try await holder.leased { connection in
+                _ = try await connection.query("BEGIN", logger: Logger(label: "holder")).collect()
+                _ = try await connection.query("LOCK TABLE account IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "holder")).collect()
+                do {
+                    _ = try await store.account(id: pim.id)
+                    Issue.record("the read waited past its timeout behind the lock, yet answered")
+                } catch StoreError.unavailable {}
+                _ = try await connection.query("ROLLBACK", logger: Logger(label: "holder")).collect()
+            }
+            for _ in 1...3 { #expect(try await store.account(id: pim.id) == pim) }
+        } catch {
+            await holder.close()
+            try? await store.dropSchema()
+            await store.close()
+            throw error
+        }
+        await holder.close()
+        try await store.dropSchema()
+        await store.close()
+    }
+
     @Test("a statement first prepared inside a transaction that already failed closes its connection, and the next statement gets a new one",
           .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
     func failedTransactionClosesTheConnection() async throws {
