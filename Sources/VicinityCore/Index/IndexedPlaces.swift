@@ -94,11 +94,10 @@ extension IndexedPlaces: HeldPlaceReads {
         let ranked = index.read { grid in
             grid.nearest(
                 to: query.centre, within: query.radius.distance, groups: query.categories,
-                after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1)
+                after: query.after.map { ($0.distance, $0.id) }, limit: query.limit.value + 1
+            ) { PlaceHit(place: $0, from: query.centre, distance: $1) }
         }
-        return NearbyPage(
-            ranked: ranked.map { PlaceHit(place: $0.item, from: query.centre, distance: $0.distance) },
-            limit: query.limit)
+        return NearbyPage(ranked: ranked, limit: query.limit)
     }
 
     public func closestNow(to centre: Coordinate, categories: Set<Category>) -> PlaceHit? {

@@ -159,6 +159,16 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         to centre: Coordinate, within radius: Distance, groups wanted: Set<Group> = [],
         after: (distance: Distance, id: Item.ID)? = nil, limit: Int, where included: ((Item) -> Bool)? = nil
     ) -> [(item: Item, distance: Distance)] {
+        nearest(to: centre, within: radius, groups: wanted, after: after, limit: limit, where: included) { ($0, $1) }
+    }
+
+    /// `nearest`, each thing given as `answer` makes it of the thing and its distance: a caller that wraps every
+    /// thing (a place in a `PlaceHit`) copies each once, with no array of pairs between.
+    public func nearest<Answer>(
+        to centre: Coordinate, within radius: Distance, groups wanted: Set<Group> = [],
+        after: (distance: Distance, id: Item.ID)? = nil, limit: Int, where included: ((Item) -> Bool)? = nil,
+        as answer: (Item, Distance) -> Answer
+    ) -> [Answer] {
         guard limit > 0, radius.meters >= 0 else { return [] }
         let cellSets = cells(for: wanted)
         guard !cellSets.isEmpty else { return [] }
@@ -168,7 +178,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         while true {
             let hits = collect(cellSets, around: centre, within: reach, after: after, where: included)
             if hits.count >= limit || reach >= radius.meters {
-                return ranked(hits, limit: limit)
+                return ranked(hits, limit: limit, as: answer)
             }
             // Grow to the area that would hold a quarter more than `limit` at the density just seen, so that the
             // next read measures few more than it answers with (doubling the radius read four times the area
@@ -187,7 +197,7 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
         var reach = firstReach(around: centre, in: cellSets, wanting: 1, withinOneCell: true)
         while true {
             let hits = collect(cellSets, around: centre, within: reach, after: nil, where: nil)
-            if !hits.isEmpty { return ranked(hits, limit: 1).first }
+            if !hits.isEmpty { return ranked(hits, limit: 1) { ($0, $1) }.first }
             // Half the circumference reaches the antipode: beyond it there is nothing left to find.
             if reach >= Double.pi * Earth.meanRadius.meters { return nil }
             reach = min(reach * 2, Double.pi * Earth.meanRadius.meters)
@@ -296,8 +306,10 @@ public struct PointGrid<Item: Located, Group: Hashable & Sendable>: Sendable {
     }
 
     /// The first `limit` hits by the one ranking every store applies (`Ranking.best`).
-    private func ranked(_ hits: [(item: Int32, distance: Distance)], limit: Int) -> [(item: Item, distance: Distance)] {
-        Ranking.best(hits, limit: limit, id: { items[Int($0)]!.id }).map { (items[Int($0.item)]!, $0.distance) }
+    private func ranked<Answer>(
+        _ hits: [(item: Int32, distance: Distance)], limit: Int, as answer: (Item, Distance) -> Answer
+    ) -> [Answer] {
+        Ranking.best(hits, limit: limit, id: { items[Int($0)]!.id }).map { answer(items[Int($0.item)]!, $0.distance) }
     }
 
     /// Cells keep their members in order of `z` (the sine of latitude), so that a search reads only the band of
