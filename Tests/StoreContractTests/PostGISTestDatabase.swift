@@ -26,6 +26,21 @@ enum TestPostGIS {
         return configuration
     }
 
+    /// Opens a store with `configuration` (on a schema of its own), runs `body`, then drops the schema and closes
+    /// the store whether or not `body` threw.
+    static func withStore(_ configuration: PostGISConfiguration, _ body: (PostGISStore) async throws -> Void) async throws {
+        let store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        do {
+            try await body(store)
+        } catch {
+            try? await store.dropSchema()
+            await store.close()
+            throw error
+        }
+        try await store.dropSchema()
+        await store.close()
+    }
+
     static func freshSchemaName() -> String {
         "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     }
@@ -76,8 +91,7 @@ struct PostGISStoreTests {
         var configuration = try TestPostGIS.configuration(schema: name)
         configuration.statementTimeout = .milliseconds(200)
         configuration.maximumConnections = 1
-        let store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
-        do {
+        try await TestPostGIS.withStore(configuration) { store in
             // A second of sleep against a fifth of a second: far past it, however busy the server.
             await #expect(throws: StoreError.self) { try await store.execute("SELECT pg_sleep(1)") }
             do { try await store.execute("SELECT pg_sleep(1)") } catch StoreError.unavailable {} catch {
@@ -91,13 +105,7 @@ struct PostGISStoreTests {
             }
             let after: String? = try await store.rows("SHOW statement_timeout").first?.decode("statement_timeout")
             #expect(after == "200ms", "the maintenance lease gave the session back as it found it")
-        } catch {
-            try? await store.dropSchema()
-            await store.close()
-            throw error
         }
-        try await store.dropSchema()
-        await store.close()
     }
 
     @Test("eight stores opening one new database at the same moment migrate it once",

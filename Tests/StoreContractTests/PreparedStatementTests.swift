@@ -64,12 +64,12 @@ struct PreparedStatementTests {
 
 @Suite("Prepared statements on PostgreSQL")
 struct PostgresPreparedStatementTests {
-    /// A store over a schema of its own with one connection, so that every statement runs in one session.
-    private static func store(threshold: Int?) async throws -> PostGISStore {
+    /// A configuration over a schema of its own with one connection, so that every statement runs in one session.
+    private static func configuration(threshold: Int?) throws -> PostGISConfiguration {
         var configuration = try TestPostGIS.configuration(schema: TestPostGIS.freshSchemaName())
         configuration.maximumConnections = 1
         configuration.prepareThreshold = threshold
-        return try await PostGISStore.open(configuration, logger: Logger(label: "test"))
+        return configuration
     }
 
     /// The statements prepared in the session, by name.
@@ -79,16 +79,7 @@ struct PostgresPreparedStatementTests {
     }
 
     private static func withStore(threshold: Int?, _ body: (PostGISStore) async throws -> Void) async throws {
-        let store = try await store(threshold: threshold)
-        do {
-            try await body(store)
-        } catch {
-            try? await store.dropSchema()
-            await store.close()
-            throw error
-        }
-        try await store.dropSchema()
-        await store.close()
+        try await TestPostGIS.withStore(try configuration(threshold: threshold), body)
     }
 
     @Test("a plan's statement runs unnamed for its first four runs and prepared from the fifth, with the same answers",
@@ -149,35 +140,31 @@ struct PostgresPreparedStatementTests {
     @Test("a preparation that waits past the statement timeout for a table another session locked fails that request only: the connection goes, and the statement runs once the lock is gone",
           .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
     func preparationBehindALock() async throws {
-        let name = TestPostGIS.freshSchemaName()
-        var configuration = try TestPostGIS.configuration(schema: name)
-        configuration.maximumConnections = 1
-        configuration.prepareThreshold = 1
+        var configuration = try Self.configuration(threshold: 1)
         configuration.statementTimeout = .milliseconds(200)
-        let store = try await PostGISStore.open(configuration, logger: Logger(label: "test"))
-        let holder = try await PostGISStore.open(try TestPostGIS.configuration(schema: name), logger: Logger(label: "holder"))
-        do {
-            let pim = try account("pim")
-            try await store.createAccount(pim, passwordHash: someHash)
-            try await holder.leased { connection in
-                _ = try await connection.query("BEGIN", logger: Logger(label: "holder")).collect()
-                _ = try await connection.query("LOCK TABLE account IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "holder")).collect()
-                do {
-                    _ = try await store.account(id: pim.id)
-                    Issue.record("the read waited past its timeout behind the lock, yet answered")
-                } catch StoreError.unavailable {}
-                _ = try await connection.query("ROLLBACK", logger: Logger(label: "holder")).collect()
+        var holding = configuration
+        holding.statementTimeout = nil
+        try await TestPostGIS.withStore(configuration) { store in
+            let holder = try await PostGISStore.open(holding, logger: Logger(label: "holder"))
+            do {
+                let pim = try account("pim")
+                try await store.createAccount(pim, passwordHash: someHash)
+                try await holder.leased { connection in
+                    _ = try await connection.query("BEGIN", logger: Logger(label: "holder")).collect()
+                    _ = try await connection.query("LOCK TABLE account IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "holder")).collect()
+                    do {
+                        _ = try await store.account(id: pim.id)
+                        Issue.record("the read waited past its timeout behind the lock, yet answered")
+                    } catch StoreError.unavailable {}
+                    _ = try await connection.query("ROLLBACK", logger: Logger(label: "holder")).collect()
+                }
+                for _ in 1...3 { #expect(try await store.account(id: pim.id) == pim) }
+            } catch {
+                await holder.close()
+                throw error
             }
-            for _ in 1...3 { #expect(try await store.account(id: pim.id) == pim) }
-        } catch {
             await holder.close()
-            try? await store.dropSchema()
-            await store.close()
-            throw error
         }
-        await holder.close()
-        try await store.dropSchema()
-        await store.close()
     }
 
     @Test("a statement first prepared inside a transaction that already failed closes its connection, and the next statement gets a new one",
