@@ -136,6 +136,11 @@ extension Duration {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 
+    /// The duration in whole nanoseconds, rounded towards zero: what a metrics timer records.
+    public var wholeNanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+
     /// Whole seconds, rounded up: what a `Retry-After` header says, so that a client never retries too early.
     public var wholeSecondsRoundedUp: Int64 {
         let milliseconds = wholeMilliseconds

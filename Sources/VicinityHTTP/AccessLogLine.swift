@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import VicinityCore
 
 /// One request as the access log writes it: NCSA's Common Log Format, which log analysers, fail2ban and
 /// GoAccess read as they are, with the request's duration in seconds added at the end, as nginx's
@@ -41,7 +42,7 @@ struct AccessLogLine {
 
     /// Whole seconds and milliseconds: `0.004`.
     static func seconds(_ duration: Duration) -> String {
-        let milliseconds = max(0, duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = max(0, duration.wholeMilliseconds)
         let fraction = milliseconds % 1000
         return "\(milliseconds / 1000)." + (fraction < 10 ? "00" : fraction < 100 ? "0" : "") + "\(fraction)"
     }

@@ -3,6 +3,7 @@ import Hummingbird
 import CoreMetrics
 import Metrics
 import Synchronization
+import VicinityCore
 
 /// Each route's requests, errors and durations, and the requests under way, under the names Hummingbird's
 /// `MetricsMiddleware` gives them (`hb_requests`, `hb_request_errors`, the `http_server_request_duration`
@@ -37,8 +38,7 @@ final class RequestMetrics: Sendable {
         /// A request answered, its last byte handed to the connection `elapsed` after it arrived.
         func answered(after elapsed: Duration) {
             requests.increment()
-            let (seconds, attoseconds) = elapsed.components
-            duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            duration.recordNanoseconds(elapsed.wholeNanoseconds)
         }
     }
 

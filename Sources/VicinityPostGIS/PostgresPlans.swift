@@ -38,7 +38,7 @@ extension PostGISStore: SQLPlanRunner {
         _ type: Record.Type, where condition: SQLCondition, batch: Int, _ body: @Sendable ([Record]) throws -> Void
     ) async throws {
         let statement = SQLDialect.postgres.select(SQLQuery(Record.table, where: condition))
-        try await forEachBatch(try PostgresPlans.query(statement), decode: { try Record(row: $0) }, body)
+        try await forEachBatch(try BoundStatement(statement).query, decode: { try Record(row: $0) }, body)
     }
 }
 
@@ -101,10 +101,6 @@ enum PostgresPlans {
         return try await transaction.rows(try BoundStatement(statement)).map { row in
             FetchedRow(names: names, values: try statement.returns.map { try row.value($0) })
         }
-    }
-
-    static func query(_ statement: SQLStatement) throws -> PostgresQuery {
-        try BoundStatement(statement).query
     }
 }
 

@@ -7,7 +7,7 @@ import VicinitySQL
 /// connection, and from its sixth run there plans it once for all (a generic plan) wherever that plan costs no
 /// more than planning each time, where an unnamed statement is parsed and planned at every run. Planning was half
 /// of the time of a group's alert changes over PostGIS (`docs/BENCHMARKS.md`, "Alerts and position updates");
-/// PostgreSQL's CPU for a position update fell by a tenth ("Prepared statements").
+/// PostgreSQL's CPU for a position update fell by a tenth ("Prepared statements over PostgreSQL").
 ///
 /// A statement is known by its shape: its text and the types of its arguments (a null argument leaves its type
 /// to the server, so it is another shape). A shape is prepared once this process has run it `threshold` times
