@@ -10,9 +10,12 @@ public enum Change: Hashable, Sendable {
     case vote(VoteID)
     /// An event was recorded for its recipient.
     case event(EventID, recipient: UserID)
-    /// An alert watching a user was set, moved on or removed (`friend_alert`): a read of that user's alerts
+    /// An alert watching a user was set, changed or removed (`friend_alert`): a read of that user's alerts
     /// finds it as it now is, or finds it gone.
     case alerts(UserID)
+    /// An alert was moved on and nothing else of it changed (its state and when it last told, what a move
+    /// writes): as `alerts`, with the state the write left, so that a copy already holding it need read nothing.
+    case alertMoved(AlertMove)
     /// Sessions of a user ended (signed out, a password changed, the account deleted): any copy of them held
     /// in memory must go.
     case sessions(UserID)
@@ -28,8 +31,16 @@ extension Change {
     /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`,
     /// `session`, `account`, `friendship`), the key of the row (a user id, a vote id, the recipient's id, the user
     /// the alert watches, the session's user, the account's id, either side of the friendship) and, for an event,
-    /// its number.
-    public init(storedKind kind: String, key: String, eventID: Int64?) throws(StoreError) {
+    /// its number; for an alert moved on, the alert and the state the write left (`moved`, nil for any other
+    /// change of an alert).
+    public init(storedKind kind: String, key: String, eventID: Int64?, moved: StoredAlertMove? = nil) throws(StoreError) {
+        if let moved {
+            guard kind == "alert" else { throw .corrupt("a change of kind \(kind) names an alert moved on") }
+            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
+            guard let alert = AlertID(moved.alert) else { throw .corrupt("alert id \(moved.alert) is malformed") }
+            self = .alertMoved(AlertMove(watched: user, alert: alert, inside: moved.inside, toldAt: moved.toldAt))
+            return
+        }
         /// The kinds keyed by a user, each with the change it names.
         let byUser: [String: (UserID) -> Change] = [
             "position": Change.position, "alert": Change.alerts, "session": Change.sessions, "account": Change.account,
@@ -51,6 +62,36 @@ extension Change {
         default:
             throw .corrupt("a change of kind \(kind)")
         }
+    }
+}
+
+/// An alert moved on, as a change names it: the person it watches, and the state the write left.
+public struct AlertMove: Hashable, Sendable {
+    public var watched: UserID
+    public var alert: AlertID
+    public var inside: Bool?
+    public var toldAt: Timestamp?
+
+    public init(watched: UserID, alert: AlertID, inside: Bool?, toldAt: Timestamp?) {
+        self.watched = watched
+        self.alert = alert
+        self.inside = inside
+        self.toldAt = toldAt
+    }
+}
+
+/// The columns a `change` row gives an alert moved on (`alert_id`, `alert_inside`, `alert_told_at`), as read.
+public struct StoredAlertMove: Sendable {
+    public var alert: String
+    public var inside: Bool?
+    public var toldAt: Timestamp?
+
+    /// Nil when the row names no alert moved on (`alert_id` null).
+    public init?(alert: String?, inside: Bool?, toldAt: Timestamp?) {
+        guard let alert else { return nil }
+        self.alert = alert
+        self.inside = inside
+        self.toldAt = toldAt
     }
 }
 

@@ -97,7 +97,7 @@ struct SocialState {
     }
 
     /// Moves on the alerts that still read as each change expects, recording the events of those moved; the
-    /// changes to note are those of the people the moved alerts name, and the events'.
+    /// changes to note are each alert moved, with the state it was left in, and the events'.
     mutating func advance(_ changes: [AlertChange]) -> (moved: Set<AlertID>, noted: [Change]) {
         var moved: Set<AlertID> = []
         var drafts: [EventDraft] = []
@@ -109,8 +109,10 @@ struct SocialState {
             moved.insert(change.alert)
             if let telling = change.telling { drafts.append(telling) }
         }
-        let watched = Set(moved.compactMap { alerts[$0]?.watched })
-        return (moved, watched.map(Change.alerts) + append(drafts).map { .event($0.id, recipient: $0.recipient) })
+        let notes = moved.sorted().compactMap { id in
+            alerts[id].map { Change.alertMoved(AlertMove(watched: $0.watched, alert: id, inside: $0.inside, toldAt: $0.toldAt)) }
+        }
+        return (moved, notes + append(drafts).map { .event($0.id, recipient: $0.recipient) })
     }
 
     /// The sight of each of `alerts`, from the accounts and friendship sides held.

@@ -40,7 +40,8 @@ extension PostGISStore: ChangeFeed {
         let rows = try await rows("""
             WITH snapshot AS (SELECT pg_current_snapshot() AS taken)
             SELECT pg_snapshot_xmin(taken)::text AS horizon, (SELECT through::text FROM change_pruned) AS pruned,
-                (SELECT generation FROM change_pruned) AS prunings, c.xid::text AS xid, c.kind, c.key, c.event_id
+                (SELECT generation FROM change_pruned) AS prunings, c.xid::text AS xid, c.kind, c.key, c.event_id,
+                c.alert_id, c.alert_inside, c.alert_told_at
             FROM snapshot LEFT JOIN change c ON c.xid >= \(String(cursor.horizon))::xid8 AND pg_visible_in_snapshot(c.xid, taken)
             ORDER BY c.id
             """)
@@ -180,6 +181,11 @@ final class NoticeRequests: Sendable {
 /// The mapping between `Change` and a row of the `change` table.
 enum ChangeRow {
     static func change(_ row: Columns) throws -> Change {
-        try Change(storedKind: try row.decode("kind"), key: try row.decode("key"), eventID: try row.decode("event_id"))
+        let told: Int64? = try row.decode("alert_told_at")
+        return try Change(
+            storedKind: try row.decode("kind"), key: try row.decode("key"), eventID: try row.decode("event_id"),
+            moved: StoredAlertMove(
+                alert: try row.decode("alert_id"), inside: try row.decode("alert_inside"),
+                toldAt: told.map(Timestamp.init(millisecondsSince1970:))))
     }
 }

@@ -16,7 +16,7 @@ extension SpatiaLiteStore: ChangeFeed {
             let pruned = try Int64.fetchOne(db, sql: "SELECT through FROM change_pruned") ?? 0
             guard pruned <= cursor else { return .expired }
             let rows = try Row.fetchAll(
-                db, sql: "SELECT id, kind, key, event_id FROM change WHERE id > ? ORDER BY id", arguments: [cursor])
+                db, sql: "SELECT id, kind, key, event_id, alert_id, alert_inside, alert_told_at FROM change WHERE id > ? ORDER BY id", arguments: [cursor])
             let changes = try rows.map(ChangeRow.change)
             return .changes(changes, next: try rows.last.map { try SQLiteRow($0).integer("id") } ?? cursor)
         }
@@ -44,6 +44,10 @@ extension SpatiaLiteStore: ChangeFeed {
 enum ChangeRow {
     static func change(_ row: Row) throws -> Change {
         let columns = SQLiteRow(row)
-        return try Change(storedKind: try columns.text("kind"), key: try columns.text("key"), eventID: try columns.optionalInteger("event_id"))
+        return try Change(
+            storedKind: try columns.text("kind"), key: try columns.text("key"), eventID: try columns.optionalInteger("event_id"),
+            moved: StoredAlertMove(
+                alert: try columns.optionalText("alert_id"), inside: try columns.optionalBool("alert_inside"),
+                toldAt: try columns.optionalTime("alert_told_at")))
     }
 }

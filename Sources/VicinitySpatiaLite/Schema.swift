@@ -566,8 +566,37 @@ enum Schema {
                 """)
         }
 
+        migrator.registerMigration("v20 alert moves in the feed") { db in
+            // An update of an alert's state alone (what a move writes: inside, told_at) notes the alert and the
+            // state it left (`Change.alertMoved`): the front that wrote it holds that state already and reads
+            // nothing again for it (`HeldAlerts`), where every move that moved an alert on cost a read of both
+            // people's alerts and sent their moves to the record until then. Any other update notes as before.
+            try db.execute(sql: """
+                ALTER TABLE change ADD COLUMN alert_id TEXT CHECK (alert_id IS NULL OR kind = 'alert');
+                ALTER TABLE change ADD COLUMN alert_inside INTEGER CHECK (alert_inside IN (0, 1));
+                ALTER TABLE change ADD COLUMN alert_told_at INTEGER;
+                DROP TRIGGER friend_alert_updated;
+                CREATE TRIGGER friend_alert_moved AFTER UPDATE ON friend_alert
+                WHEN \(Self.alertStateAlone)
+                BEGIN
+                    INSERT INTO change (kind, key, alert_id, alert_inside, alert_told_at)
+                    VALUES ('alert', NEW.watched_id, NEW.id, NEW.inside, NEW.told_at);
+                END;
+                CREATE TRIGGER friend_alert_updated AFTER UPDATE ON friend_alert
+                WHEN NOT (\(Self.alertStateAlone))
+                BEGIN INSERT INTO change (kind, key) VALUES ('alert', NEW.watched_id); END;
+                """)
+        }
+
         return migrator
     }
+
+    /// An update of `friend_alert` that left every column but the state (`inside`, `told_at`) as it was.
+    static let alertStateAlone = """
+        OLD.id IS NEW.id AND OLD.watcher_id IS NEW.watcher_id AND OLD.watched_id IS NEW.watched_id \
+        AND OLD.target IS NEW.target AND OLD.place_id IS NEW.place_id AND OLD.lat IS NEW.lat AND OLD.lon IS NEW.lon \
+        AND OLD.radius_m IS NEW.radius_m AND OLD.created_at IS NEW.created_at
+        """
 
     /// Insert or update by id; an identical row is left alone so that re-imports change nothing.
     static let upsertPlace = """

@@ -142,7 +142,7 @@ struct ChangeFeedContractTests {
         try await subject.run(Check())
     }
 
-    @Test("an alert set, moved on, removed, or ended with its friendship or an account is one change, for the person it watches, and only that",
+    @Test("an alert set, moved on, removed, or ended with its friendship or an account is one change, for the person it watches, and only that; a move names the alert and the state it left",
           arguments: StoreKind.available)
     func alertsAreChanges(kind: StoreKind) async throws {
         struct Check: FeedCheck {
@@ -158,7 +158,20 @@ struct ChangeFeedContractTests {
                 /// The alert changes since the last look: how many for each person.
                 func changed() async throws -> [UserID: Int] {
                     try await changesSince(&cursor, in: peer).reduce(into: [:]) { counts, change in
-                        if case .alerts(let person) = change { counts[person, default: 0] += 1 }
+                        switch change {
+                        case .alerts(let person): counts[person, default: 0] += 1
+                        case .alertMoved(let move): counts[move.watched, default: 0] += 1
+                        default: break
+                        }
+                    }
+                }
+                /// The alert changes since the last look, as they are.
+                func noted() async throws -> [Change] {
+                    try await changesSince(&cursor, in: peer).filter { change in
+                        switch change {
+                        case .alerts, .alertMoved: true
+                        default: false
+                        }
                     }
                 }
                 let anaOnBen = try nearby(ana, on: ben), benOnAna = try nearby(ben, on: ana), cyOnAna = try nearby(cy, on: ana)
@@ -169,7 +182,11 @@ struct ChangeFeedContractTests {
 
                 #expect(try await store.advance(anaOnBen, from: nil, to: true, toldAt: nil, telling: nil))
                 #expect(try await store.advance(anaOnBen, from: nil, to: false, toldAt: nil, telling: nil) == false)
-                #expect(try await changed() == [ben.id: 1], "a move that moved nothing is no change")
+                #expect(try await noted() == [.alertMoved(AlertMove(watched: ben.id, alert: anaOnBen.id, inside: true, toldAt: nil))],
+                        "a move that moved nothing is no change")
+                let told = Timestamp(millisecondsSince1970: 1_700_000_000_123)
+                #expect(try await store.advance(anaOnBen, from: true, to: false, toldAt: told, telling: nil))
+                #expect(try await noted() == [.alertMoved(AlertMove(watched: ben.id, alert: anaOnBen.id, inside: false, toldAt: told))])
                 try await store.setPosition(position(of: ben.id))
                 #expect(try await changed().isEmpty, "a position is no alert change")
 

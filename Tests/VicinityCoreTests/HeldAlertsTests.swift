@@ -226,4 +226,55 @@ struct HeldAlertsTests {
         left.inside = false
         #expect(held.alerts(of: pim)?.alerts == [left] && held.alerts(of: nok)?.alerts == [left])
     }
+
+    @Test("memory takes the state the feed says a move left, whichever process wrote it and whether the note or this process's own write comes first, and stays settled; a note of an alert memory does not hold sends the person watched to the record")
+    func movesFollowed() async throws {
+        let (world, pim, nok, alert, _) = try await nokWatchingPim()
+        let store = world.store, clock = world.clock
+        // Read again once now, then not for an hour: who is unsettled shows.
+        let held = try await HeldAlerts(record: store, rereadEvery: .seconds(3600))
+        held.unsettle([pim])
+        try await held.refresh([])
+        func note(_ inside: Bool, toldAt: Timestamp?) -> AlertMove {
+            AlertMove(watched: pim, alert: alert.id, inside: inside, toldAt: toldAt)
+        }
+        func both() -> [[Alert]?] { [held.alerts(of: pim)?.alerts, held.alerts(of: nok)?.alerts] }
+        #expect(both() == [[alert], [alert]])
+
+        // Another process moves the alert on; the feed's note carries its state.
+        let arrival = AlertChange(alert: alert, to: true, toldAt: clock.now, telling: nil)
+        #expect(try await store.advance([arrival]) == [alert.id])
+        try await held.refresh([], moved: [note(true, toldAt: clock.now)])
+        var inside = alert
+        inside.inside = true
+        inside.toldAt = clock.now
+        #expect(both() == [[inside], [inside]], "taken from the note, both settled")
+
+        // This process moves it on, and the feed brings the note back after.
+        clock.advance(by: .seconds(60))
+        let leaving = AlertChange(alert: inside, to: false, toldAt: clock.now, telling: nil)
+        #expect(try await store.advance([leaving]) == [alert.id])
+        held.advanced([leaving], moved: [alert.id])
+        try await held.refresh([], moved: [note(false, toldAt: clock.now)])
+        var left = inside
+        left.inside = false
+        left.toldAt = clock.now
+        #expect(both() == [[left], [left]])
+
+        // The note comes before this process's own write reaches memory.
+        clock.advance(by: .seconds(60))
+        let back = AlertChange(alert: left, to: true, toldAt: clock.now, telling: nil)
+        #expect(try await store.advance([back]) == [alert.id])
+        try await held.refresh([], moved: [note(true, toldAt: clock.now)])
+        held.advanced([back], moved: [alert.id])
+        var again = left
+        again.inside = true
+        again.toldAt = clock.now
+        #expect(both() == [[again], [again]], "the write finds its state in memory and unsettles nobody")
+        #expect(try await store.alerts(involvingAny: [pim]) == [again])
+
+        // An alert memory does not hold.
+        try await held.refresh([], moved: [AlertMove(watched: nok, alert: .random(), inside: true, toldAt: nil)])
+        #expect(held.alerts(of: nok) == nil && held.alerts(of: pim)?.alerts == [again])
+    }
 }

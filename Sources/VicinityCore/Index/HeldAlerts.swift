@@ -15,8 +15,10 @@ import Synchronization
 /// - a person is *unsettled* from a change of their alerts until a read of them begun after that change has
 ///   reached memory; memory answers nothing for them (`alerts(of:)` is nil) and their moves go to the record.
 ///   This process's own writes unsettle their people once committed (`unsettle(_:)`); other processes' writes
-///   come through the change feed (`refresh(_:)`, an `alerts` change for the person an alert watches, whose
-///   alerts read again hold it, in its one copy that both people's lists share); a change of an account or a
+///   come through the change feed (`refresh(_:moved:)`, an `alerts` change for the person an alert watches,
+///   whose alerts read again hold it, in its one copy that both people's lists share; a note that an alert was
+///   moved on, `Change.alertMoved`, names the state the write left, which memory takes as a read would and
+///   unsettles nobody: `Book.follow(_:)`); a change of an account or a
 ///   friendship unsettles the people it names, so that their alerts' sights are read again
 ///   (`sightsChanged(of:)`);
 /// - a move of this process that moved alerts on (`advanced(_:moved:)`) puts each new state in memory itself,
@@ -26,10 +28,13 @@ import Synchronization
 ///   reads are one at a time, and only a read's landing settles), so no read begun before the commit can put
 ///   the old state back, and of two moves of this process racing on one alert the later-committed one never
 ///   lands first unnoticed (its expected state is the earlier one's new state). Anything else unsettles the
-///   alert's people, as before. The feed brings the change back later and the person watched is read again;
+///   alert's people, as before. The feed brings the change back later as a note of the state it left, which
+///   memory holds already; where the note comes first, memory takes it and the move finds it there;
 /// - another process's write is not known here until the feed brings it: a move taken in between is worked out
 ///   as it would have been just before that write, and what it would have told is told at the person's next
-///   move, which finds the record's state different from where they are.
+///   move, which finds the record's state different from where they are. So is a write of this process that a
+///   note of an earlier one, read before it committed and taken after it, puts behind again, until the feed's
+///   next read brings its own note (two moves of one alert within one read of the feed).
 public final class HeldAlerts<Record: FriendStore>: Sendable {
     private struct Book {
         /// Each alert with its sight, where its person and friendship were found.
@@ -63,10 +68,27 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// Puts `change`'s new state in the held alert when memory can vouch for it (the type's comment); false
         /// when it cannot, for the caller to unsettle the alert's people.
         mutating func apply(_ change: AlertChange) -> Bool {
-            guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil,
-                let alert = alerts[change.alert].flatMap({ change.moving($0.alert) })
+            guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil, let held = alerts[change.alert]?.alert
             else { return false }
+            // The feed may have brought the write's own note first (`follow`): memory holds its state already.
+            if held.inside == change.to && held.toldAt == change.toldAt { return true }
+            guard let alert = change.moving(held) else { return false }
             alerts[change.alert]?.alert = alert
+            return true
+        }
+
+        /// Puts the state `move` says a write left in the held alert, as a read of the record just after that
+        /// write would: only the state changed (the stores' triggers note nothing else as a move), so the alert's
+        /// other columns and its sight are as memory holds them, and notes come in commit order, so memory holds
+        /// the state of the latest write the feed has brought. Called under the gate of reads (`refresh`), so no
+        /// read is under way that could put an older state back. False when memory holds no such alert or one of
+        /// its people is unsettled, for the caller to unsettle the person watched.
+        mutating func follow(_ move: AlertMove) -> Bool {
+            guard !reloading, unsettled[move.watched] == nil, let held = alerts[move.alert]?.alert,
+                held.watched == move.watched, unsettled[held.watcher] == nil
+            else { return false }
+            alerts[move.alert]?.alert.inside = move.inside
+            alerts[move.alert]?.alert.toldAt = move.toldAt
             return true
         }
 
@@ -147,13 +169,15 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         }
     }
 
-    /// Unsettles the people the feed's changes name and reads again the alerts of everyone unsettled, at most
-    /// once in `rereadEvery`: the follower calls it after every read of the feed, changes or not, so that this
-    /// process's own writes settle too.
-    public func refresh(_ changed: some Sequence<UserID>) async throws {
+    /// Takes the states of the alerts `moved` on, in the order the feed gave them, unsettles the people the
+    /// other changes name (`changed`, and those of the moves memory could not take) and reads again the alerts
+    /// of everyone unsettled, at most once in `rereadEvery`: the follower calls it after every read of the feed,
+    /// changes or not, so that this process's own writes settle too.
+    public func refresh(_ changed: some Sequence<UserID>, moved: [AlertMove] = []) async throws {
         try await reads.run {
             let (people, mark) = book.withLock { book in
-                let mark = book.unsettle(changed)
+                let untaken = moved.filter { !book.follow($0) }.map(\.watched)
+                let mark = book.unsettle(Array(changed) + untaken)
                 return (Array(book.unsettled.keys), mark)
             }
             guard !people.isEmpty else { return }

@@ -201,12 +201,13 @@ public struct IndexedStores<Record: Stores>: Stores {
 
     public func follow(_ changes: [Change], at now: Timestamp) async throws {
         var users: [UserID] = [], votes: Set<VoteID> = [], alerted: Set<UserID> = [], signedOut: Set<UserID> = []
-        var changedAccounts: Set<UserID> = [], befriended: Set<UserID> = []
+        var changedAccounts: Set<UserID> = [], befriended: Set<UserID> = [], moved: [AlertMove] = []
         for change in changes {
             switch change {
             case .position(let user): users.append(user)
             case .vote(let id): votes.insert(id)
             case .alerts(let user): alerted.insert(user)
+            case .alertMoved(let move): moved.append(move)
             case .sessions(let user): signedOut.insert(user)
             case .account(let user): changedAccounts.insert(user)
             case .friendships(let user): befriended.insert(user)
@@ -220,7 +221,7 @@ public struct IndexedStores<Record: Stores>: Stores {
         if !befriended.isEmpty { friends.forget(befriended) }
         try await positions.refresh(users)
         try await self.votes.refresh(votes, at: now)
-        try await alerts.refresh(alerted)
+        try await alerts.refresh(alerted, moved: moved)
     }
 
     public func reloadFollowed(at now: Timestamp) async throws {
