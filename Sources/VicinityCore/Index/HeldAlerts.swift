@@ -27,8 +27,8 @@ import Synchronization
 ///   the state the write expected and both people are settled: a settled person is in no read under way (the
 ///   reads are one at a time, and only a read's landing settles), so no read begun before the commit can put
 ///   the old state back, and of two moves of this process racing on one alert the later-committed one never
-///   lands first unnoticed (its expected state is the earlier one's new state). Anything else unsettles the
-///   alert's people, as before. The feed brings the change back later as a note of the state it left, which
+///   lands first unnoticed (its expected state is the earlier one's new state). A change committed where memory
+///   cannot vouch for it unsettles the alert's people, as before; one the record refused changes nothing here. The feed brings the change back later as a note of the state it left, which
 ///   memory holds already; where the note comes first, memory takes it and the move finds it there;
 /// - another process's write is not known here until the feed brings it: a move taken in between is worked out
 ///   as it would have been just before that write, and what it would have told is told at the person's next
@@ -160,10 +160,13 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
 
     /// This process committed a move with `changes` worked out for it, of which the record moved on `moved` (a
     /// conditional write, `PositionStore.setPosition(_:alerts:)`): their new states go into memory where it can
-    /// vouch for them; the rest, and every change the record did not take, unsettle their people.
+    /// vouch for them; the rest unsettle their people. A change the record did not take leaves memory as it is:
+    /// the record had moved past what memory held, by a write whose note the feed brings (`refresh(_:moved:)`,
+    /// the state it left, or for a sight or an alert changed otherwise a change that unsettles). Two friends
+    /// moving at once, each setting off the nearby alerts between them, are the common case.
     public func advanced(_ changes: [AlertChange], moved: Set<AlertID>) {
         book.withLock { book in
-            for change in changes where !(moved.contains(change.alert) && book.apply(change)) {
+            for change in changes where moved.contains(change.alert) && !book.apply(change) {
                 _ = book.unsettle([change.watcher, change.watched])
             }
         }
