@@ -36,10 +36,23 @@ import Synchronization
 ///   note of an earlier one, read before it committed and taken after it, puts behind again, until the feed's
 ///   next read brings its own note (two moves of one alert within one read of the feed).
 public final class HeldAlerts<Record: FriendStore>: Sendable {
+    /// One alert held with its sight, where its person and friendship were found: one box in both people's
+    /// lists, so that a move reads its person's alerts without looking each up among all of them (tens of
+    /// thousands, a cache miss each). Read and changed only under the book's lock, which is what makes it safe to
+    /// share between tasks.
+    private final class Held: @unchecked Sendable {
+        var alert: Alert
+        var sight: AlertSight?
+
+        init(_ alert: Alert, sight: AlertSight?) {
+            self.alert = alert
+            self.sight = sight
+        }
+    }
+
     private struct Book {
-        /// Each alert with its sight, where its person and friendship were found.
-        var alerts: [AlertID: (alert: Alert, sight: AlertSight?)] = [:]
-        var byPerson: [UserID: Set<AlertID>] = [:]
+        var alerts: [AlertID: Held] = [:]
+        var byPerson: [UserID: [Held]] = [:]
         /// The unsettled, each with the number of the latest change that unsettled them.
         var unsettled: [UserID: Int] = [:]
         var lastMark = 0
@@ -59,7 +72,7 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         mutating func replace(alertsOf people: Set<UserID>, with fresh: [Alert], sights: [AlertID: AlertSight], readAfter mark: Int) {
             let kept = Set(fresh.map(\.id))
             for person in people {
-                for id in byPerson[person] ?? [] where !kept.contains(id) { remove(id) }
+                for held in byPerson[person] ?? [] where !kept.contains(held.alert.id) { remove(held.alert.id) }
             }
             for alert in fresh { insert(alert, sight: sights[alert.id]) }
             for person in people where (unsettled[person] ?? .max) <= mark { unsettled[person] = nil }
@@ -68,12 +81,12 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// Puts `change`'s new state in the held alert when memory can vouch for it (the type's comment); false
         /// when it cannot, for the caller to unsettle the alert's people.
         mutating func apply(_ change: AlertChange) -> Bool {
-            guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil, let held = alerts[change.alert]?.alert
+            guard !reloading, unsettled[change.watcher] == nil, unsettled[change.watched] == nil, let held = alerts[change.alert]
             else { return false }
             // The feed may have brought the write's own note first (`follow`): memory holds its state already.
-            if held.inside == change.to && held.toldAt == change.toldAt { return true }
-            guard let alert = change.moving(held) else { return false }
-            alerts[change.alert]?.alert = alert
+            if held.alert.inside == change.to && held.alert.toldAt == change.toldAt { return true }
+            guard let alert = change.moving(held.alert) else { return false }
+            held.alert = alert
             return true
         }
 
@@ -84,24 +97,31 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
         /// read is under way that could put an older state back. False when memory holds no such alert or one of
         /// its people is unsettled, for the caller to unsettle the person watched.
         mutating func follow(_ move: AlertMove) -> Bool {
-            guard !reloading, unsettled[move.watched] == nil, let held = alerts[move.alert]?.alert,
-                held.watched == move.watched, unsettled[held.watcher] == nil
+            guard !reloading, unsettled[move.watched] == nil, let held = alerts[move.alert],
+                held.alert.watched == move.watched, unsettled[held.alert.watcher] == nil
             else { return false }
-            alerts[move.alert]?.alert.inside = move.inside
-            alerts[move.alert]?.alert.toldAt = move.toldAt
+            held.alert.inside = move.inside
+            held.alert.toldAt = move.toldAt
             return true
         }
 
         mutating func insert(_ alert: Alert, sight: AlertSight?) {
-            alerts[alert.id] = (alert, sight)
-            byPerson[alert.watcher, default: []].insert(alert.id)
-            byPerson[alert.watched, default: []].insert(alert.id)
+            if let held = alerts[alert.id], held.alert.watcher == alert.watcher, held.alert.watched == alert.watched {
+                held.alert = alert
+                held.sight = sight
+                return
+            }
+            remove(alert.id)
+            let held = Held(alert, sight: sight)
+            alerts[alert.id] = held
+            byPerson[alert.watcher, default: []].append(held)
+            byPerson[alert.watched, default: []].append(held)
         }
 
         mutating func remove(_ id: AlertID) {
-            guard let alert = alerts.removeValue(forKey: id)?.alert else { return }
-            for person in [alert.watcher, alert.watched] {
-                byPerson[person]?.remove(id)
+            guard let held = alerts.removeValue(forKey: id) else { return }
+            for person in [held.alert.watcher, held.alert.watched] {
+                byPerson[person]?.removeAll { $0 === held }
                 if byPerson[person]?.isEmpty == true { byPerson[person] = nil }
             }
         }
@@ -137,11 +157,16 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     public func alerts(of person: UserID) -> AlertContext? {
         book.withLock { book in
             guard book.unsettled[person] == nil else { return nil }
-            let ids = book.byPerson[person] ?? []
-            let held = ids.compactMap { book.alerts[$0] }
-            return AlertContext(
-                alerts: held.map(\.alert),
-                sights: Dictionary(uniqueKeysWithValues: held.compactMap { pair in pair.sight.map { (pair.alert.id, $0) } }))
+            let held = book.byPerson[person] ?? []
+            var alerts: [Alert] = []
+            var sights: [AlertID: AlertSight] = [:]
+            alerts.reserveCapacity(held.count)
+            sights.reserveCapacity(held.count)
+            for entry in held {
+                alerts.append(entry.alert)
+                if let sight = entry.sight { sights[entry.alert.id] = sight }
+            }
+            return AlertContext(alerts: alerts, sights: sights)
         }
     }
 
