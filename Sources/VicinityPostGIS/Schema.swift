@@ -576,8 +576,8 @@ enum Schema {
             """),
         Migration(name: "v20 alert moves in the feed", sql: """
             -- As SpatiaLite's "v20 alert moves in the feed": an update of an alert's state alone (inside, told_at:
-            -- what a move writes) notes the alert and the state it left, which the front that wrote it holds
-            -- already and reads nothing again for; any other update notes as before.
+            -- what a move writes) notes the alert and the state it left, which every front's memory takes as it
+            -- is; any other update notes as before.
             ALTER TABLE change ADD COLUMN alert_id text CHECK (alert_id IS NULL OR kind = 'alert'), ADD COLUMN alert_inside boolean, ADD COLUMN alert_told_at bigint;
             DROP TRIGGER friend_alert_changed ON friend_alert;
             CREATE FUNCTION note_alert_updates() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN INSERT INTO change (kind, key, alert_id, alert_inside, alert_told_at) SELECT 'alert', made.watched_id, moved.id, moved.inside, moved.told_at FROM made LEFT JOIN was ON was.id = made.id LEFT JOIN LATERAL (SELECT made.id, made.inside, made.told_at WHERE (was.watcher_id, was.watched_id, was.target, was.place_id, was.lat, was.lon, was.radius_m, was.created_at) IS NOT DISTINCT FROM (made.watcher_id, made.watched_id, made.target, made.place_id, made.lat, made.lon, made.radius_m, made.created_at)) AS moved ON true; RETURN NULL; END $$;

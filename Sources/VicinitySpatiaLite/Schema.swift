@@ -568,9 +568,9 @@ enum Schema {
 
         migrator.registerMigration("v20 alert moves in the feed") { db in
             // An update of an alert's state alone (what a move writes: inside, told_at) notes the alert and the
-            // state it left (`Change.alertMoved`): the front that wrote it holds that state already and reads
-            // nothing again for it (`HeldAlerts`), where every move that moved an alert on cost a read of both
-            // people's alerts and sent their moves to the record until then. Any other update notes as before.
+            // state it left (`Change.alertMoved`), which every front's memory takes as it is (`HeldAlerts`), where
+            // every move that moved an alert on cost a read of the watched person's alerts and sent their moves to
+            // the record until then. Any other update notes as before.
             try db.execute(sql: """
                 ALTER TABLE change ADD COLUMN alert_id TEXT CHECK (alert_id IS NULL OR kind = 'alert');
                 ALTER TABLE change ADD COLUMN alert_inside INTEGER CHECK (alert_inside IN (0, 1));

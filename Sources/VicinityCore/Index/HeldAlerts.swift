@@ -28,8 +28,9 @@ import Synchronization
 ///   reads are one at a time, and only a read's landing settles), so no read begun before the commit can put
 ///   the old state back, and of two moves of this process racing on one alert the later-committed one never
 ///   lands first unnoticed (its expected state is the earlier one's new state). A change committed where memory
-///   cannot vouch for it unsettles the alert's people, as before; one the record refused changes nothing here. The feed brings the change back later as a note of the state it left, which
-///   memory holds already; where the note comes first, memory takes it and the move finds it there;
+///   cannot vouch for it unsettles the alert's people, as before; one the record refused changes nothing here.
+///   The feed brings the change back later as a note of the state it left, which memory holds already; where
+///   the note comes first, memory takes it and the move finds it there;
 /// - another process's write is not known here until the feed brings it: a move taken in between is worked out
 ///   as it would have been just before that write, and what it would have told is told at the person's next
 ///   move, which finds the record's state different from where they are. So is a write of this process that a
