@@ -80,6 +80,14 @@ private func nokWatchingPim() async throws -> (World, pim: UserID, nok: UserID, 
     return (world, pim.userID, nok.userID, alert, try await HeldAlerts(record: world.store, rereadEvery: .zero))
 }
 
+/// `change` as worked out from memory's copy of its alert as it is now, as `AlertService.changes(moving:)` works
+/// changes out.
+private func fromMemory(_ change: AlertChange, _ held: HeldAlerts<InMemoryStore>, of person: UserID) -> AlertChange {
+    var change = change
+    change.heldVersion = held.alerts(of: person)?.versions[change.alert]
+    return change
+}
+
 @Suite("Alerts held in memory")
 struct HeldAlertsTests {
     @Test("a long random walk tells the same with the alerts held in memory as read from the record, privacy and sharing changing on the way")
@@ -195,7 +203,7 @@ struct HeldAlertsTests {
         let (world, pim, nok, alert, held) = try await nokWatchingPim()
         let store = world.store, clock = world.clock
 
-        let arrival = AlertChange(alert: alert, to: true, toldAt: clock.now, telling: nil)
+        let arrival = fromMemory(AlertChange(alert: alert, to: true, toldAt: clock.now, telling: nil), held, of: pim)
         #expect(try await store.advance([arrival]) == [alert.id])
         held.advanced([arrival], moved: [alert.id])
         var inside = alert
@@ -205,7 +213,7 @@ struct HeldAlertsTests {
         #expect(try await store.alerts(involvingAny: [pim]) == [inside])
 
         // Worked out from a state memory does not hold (another process's write the feed has not brought yet).
-        let unexpected = AlertChange(alert: alert, from: false, to: true, toldAt: nil, telling: nil)
+        let unexpected = fromMemory(AlertChange(alert: alert, from: false, to: true, toldAt: nil, telling: nil), held, of: pim)
         held.advanced([unexpected], moved: [alert.id])
         #expect(held.alerts(of: pim)?.alerts == nil && held.alerts(of: nok)?.alerts == nil)
         try await held.refresh([])
@@ -219,7 +227,7 @@ struct HeldAlertsTests {
 
         // While Pim is unsettled a read may be under way: memory takes nothing in place, even what it expected.
         held.unsettle([pim])
-        let leaving = AlertChange(alert: inside, to: false, toldAt: inside.toldAt, telling: nil)
+        let leaving = fromMemory(AlertChange(alert: inside, to: false, toldAt: inside.toldAt, telling: nil), held, of: nok)
         #expect(try await store.advance([leaving]) == [alert.id])
         held.advanced([leaving], moved: [alert.id])
         #expect(held.alerts(of: nok)?.alerts == nil)
@@ -254,7 +262,7 @@ struct HeldAlertsTests {
 
         // This process moves it on, and the feed brings the note back after.
         clock.advance(by: .seconds(60))
-        let leaving = AlertChange(alert: inside, to: false, toldAt: clock.now, telling: nil)
+        let leaving = fromMemory(AlertChange(alert: inside, to: false, toldAt: clock.now, telling: nil), held, of: pim)
         #expect(try await store.advance([leaving]) == [alert.id])
         held.advanced([leaving], moved: [alert.id])
         try await held.refresh([], moved: [note(false, toldAt: clock.now)])
@@ -278,5 +286,33 @@ struct HeldAlertsTests {
         // An alert memory does not hold.
         try await held.refresh([], moved: [AlertMove(watched: nok, alert: .random(), inside: true, toldAt: nil)])
         #expect(held.alerts(of: nok) == nil && held.alerts(of: pim)?.alerts == [again])
+    }
+
+    @Test("a move's change does not put its state back where the feed's notes of it and of a later write came first and left the state the change expected")
+    func laterNoteWins() async throws {
+        let (world, pim, nok, alert, held) = try await nokWatchingPim()
+        let store = world.store
+        // Pim is outside, never told: memory and the record agree.
+        let outside = fromMemory(AlertChange(alert: alert, to: false, toldAt: nil, telling: nil), held, of: pim)
+        #expect(try await store.advance([outside]) == [alert.id])
+        held.advanced([outside], moved: [alert.id])
+        var out = alert
+        out.inside = false
+        #expect(held.alerts(of: pim)?.alerts == [out])
+
+        // This process works an arrival out and commits it; before its task puts it in memory, another process
+        // moves the alert out again with the same told time, and the feed brings both notes.
+        let arrival = fromMemory(AlertChange(alert: out, to: true, toldAt: nil, telling: nil), held, of: pim)
+        #expect(try await store.advance([arrival]) == [alert.id])
+        var inside = out
+        inside.inside = true
+        #expect(try await store.advance([AlertChange(alert: inside, to: false, toldAt: nil, telling: nil)]) == [alert.id])
+        try await held.refresh([], moved: [
+            AlertMove(watched: pim, alert: alert.id, inside: true, toldAt: nil), AlertMove(watched: pim, alert: alert.id, inside: false, toldAt: nil),
+        ])
+        held.advanced([arrival], moved: [alert.id])
+        #expect(held.alerts(of: pim)?.alerts != [inside], "memory never shows the arrival the record no longer holds")
+        try await held.refresh([])
+        #expect(held.alerts(of: pim)?.alerts == [out] && held.alerts(of: nok)?.alerts == [out])
     }
 }

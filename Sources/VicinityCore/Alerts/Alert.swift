@@ -224,10 +224,14 @@ public struct AlertSight: Hashable, Sendable {
 public struct AlertContext: Sendable {
     public var alerts: [Alert]
     public var sights: [AlertID: AlertSight]
+    /// Memory's version of each alert, where memory gave the context (`HeldAlerts`): a change worked out from it
+    /// carries it (`AlertChange.heldVersion`), so that memory can tell whether the alert moved meanwhile.
+    public var versions: [AlertID: Int]
 
-    public init(alerts: [Alert], sights: [AlertID: AlertSight]) {
+    public init(alerts: [Alert], sights: [AlertID: AlertSight], versions: [AlertID: Int] = [:]) {
         self.alerts = alerts
         self.sights = sights
+        self.versions = versions
     }
 
     public static let empty = AlertContext(alerts: [], sights: [:])
@@ -251,6 +255,9 @@ public struct AlertChange: Hashable, Sendable {
     /// How the change saw the person watched: written only while the record still holds it
     /// (`AlertSight.holds`); nil for a change that depends on no sight.
     public var sight: AlertSight?
+    /// The version of memory's copy of the alert the change was worked out from (`AlertContext.versions`); nil
+    /// when it was worked out from the record.
+    public var heldVersion: Int?
 
     public init(alert: Alert, to: Bool, toldAt: Timestamp?, telling: EventDraft?, sight: AlertSight? = nil) {
         self.init(alert: alert, from: alert.inside, to: to, toldAt: toldAt, telling: telling, sight: sight)

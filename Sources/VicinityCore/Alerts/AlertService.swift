@@ -181,7 +181,9 @@ public struct AlertService<S: Stores>: Sendable {
                     radius: alert.radius.distance)
                 telling = EventDraft.alert(told, to: alert.watcher, notice, at: now)
             }
-            changes.append(AlertChange(alert: alert, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling, sight: sight))
+            var change = AlertChange(alert: alert, to: step.inside, toldAt: telling == nil ? alert.toldAt : now, telling: telling, sight: sight)
+            change.heldVersion = context.versions[alert.id]
+            changes.append(change)
         }
         return changes
     }

@@ -18,14 +18,15 @@ import Synchronization
 ///   come through the change feed (`refresh(_:moved:)`, an `alerts` change for the person an alert watches,
 ///   whose alerts read again hold it, in its one copy that both people's lists share; a note that an alert was
 ///   moved on, `Change.alertMoved`, names the state the write left, which memory takes as a read would and
-///   unsettles nobody: `Book.follow(_:)`); a change of an account or a
-///   friendship unsettles the people it names, so that their alerts' sights are read again
-///   (`sightsChanged(of:)`);
+///   unsettles nobody: `Book.follow(_:)`); a change of an account or a friendship unsettles the people it
+///   names, so that their alerts' sights are read again (`sightsChanged(of:)`);
 /// - a move of this process that moved alerts on (`advanced(_:moved:)`) puts each new state in memory itself,
 ///   since once its conditional write committed the record holds exactly that state, so that the friend on the
 ///   other end of each alert is not sent to the record for their next moves. It does so only where memory held
-///   the state the write expected and both people are settled: a settled person is in no read under way (the
-///   reads are one at a time, and only a read's landing settles), so no read begun before the commit can put
+///   the alert as the change was worked out from it (the same version: the feed's notes of the write and of
+///   later ones may have come first and brought back the state it expected) and both people are settled: a
+///   settled person is in no read under way (the reads are one at a time, and only a read's landing settles),
+///   so no read begun before the commit can put
 ///   the old state back, and of two moves of this process racing on one alert the later-committed one never
 ///   lands first unnoticed (its expected state is the earlier one's new state). A change committed where memory
 ///   cannot vouch for it unsettles the alert's people, as before; one the record refused changes nothing here.
@@ -44,16 +45,22 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
     private final class Held: @unchecked Sendable {
         var alert: Alert
         var sight: AlertSight?
+        /// Raised at every change of the box (`Book.nextVersion`): a move's change carries the version it was
+        /// worked out from, and a box at another version has moved meanwhile.
+        var version: Int
 
-        init(_ alert: Alert, sight: AlertSight?) {
+        init(_ alert: Alert, sight: AlertSight?, version: Int) {
             self.alert = alert
             self.sight = sight
+            self.version = version
         }
     }
 
     private struct Book {
         var alerts: [AlertID: Held] = [:]
         var byPerson: [UserID: [Held]] = [:]
+        /// The last version given a box.
+        var lastVersion = 0
         /// The unsettled, each with the number of the latest change that unsettled them.
         var unsettled: [UserID: Int] = [:]
         var lastMark = 0
@@ -86,9 +93,18 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             else { return false }
             // The feed may have brought the write's own note first (`follow`): memory holds its state already.
             if held.alert.inside == change.to && held.alert.toldAt == change.toldAt { return true }
-            guard let alert = change.moving(held.alert) else { return false }
+            // Moved since the change was worked out: the feed's notes of the write and of later ones may have
+            // come first and left the state the change expected (a state and its told time come back), which
+            // the change must not overwrite.
+            guard held.version == change.heldVersion, let alert = change.moving(held.alert) else { return false }
             held.alert = alert
+            held.version = nextVersion()
             return true
+        }
+
+        mutating func nextVersion() -> Int {
+            lastVersion += 1
+            return lastVersion
         }
 
         /// Puts the state `move` says a write left in the held alert, as a read of the record just after that
@@ -103,6 +119,7 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             else { return false }
             held.alert.inside = move.inside
             held.alert.toldAt = move.toldAt
+            held.version = nextVersion()
             return true
         }
 
@@ -110,10 +127,11 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             if let held = alerts[alert.id], held.alert.watcher == alert.watcher, held.alert.watched == alert.watched {
                 held.alert = alert
                 held.sight = sight
+                held.version = nextVersion()
                 return
             }
             remove(alert.id)
-            let held = Held(alert, sight: sight)
+            let held = Held(alert, sight: sight, version: nextVersion())
             alerts[alert.id] = held
             byPerson[alert.watcher, default: []].append(held)
             byPerson[alert.watched, default: []].append(held)
@@ -160,14 +178,16 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
             guard book.unsettled[person] == nil else { return nil }
             let held = book.byPerson[person] ?? []
             var alerts: [Alert] = []
-            var sights: [AlertID: AlertSight] = [:]
+            var sights: [AlertID: AlertSight] = [:], versions: [AlertID: Int] = [:]
             alerts.reserveCapacity(held.count)
             sights.reserveCapacity(held.count)
+            versions.reserveCapacity(held.count)
             for entry in held {
                 alerts.append(entry.alert)
                 if let sight = entry.sight { sights[entry.alert.id] = sight }
+                versions[entry.alert.id] = entry.version
             }
-            return AlertContext(alerts: alerts, sights: sights)
+            return AlertContext(alerts: alerts, sights: sights, versions: versions)
         }
     }
 
@@ -240,7 +260,7 @@ public final class HeldAlerts<Record: FriendStore>: Sendable {
                 throw error
             }
             book.withLock { book in
-                var fresh = Book(unsettled: book.unsettled.filter { $0.value > mark }, lastMark: book.lastMark)
+                var fresh = Book(lastVersion: book.lastVersion, unsettled: book.unsettled.filter { $0.value > mark }, lastMark: book.lastMark)
                 for alert in all { fresh.insert(alert, sight: sights[alert.id]) }
                 book = fresh
             }
