@@ -26,9 +26,9 @@ import Synchronization
 ///   the alert as the change was worked out from it (the same version: the feed's notes of the write and of
 ///   later ones may have come first and brought back the state it expected) and both people are settled: a
 ///   settled person is in no read under way (the reads are one at a time, and only a read's landing settles),
-///   so no read begun before the commit can put
-///   the old state back, and of two moves of this process racing on one alert the later-committed one never
-///   lands first unnoticed (its expected state is the earlier one's new state). A change committed where memory
+///   so no read begun before the commit can put the old state back, and of two moves of this process racing on
+///   one alert the later-committed one never lands first unnoticed (its expected state is the earlier one's new
+///   state). A change committed where memory
 ///   cannot vouch for it unsettles the alert's people, as before; one the record refused changes nothing here.
 ///   The feed brings the change back later as a note of the state it left, which memory holds already; where
 ///   the note comes first, memory takes it and the move finds it there;
