@@ -31,16 +31,12 @@ extension Change {
     /// A change as both stores' `change` tables hold it: its kind (`position`, `vote`, `event`, `alert`,
     /// `session`, `account`, `friendship`), the key of the row (a user id, a vote id, the recipient's id, the user
     /// the alert watches, the session's user, the account's id, either side of the friendship) and, for an event,
-    /// its number; for an alert moved on, the alert and the state the write left (`moved`, nil for any other
-    /// change of an alert).
-    public init(storedKind kind: String, key: String, eventID: Int64?, moved: StoredAlertMove? = nil) throws(StoreError) {
-        if let moved {
-            guard kind == "alert" else { throw .corrupt("a change of kind \(kind) names an alert moved on") }
-            guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            guard let alert = AlertID(moved.alert) else { throw .corrupt("alert id \(moved.alert) is malformed") }
-            self = .alertMoved(AlertMove(watched: user, alert: alert, inside: moved.inside, toldAt: moved.toldAt))
-            return
-        }
+    /// its number; for an alert moved on, the alert and the state the write left (`movedAlert` nil for any other
+    /// change).
+    public init(
+        storedKind kind: String, key: String, eventID: Int64?, movedAlert: String? = nil, inside: Bool? = nil, toldAt: Timestamp? = nil
+    ) throws(StoreError) {
+        if movedAlert != nil, kind != "alert" { throw .corrupt("a change of kind \(kind) names an alert moved on") }
         /// The kinds keyed by a user, each with the change it names.
         let byUser: [String: (UserID) -> Change] = [
             "position": Change.position, "alert": Change.alerts, "session": Change.sessions, "account": Change.account,
@@ -48,7 +44,12 @@ extension Change {
         ]
         if let change = byUser[kind] {
             guard let user = UserID(key) else { throw .corrupt("user id \(key) is malformed") }
-            self = change(user)
+            if let movedAlert {
+                guard let alert = AlertID(movedAlert) else { throw .corrupt("alert id \(movedAlert) is malformed") }
+                self = .alertMoved(AlertMove(watched: user, alert: alert, inside: inside, toldAt: toldAt))
+            } else {
+                self = change(user)
+            }
             return
         }
         switch kind {
@@ -74,21 +75,6 @@ public struct AlertMove: Hashable, Sendable {
 
     public init(watched: UserID, alert: AlertID, inside: Bool?, toldAt: Timestamp?) {
         self.watched = watched
-        self.alert = alert
-        self.inside = inside
-        self.toldAt = toldAt
-    }
-}
-
-/// The columns a `change` row gives an alert moved on (`alert_id`, `alert_inside`, `alert_told_at`), as read.
-public struct StoredAlertMove: Sendable {
-    public var alert: String
-    public var inside: Bool?
-    public var toldAt: Timestamp?
-
-    /// Nil when the row names no alert moved on (`alert_id` null).
-    public init?(alert: String?, inside: Bool?, toldAt: Timestamp?) {
-        guard let alert else { return nil }
         self.alert = alert
         self.inside = inside
         self.toldAt = toldAt

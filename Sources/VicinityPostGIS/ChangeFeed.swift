@@ -184,8 +184,7 @@ enum ChangeRow {
         let told: Int64? = try row.decode("alert_told_at")
         return try Change(
             storedKind: try row.decode("kind"), key: try row.decode("key"), eventID: try row.decode("event_id"),
-            moved: StoredAlertMove(
-                alert: try row.decode("alert_id"), inside: try row.decode("alert_inside"),
-                toldAt: told.map(Timestamp.init(millisecondsSince1970:))))
+            movedAlert: try row.decode("alert_id"), inside: try row.decode("alert_inside"),
+            toldAt: told.map(Timestamp.init(millisecondsSince1970:)))
     }
 }

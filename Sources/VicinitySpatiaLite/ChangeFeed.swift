@@ -46,8 +46,7 @@ enum ChangeRow {
         let columns = SQLiteRow(row)
         return try Change(
             storedKind: try columns.text("kind"), key: try columns.text("key"), eventID: try columns.optionalInteger("event_id"),
-            moved: StoredAlertMove(
-                alert: try columns.optionalText("alert_id"), inside: try columns.optionalBool("alert_inside"),
-                toldAt: try columns.optionalTime("alert_told_at")))
+            movedAlert: try columns.optionalText("alert_id"), inside: try columns.optionalBool("alert_inside"),
+            toldAt: try columns.optionalTime("alert_told_at"))
     }
 }
