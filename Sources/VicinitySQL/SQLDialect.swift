@@ -123,7 +123,8 @@ public enum SQLDialect: Sendable {
             case .postgres:
                 // A `WITH` per chunk, whose arguments stay well under the 65,535 a statement binds, of one update
                 // for each shape of set (`Shape`) rather than one a set: PostgreSQL plans an update, with the
-                // subqueries of its condition, once for all the rows of its `VALUES` list.
+                // subqueries of its condition, once for all its rows, which go as one JSON argument where their
+                // values allow (`JSONRows`), else as a `VALUES` list.
                 return sets.chunks(of: Self.setsPerStatement).map { chunk in
                     var builder = Builder(dialect: self)
                     var parts: [String] = []
@@ -141,13 +142,19 @@ public enum SQLDialect: Sendable {
                     }
                     let shapes = Shape.of(Array(chunk), in: table)
                     for (index, shape) in shapes.enumerated() {
-                        let rows = shape.rows.map { row in
-                            "(" + row.map { builder.bind($0.argument) + "::" + $0.type }.joined(separator: ", ") + ")"
+                        let given: String
+                        if let rows = JSONRows(shape.rows, names: (1...shape.width).map { "g\($0)" }) {
+                            given = "json_to_recordset(\(builder.bind(.value(.text(rows.json))))::json) AS given(\(rows.columns))"
+                        } else {
+                            let rows = shape.rows.map { row in
+                                "(" + row.map { builder.bind($0.argument) + "::" + $0.type }.joined(separator: ", ") + ")"
+                            }
+                            let names = (1...shape.width).map { "g\($0)" }.joined(separator: ", ")
+                            given = "(VALUES \(rows.joined(separator: ", "))) AS given(\(names))"
                         }
-                        let names = (1...shape.width).map { "g\($0)" }.joined(separator: ", ")
                         parts.append(
                             "s\(index) AS (UPDATE \(table.name) SET \(shape.assignments)"
-                                + " FROM (VALUES \(rows.joined(separator: ", "))) AS given(\(names))"
+                                + " FROM \(given)"
                                 + " WHERE " + (gate.map { "(\(shape.condition)) AND \($0)" } ?? shape.condition)
                                 + " RETURNING \(table.name).\(key))")
                     }
@@ -184,17 +191,33 @@ public enum SQLDialect: Sendable {
             gate = " WHERE " + first.gate
         }
         let names = table.columns.map(\.name).joined(separator: ", ")
-        let tuples = rows.enumerated().map { place, values in
-            precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
-            return "(\(place + 1), " + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+        let numbers: String, given: String, selected: String
+        let places = rows.enumerated().map { [Builder.Given(argument: .value(.integer(Int64($0 + 1))), type: "int8")] + Builder.Given.row($1, of: table) }
+        if let json = JSONRows(places, names: ["place"] + table.columns.map(\.name)) {
+            // One argument, read twice: the rows, and a number for each. Not `generate_series` up to its length,
+            // which a plan for the given argument counts exactly and a generic plan cannot, so that PostgreSQL
+            // would plan at every run; both take 100 elements here.
+            let argument = builder.bind(.value(.text(json.json)))
+            numbers = "json_array_elements(\(argument)::json)"
+            given = "json_to_recordset(\(argument)::json) AS given(\(json.columns))"
+            selected = table.columns.map { Self.cast("given.\($0.name)", to: $0) }.joined(separator: ", ")
+        } else {
+            let tuples = rows.enumerated().map { place, values in
+                precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
+                return "(\(place + 1), " + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+            }
+            // The count is ours, not input.
+            numbers = "generate_series(1, \(rows.count))"
+            given = "(VALUES \(tuples.joined(separator: ", "))) AS given(place, \(names))"
+            selected = table.columns.map { "given." + $0.name }.joined(separator: ", ")
         }
-        // Identifiers are the schema's own and the count is ours: neither is input.
+        // Identifiers are the schema's own: not input.
         let text = "WITH " + locked + "taken AS (SELECT nextval(pg_get_serial_sequence('\(table.name)', '\(numbering)')) AS number"
-            + " FROM generate_series(1, \(rows.count))\(gate)),"
+            + " FROM \(numbers)\(gate)),"
             + " numbered AS (SELECT number, row_number() OVER (ORDER BY number) AS place FROM taken),"
             + " inserted AS (INSERT INTO \(table.name) (\(numbering), \(names)) OVERRIDING SYSTEM VALUE"
-            + " SELECT numbered.number, \(table.columns.map { "given." + $0.name }.joined(separator: ", "))"
-            + " FROM (VALUES \(tuples.joined(separator: ", "))) AS given(place, \(names)) JOIN numbered USING (place)"
+            + " SELECT numbered.number, \(selected)"
+            + " FROM \(given) JOIN numbered USING (place)"
             + " RETURNING \(numbering))"
             + " SELECT \(numbering) FROM inserted ORDER BY \(numbering)"
         return SQLStatement(text: text, arguments: builder.arguments, returns: [numbering])
@@ -217,10 +240,52 @@ public enum SQLDialect: Sendable {
         ("locked AS MATERIALIZED (\(select))", "(SELECT count(*) FROM locked) >= 0")
     }
 
+    /// Rows bound as one JSON argument, an array of objects, that `json_to_recordset` reads back as the relation
+    /// `given` with a typed column per member: a statement's text is then the same for any number of rows, so
+    /// PostgreSQL parses it, and plans it where a generic plan serves, once a connection (`PreparedStatements`)
+    /// rather than at every run, as it must a `VALUES` list of each length. Nil when a value has no JSON form
+    /// that reads back as itself (bytes, lists, a real that is not finite), or a column's rows differ in type.
+    private struct JSONRows {
+        let json: String
+        /// `name type, …`, for `AS given(…)`.
+        let columns: String
+
+        init?(_ rows: [[Builder.Given]], names: [String]) {
+            guard let first = rows.first, first.count == names.count else { return nil }
+            var json = "["
+            for (place, row) in rows.enumerated() {
+                json += place == 0 ? "{" : ",{"
+                for (index, given) in row.enumerated() {
+                    guard given.type == first[index].type, case .value(let value) = given.argument, let member = Self.json(value) else {
+                        return nil
+                    }
+                    json += (index == 0 ? "" : ",") + Builder.jsonString(names[index]) + ":" + member
+                }
+                json += "}"
+            }
+            self.json = json + "]"
+            columns = zip(names, first).map { "\($0) \($1.type)" }.joined(separator: ", ")
+        }
+
+        private static func json(_ value: SQLValue) -> String? {
+            switch value {
+            case .null: "null"
+            case .integer(let number): String(number)
+            case .real(let number): number.isFinite ? "\(number)" : nil
+            case .text(let text): Builder.jsonString(text)
+            case .bool(let flag): flag ? "true" : "false"
+            case .bytes: nil
+            }
+        }
+    }
+
     /// Sets of `SQLWrite.setEach` alike but for their values (the same columns set, the same condition), written
-    /// on PostgreSQL as one `UPDATE … FROM (VALUES …) AS given` whose text names each value by its place in a
-    /// row of `given`. Shapes keep the order in which each first appears; a set's values are its row.
+    /// on PostgreSQL as one `UPDATE … FROM … AS given` whose text names each value by its place in a row of
+    /// `given`. Shapes go in the order of their text, whatever order the sets came in, so that chunks of the same
+    /// shapes are one statement's text; a set's values are its row. The updates of one statement change
+    /// different rows (`SQLWrite.setEach`), so their order changes nothing else.
     private struct Shape {
+        let key: String
         let assignments: String
         let condition: String
         var rows: [[Builder.Given]] = []
@@ -242,10 +307,10 @@ public enum SQLDialect: Sendable {
                     shapes[place].rows.append(row)
                 } else {
                     places[key] = shapes.count
-                    shapes.append(Shape(assignments: assignments, condition: condition, rows: [row]))
+                    shapes.append(Shape(key: key, assignments: assignments, condition: condition, rows: [row]))
                 }
             }
-            return shapes
+            return shapes.sorted { $0.key < $1.key }
         }
     }
 
@@ -256,16 +321,31 @@ public enum SQLDialect: Sendable {
         table.columns.first { $0.origin == .identity }?.name ?? "id"
     }
 
+    /// A column of `given` as written into `column`: JSON is read as its text (`Builder.Given.postgresType`) and
+    /// cast where it is written, as `Builder.placeholder` casts a bound one.
+    private static func cast(_ expression: String, to column: SQLColumn) -> String {
+        if case .json(let type) = column.kind { return "\(expression)::\(type)" }
+        return expression
+    }
+
     /// One PostgreSQL `INSERT` of several rows.
     private func manyRows(_ table: SQLTable, _ rows: [[SQLValue]], conflict: SQLConflict) -> SQLStatement {
         var builder = Builder(dialect: self)
         let overriding = table.columns.contains { $0.origin == .identity } ? " OVERRIDING SYSTEM VALUE" : ""
-        let tuples = rows.map { values in
-            "(" + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+        let names = table.columns.map(\.name)
+        let source: String
+        if let given = JSONRows(rows.map { Builder.Given.row($0, of: table) }, names: names) {
+            source = "SELECT " + table.columns.map { Self.cast("given.\($0.name)", to: $0) }.joined(separator: ", ")
+                + " FROM json_to_recordset(\(builder.bind(.value(.text(given.json))))::json) AS given(\(given.columns))"
+        } else {
+            let tuples = rows.map { values in
+                "(" + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
+            }
+            source = "VALUES " + tuples.joined(separator: ", ")
         }
         return SQLStatement(
-            text: "INSERT INTO \(table.name) (\(table.columns.map(\.name).joined(separator: ", ")))\(overriding) VALUES "
-                + tuples.joined(separator: ", ") + onConflict(conflict, table, names: table.columns.map(\.name)) + " RETURNING 1 AS affected",
+            text: "INSERT INTO \(table.name) (\(names.joined(separator: ", ")))\(overriding) " + source
+                + onConflict(conflict, table, names: names) + " RETURNING 1 AS affected",
             arguments: builder.arguments, returns: [])
     }
 
@@ -400,6 +480,12 @@ public enum SQLDialect: Sendable {
             /// Its PostgreSQL type: every row of the list is cast, so that a column of nulls is typed too.
             var type: String
 
+            /// A row of `table`'s values, each typed as bound into its column.
+            static func row(_ values: [SQLValue], of table: SQLTable) -> [Given] {
+                precondition(values.count == table.columns.count, "a row of \(table) has a value per column")
+                return zip(table.columns, values).map { Given(argument: .value($1), type: postgresType(of: .value($1), column: $0)) }
+            }
+
             static func postgresType(of argument: SQLArgument, column: SQLColumn?) -> String {
                 switch argument {
                 case .value(.integer): "int8"
@@ -451,6 +537,9 @@ public enum SQLDialect: Sendable {
                 return "\(column) = \(bind(.value(value), column: table.column(column)))"
             case .notEquals(let column, let value):
                 return "\(column) <> \(bind(.value(value), column: table.column(column)))"
+            case .same(let column, let value):
+                let bound = bind(.value(value), column: table.column(column))
+                return dialect == .sqlite ? "\(column) IS \(bound)" : "\(column) IS NOT DISTINCT FROM \(bound)"
             case .compare(let column, let comparison, let value):
                 return "\(column) \(comparison.rawValue) \(bind(.value(value), column: table.column(column)))"
             case .among(let column, let values):
@@ -503,7 +592,11 @@ public enum SQLDialect: Sendable {
                 guard !parts.isEmpty else { return "1 = 0" }
                 return joined(parts, by: " OR ", in: table)
             case .exists(let other, let inner):
-                return "EXISTS (SELECT 1 FROM \(other.name) WHERE \(self.condition(inner, in: other)))"
+                // In a set of `SQLWrite.setEach` on PostgreSQL, `OFFSET 0` keeps the subquery a probe of its table
+                // per row of `given`: made a join, a generic plan, which takes `given` for 100 rows whatever its
+                // length, may read the whole table (`JSONRows`).
+                let fence = dialect == .postgres && given != nil ? " OFFSET 0" : ""
+                return "EXISTS (SELECT 1 FROM \(other.name) WHERE \(self.condition(inner, in: other))\(fence))"
             }
         }
 

@@ -9,6 +9,9 @@ public indirect enum SQLCondition: Sendable {
     case equals(String, SQLValue)
     case notEquals(String, SQLValue)
     case isNull(String)
+    /// The column holds this value, null being the same as null (`IS NOT DISTINCT FROM`; SQLite's `IS`): one
+    /// statement's text for a value or its absence, where `equals` writes `IS NULL` for a null.
+    case same(String, SQLValue)
     case notNull(String)
     case compare(String, SQLComparison, SQLValue)
     /// The column's value is one of these (text or integers, all of one kind).

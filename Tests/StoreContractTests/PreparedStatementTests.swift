@@ -127,6 +127,65 @@ struct PostgresPreparedStatementTests {
         }
     }
 
+    @Test("sets of one shape run as one prepared statement whatever their number, each writing its values as given, quotes, backslashes, non-Latin text and nulls included",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func setsOfAnyNumberAreOneStatement() async throws {
+        try await Self.withStore(threshold: PreparedStatements.defaultThreshold) { store in
+            let names = ["Pim", #"O'Neil "Q" \ back\"#, "สมชาย", "Zoë 🙂", #"{"g1":1}"#, "Ann", "Bo"]
+            var people: [Account] = []
+            for index in names.indices {
+                let person = try account("person\(index)")
+                try await store.createAccount(person, passwordHash: someHash)
+                people.append(person)
+            }
+            for count in 1...names.count {
+                let given = (0..<count).map { (id: people[$0].id.rawValue, name: names[($0 + count) % names.count], mail: $0 % 2 == 0 ? nil : "p\($0)@example.org") }
+                let sets = given.map { person in
+                    SQLSet(
+                        [("first_name", .text(person.name)), ("pending_email", person.mail.map(SQLValue.text) ?? .null), ("privacy_mode", .bool(count % 2 == 0))],
+                        where: .equals("id", .text(person.id)))
+                }
+                let changed = try await store.run(
+                    .finish([.setEach(StoredAccount.table, sets, returning: "id")]) { try $0.flatMap(\.rows).map { try $0.text("id") } },
+                    access: .write)
+                #expect(Set(changed) == Set(given.map(\.id)), "\(count) sets")
+                let rows = try await store.rows("SELECT id, first_name, pending_email, privacy_mode FROM account")
+                let stored = Dictionary(uniqueKeysWithValues: try rows.map {
+                    (try $0.decode("id", as: String.self),
+                     (try $0.decode("first_name", as: String.self), try $0.decode("pending_email", as: String?.self), try $0.decode("privacy_mode", as: Bool.self)))
+                })
+                for person in given {
+                    #expect(stored[person.id]?.0 == person.name && stored[person.id]?.1 == person.mail && stored[person.id]?.2 == (count % 2 == 0), "\(count) sets: \(person)")
+                }
+            }
+            let named = try await Self.prepared(in: store).values.filter { $0.contains("UPDATE account") }
+            #expect(named.count == 1, "\(named)")
+        }
+    }
+
+    @Test("events appended in groups of any size take ascending numbers in the order given, through one prepared statement",
+          .enabled(if: TestPostGIS.url != nil, Comment(rawValue: TestPostGIS.howToRun)))
+    func eventGroupsAreOneStatement() async throws {
+        try await Self.withStore(threshold: PreparedStatements.defaultThreshold) { store in
+            let ana = try account("ana"), ben = try account("ben")
+            try await store.createAccount(ana, passwordHash: someHash)
+            try await store.createAccount(ben, passwordHash: someHash)
+            var numbered: [Event] = []
+            for size in 1...7 {
+                let drafts = try (0..<size).map { try poke(to: $0 % 2 == 0 ? ana.id : ben.id, number: 10 * size + $0, from: $0 % 2 == 0 ? ben : ana) }
+                let events = try await store.appendEvents(drafts)
+                #expect(events.map { EventDraft(recipient: $0.recipient, payload: $0.payload, createdAt: $0.createdAt) } == drafts, "\(size) events")
+                #expect(events.map(\.id) == events.map(\.id).sorted() && Set(events.map(\.id)).count == size, "\(size) events")
+                #expect(events.first.map { first in numbered.allSatisfy { $0.id < first.id } } ?? false, "after the earlier groups")
+                numbered += events
+            }
+            let stored = try await store.events(ids: numbered.map(\.id))
+            #expect(stored == numbered)
+            let named = try await Self.prepared(in: store).values.filter { $0.contains("INSERT INTO event") }
+            #expect(named.count == 1, "\(named)")
+        }
+    }
+
     @Test("the errors that may have failed a preparation for a passing reason are told from those of the statement or its data")
     func passingFailures() {
         for state in ["25P02", "40P01", "40001", "55P03", "57014", "57P01", "53300", "08006"] {

@@ -135,6 +135,13 @@ public struct OutboxRules: Hashable, Sendable {
     /// How often a sender looks for due messages when nothing wakes it: retries come due, and other fronts
     /// record messages this one hears nothing of.
     public var pollInterval: Duration
+    /// How long a sender waits after a pass before it looks again, however often it is woken meanwhile (what
+    /// wakes it is kept: the next pass follows at once). Every event a front records or hears of wakes its
+    /// sender, in case a push was written with it, and a pass that finds nothing still claims in a transaction
+    /// of its own (three statements over PostgreSQL): under a stream of position updates that tell alerts, one
+    /// pass every group of moves would cost more than the pushes. A push or a code waits at most this much
+    /// longer; a pass that ends with a full batch goes on at once.
+    public var gathering: Duration = .milliseconds(100)
 
     /// A message meeting a relay that is down is tried again 10 s later, then 20 s, 40 s, then every minute: a
     /// code (it works 15 minutes) is never more than a minute behind the relay's return, and the first message

@@ -33,8 +33,9 @@ public final class OutboxSender<S: Stores>: Sendable {
         self.observe = observe
     }
 
-    /// Sends until cancelled: a pass whenever this process records a message, and at least every
-    /// `rules.pollInterval`. A failed pass is reported and the next one tries again.
+    /// Sends until cancelled: a pass whenever this process records a message (at most one every
+    /// `rules.gathering`), and at least every `rules.pollInterval`. A failed pass is reported and the next one
+    /// tries again.
     public func run(report: @Sendable (any Error) -> Void) async {
         while !Task.isCancelled {
             do {
@@ -49,7 +50,8 @@ public final class OutboxSender<S: Stores>: Sendable {
                 if Task.isCancelled { return }
                 report(error)
             }
-            await signal.wait(timeout: rules.pollInterval)
+            try? await Task.sleep(for: rules.gathering)
+            await signal.wait(timeout: max(.zero, rules.pollInterval - rules.gathering))
         }
     }
 

@@ -101,7 +101,7 @@ extension AlertSight {
             case .privacyMode(let on): account.append(.equals("privacy_mode", .bool(on)))
             case .defaultShare(let level): account.append(.equals("default_share", .text(level.rawValue)))
             case .share(let level): side.append(.equals("share", .text(level.rawValue)))
-            case .until(let end): side.append(end.map { .equals("share_until", .time($0)) } ?? .isNull("share_until"))
+            case .until(let end): side.append(.same("share_until", .optionalTime(end)))
             }
         }
         return .and([.exists(StoredAccount.table, .and(account)), .exists(FriendshipSide.table, .and(side))])
@@ -156,8 +156,9 @@ extension SQLPlan {
         guard let round = rounds.first else { return try next(moved) }
         let sets = round.map { index in
             let change = changes[index]
-            let state: SQLCondition = change.from.map { .equals("inside", .bool($0)) } ?? .isNull("inside")
-            let told: SQLCondition = change.fromToldAt.map { .equals("told_at", .time($0)) } ?? .isNull("told_at")
+            // `same`: a state or told time and their absence are one text, so the sets have fewer shapes.
+            let state = SQLCondition.same("inside", change.from.map(SQLValue.bool) ?? .null)
+            let told = SQLCondition.same("told_at", .optionalTime(change.fromToldAt))
             let seen: SQLCondition = change.sight.map { $0.condition(watcher: change.watcher) } ?? .all
             return SQLSet(
                 [("inside", .bool(change.to)), ("told_at", .optionalTime(change.toldAt))],
