@@ -142,15 +142,16 @@ public enum SQLDialect: Sendable {
                     }
                     let shapes = Shape.of(Array(chunk), in: table)
                     for (index, shape) in shapes.enumerated() {
+                        // The names `Builder.bind` gives values while gathering.
+                        let names = (1...shape.width).map { "g\($0)" }
                         let given: String
-                        if let rows = JSONRows(shape.rows, names: (1...shape.width).map { "g\($0)" }) {
-                            given = "json_to_recordset(\(builder.bind(.value(.text(rows.json))))::json) AS given(\(rows.columns))"
+                        if let rows = JSONRows(shape.rows, names: names) {
+                            given = rows.given(builder.bind(.value(.text(rows.json))))
                         } else {
                             let rows = shape.rows.map { row in
                                 "(" + row.map { builder.bind($0.argument) + "::" + $0.type }.joined(separator: ", ") + ")"
                             }
-                            let names = (1...shape.width).map { "g\($0)" }.joined(separator: ", ")
-                            given = "(VALUES \(rows.joined(separator: ", "))) AS given(\(names))"
+                            given = "(VALUES \(rows.joined(separator: ", "))) AS given(\(names.joined(separator: ", ")))"
                         }
                         parts.append(
                             "s\(index) AS (UPDATE \(table.name) SET \(shape.assignments)"
@@ -199,7 +200,7 @@ public enum SQLDialect: Sendable {
             // would plan at every run; both take 100 elements here.
             let argument = builder.bind(.value(.text(json.json)))
             numbers = "json_array_elements(\(argument)::json)"
-            given = "json_to_recordset(\(argument)::json) AS given(\(json.columns))"
+            given = json.given(argument)
             selected = table.columns.map { Self.cast("given.\($0.name)", to: $0) }.joined(separator: ", ")
         } else {
             let tuples = rows.enumerated().map { place, values in
@@ -249,6 +250,11 @@ public enum SQLDialect: Sendable {
         let json: String
         /// `name type, …`, for `AS given(…)`.
         let columns: String
+
+        /// The relation `given`, read from `argument`, the placeholder `json` is bound to.
+        func given(_ argument: String) -> String {
+            "json_to_recordset(\(argument)::json) AS given(\(columns))"
+        }
 
         init?(_ rows: [[Builder.Given]], names: [String]) {
             guard let first = rows.first, first.count == names.count else { return nil }
@@ -336,7 +342,7 @@ public enum SQLDialect: Sendable {
         let source: String
         if let given = JSONRows(rows.map { Builder.Given.row($0, of: table) }, names: names) {
             source = "SELECT " + table.columns.map { Self.cast("given.\($0.name)", to: $0) }.joined(separator: ", ")
-                + " FROM json_to_recordset(\(builder.bind(.value(.text(given.json))))::json) AS given(\(given.columns))"
+                + " FROM " + given.given(builder.bind(.value(.text(given.json))))
         } else {
             let tuples = rows.map { values in
                 "(" + zip(table.columns, values).map { builder.placeholder($1, for: $0) }.joined(separator: ", ") + ")"
